@@ -1,0 +1,40 @@
+"""BroadcastAssignor: every subscriber of a topic gets all of its partitions.
+
+Rule. Kafka's built-in strategies give each partition to exactly one member of a
+group. This custom strategy (the seeds' "in-group broadcast") deliberately breaks
+that: each member receives every partition of every topic it subscribes to, so a
+group can fan a topic out to all its members while still committing offsets as a
+group.
+
+Example. C0 subscribes to t0 (2 partitions) and t1 (1); C1 to t0 only::
+
+    C0: [t0p0, t0p1, t1p0]
+    C1: [t0p0, t0p1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kassign.assignors.base import AbstractPartitionAssignor, Subscription, TopicPartition
+from kassign.cluster import Cluster
+
+
+class BroadcastAssignor(AbstractPartitionAssignor):
+    name = "broadcast"
+
+    def assign_partitions(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        subscriptions: Mapping[str, Subscription],
+        cluster: Cluster,
+    ) -> dict[str, list[TopicPartition]]:
+        return {
+            member: [
+                TopicPartition(topic, p)
+                for topic in dict.fromkeys(subscription.topics)
+                if topic in partitions_per_topic
+                for p in range(partitions_per_topic[topic])
+            ]
+            for member, subscription in subscriptions.items()
+        }

@@ -1,0 +1,1 @@
+"""kassign's command line: one module per command, registered in ``main``."""

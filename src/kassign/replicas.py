@@ -1,0 +1,195 @@
+"""replica -> broker: Kafka's replica placement for new topics and partitions.
+
+Rack-unaware (no broker has a rack). Brokers are taken in the order given. The
+first replica of partition p sits on broker ``(p + start) % n``; the followers sit
+at a shift from it that is the same for a whole lap of n partitions and grows by
+one each lap, so followers of consecutive laps spread over different brokers.
+
+Rack-aware (every broker has a rack). Brokers are first interleaved rack by rack
+(racks sorted by name, brokers by id within a rack: r1b0, r2b0, r3b0, r1b1, ...),
+then placed as above over that list, except that a follower is skipped while its
+rack already holds a replica and some rack holds none, or its broker already
+holds one and some broker holds none. Result: at most one replica per rack until
+every rack has one.
+
+Example (rack-unaware, brokers 0,1,2, 4 partitions, rf 2, start index 0)::
+
+    0: [0, 1]   1: [1, 2]   2: [2, 0]   3: [0, 2]
+
+Data layout: broker ids live in one list indexed by position; the placement loop
+works on positions and small integer sets.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kassign.errors import KassignError, ReplicaPlacementError
+
+Broker = tuple[int, "str | None"]
+
+
+def _replica_index(first: int, shift: int, replica: int, num_brokers: int) -> int:
+    return (first + 1 + (shift + replica) % (num_brokers - 1)) % num_brokers
+
+
+def rack_alternated_brokers(broker_racks: Mapping[int, str]) -> list[int]:
+    """Brokers interleaved rack by rack: racks sorted by name, brokers by id within each rack."""
+    by_rack: dict[str, list[int]] = {}
+    for broker, rack in broker_racks.items():
+        by_rack.setdefault(rack, []).append(broker)
+    queues = [sorted(by_rack[rack]) for rack in sorted(by_rack)]
+    result: list[int] = []
+    depth = 0
+    while len(result) < len(broker_racks):
+        result.extend(queue[depth] for queue in queues if depth < len(queue))
+        depth += 1
+    return result
+
+
+def _check_request(brokers: Sequence[Broker], num_partitions: int, replication_factor: int) -> None:
+    if num_partitions <= 0:
+        raise ReplicaPlacementError("Number of partitions must be larger than 0.", "InvalidPartitionsException")
+    if replication_factor <= 0:
+        raise ReplicaPlacementError("Replication factor must be larger than 0.", "InvalidReplicationFactorException")
+    if replication_factor > len(brokers):
+        raise ReplicaPlacementError(
+            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}.",
+            "InvalidReplicationFactorException",
+        )
+
+
+def _normalise_brokers(brokers: Iterable[Any]) -> list[Broker]:
+    result: list[Broker] = []
+    seen: set[int] = set()
+    for entry in brokers:
+        broker_id, rack = (entry, None) if isinstance(entry, int) else tuple(entry)
+        if not isinstance(broker_id, int) or isinstance(broker_id, bool) or broker_id < 0:
+            raise KassignError(f"broker id must be a whole number >= 0, got {broker_id!r}")
+        if rack is not None and (not isinstance(rack, str) or not rack):
+            raise KassignError(f"broker {broker_id}: rack must be a non-empty string or None, got {rack!r}")
+        if broker_id in seen:
+            raise KassignError(f"broker {broker_id} is listed twice")
+        seen.add(broker_id)
+        result.append((broker_id, rack))
+    return result
+
+
+def assign_replicas(
+    brokers: Iterable[Broker | int],
+    partitions: int,
+    replication_factor: int,
+    start_index: int = -1,
+    start_partition: int = -1,
+    *,
+    seed: int | None = None,
+) -> dict[int, list[int]]:
+    """Replica lists per partition id, exactly as Kafka's ``assignReplicasToBrokers``.
+
+    ``brokers`` is ``[(id, rack_or_None), ...]``. A negative ``start_index`` means a
+    random start (and random follower shift), as in Kafka; ``seed`` makes that
+    reproducible. Raises ``ReplicaPlacementError`` (with Kafka's exception name)
+    where Kafka refuses.
+    """
+    for name, value in (("partitions", partitions), ("replication factor", replication_factor),
+                        ("start index", start_index), ("start partition", start_partition)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise KassignError(f"{name} must be a whole number, got {value!r}")
+    broker_list = _normalise_brokers(brokers)
+    _check_request(broker_list, partitions, replication_factor)
+    racks = [rack for _, rack in broker_list]
+    rng = random.Random(seed)
+    if all(rack is None for rack in racks):
+        ids = [broker for broker, _ in broker_list]
+        return _place(ids, partitions, replication_factor, start_index, start_partition, rng, None)
+    if any(rack is None for rack in racks):
+        raise ReplicaPlacementError(
+            "Not all brokers have rack information for replica rack aware assignment.", "AdminOperationException"
+        )
+    broker_racks = {broker: rack for broker, rack in broker_list}
+    arranged = rack_alternated_brokers(broker_racks)  # type: ignore[arg-type]
+    return _place(arranged, partitions, replication_factor, start_index, start_partition, rng, broker_racks)
+
+
+def _place(
+    ids: list[int],
+    num_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int,
+    start_partition: int,
+    rng: random.Random,
+    broker_racks: Mapping[int, str | None] | None,
+) -> dict[int, list[int]]:
+    n = len(ids)
+    start = fixed_start_index if fixed_start_index >= 0 else rng.randrange(n)
+    shift = fixed_start_index if fixed_start_index >= 0 else rng.randrange(n)
+    num_racks = len(set(broker_racks.values())) if broker_racks else 0
+    result: dict[int, list[int]] = {}
+    partition = max(0, start_partition)
+    for _ in range(num_partitions):
+        if partition > 0 and partition % n == 0:
+            shift += 1
+        first = (partition + start) % n
+        if broker_racks is None:
+            replicas = [ids[first]] + [ids[_replica_index(first, shift, j, n)] for j in range(replication_factor - 1)]
+        else:
+            replicas = _rack_aware_replicas(ids, first, shift * num_racks, replication_factor, broker_racks, num_racks)
+        result[partition] = replicas
+        partition += 1
+    return result
+
+
+def _rack_aware_replicas(
+    ids: list[int], first: int, shift: int, replication_factor: int, broker_racks: Mapping[int, Any], num_racks: int
+) -> list[int]:
+    n = len(ids)
+    leader = ids[first]
+    replicas = [leader]
+    racks_used = {broker_racks[leader]}
+    brokers_used = {leader}
+    k = 0
+    for _ in range(replication_factor - 1):
+        while True:
+            broker = ids[_replica_index(first, shift, k, n)]
+            rack = broker_racks[broker]
+            k += 1
+            rack_ok = rack not in racks_used or len(racks_used) == num_racks
+            broker_ok = broker not in brokers_used or len(brokers_used) == n
+            if rack_ok and broker_ok:
+                replicas.append(broker)
+                racks_used.add(rack)
+                brokers_used.add(broker)
+                break
+    return replicas
+
+
+def reassignment_json(topic: str, assignment: Mapping[int, Sequence[int]]) -> dict[str, Any]:
+    """The document ``kafka-reassign-partitions.sh --execute --reassignment-json-file`` reads."""
+    return {
+        "version": 1,
+        "partitions": [
+            {"topic": topic, "partition": partition, "replicas": list(replicas)}
+            for partition, replicas in sorted(assignment.items())
+        ],
+    }
+
+
+def parse_broker_list(text: str) -> list[Broker]:
+    """``0:rack1,1:rack3,2`` -> ``[(0, 'rack1'), (1, 'rack3'), (2, None)]``."""
+    brokers: list[Broker] = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            raise KassignError(f"bad broker list {text!r}: empty entry; write id or id:rack, comma-separated")
+        broker_text, _, rack = item.partition(":")
+        try:
+            broker_id = int(broker_text)
+        except ValueError:
+            raise KassignError(f"bad broker list {text!r}: {broker_text!r} is not a broker id; write id or id:rack") from None
+        if ":" in item and not rack:
+            raise KassignError(f"bad broker list {text!r}: broker {broker_id} has an empty rack after ':'")
+        brokers.append((broker_id, rack or None))
+    return _normalise_brokers(brokers)

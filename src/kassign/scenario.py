@@ -1,0 +1,184 @@
+"""The scenario document: one consumer group at one rebalance (SPEC section 1).
+
+``parse_scenario`` checks the document's shape and says exactly where it is wrong;
+it does not judge member data against the cluster (an owned partition of a topic
+that no longer exists is the assignor's business, and Kafka ignores such claims).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kassign.assignors.base import Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
+from kassign.cluster import Cluster
+from kassign.errors import ScenarioError
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    topics: tuple[str, ...]
+    owned: tuple[TopicPartition, ...] = ()
+    generation: int = -1
+    rack: str | None = None
+    instance_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    topics: dict[str, int]
+    members: dict[str, MemberSpec]
+    partition_racks: dict[str, list[list[str]]] = field(default_factory=dict)
+
+    def cluster(self) -> Cluster:
+        racks = {t: r for t, r in self.partition_racks.items() if t in self.topics}
+        return Cluster(self.topics, partition_racks=racks)
+
+    def subscriptions(self, assignor: ConsumerPartitionAssignor) -> dict[str, Subscription]:
+        """Each member's subscription as that member's copy of ``assignor`` would send it."""
+        return {
+            member_id: assignor.subscription(
+                spec.topics,
+                owned_partitions=spec.owned,
+                generation=spec.generation,
+                rack=spec.rack,
+                group_instance_id=spec.instance_id,
+            )
+            for member_id, spec in self.members.items()
+        }
+
+
+def _fail(path: str, problem: str) -> ScenarioError:
+    return ScenarioError(f"scenario {path}: {problem}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(path, f"expected a string, got {json.dumps(value)}")
+    return value
+
+
+def _parse_topics(doc: Any) -> dict[str, int]:
+    if not isinstance(doc, Mapping):
+        raise _fail("topics", 'expected an object of topic name -> partition count, e.g. {"t0": 3}')
+    topics: dict[str, int] = {}
+    for name, count in doc.items():
+        if not _is_int(count) or count < 0:
+            raise _fail(f"topics.{name}", f"partition count must be a whole number >= 0, got {json.dumps(count)}")
+        topics[name] = count
+    return topics
+
+
+def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
+    if not isinstance(doc, list):
+        raise _fail(path, 'expected a list of [topic, partition] pairs, e.g. [["t0", 2]]')
+    owned = []
+    for i, pair in enumerate(doc):
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and _is_int(pair[1])):
+            raise _fail(f"{path}[{i}]", f"expected [topic, partition], got {json.dumps(pair)}")
+        owned.append(TopicPartition(pair[0], pair[1]))
+    return tuple(owned)
+
+
+_MEMBER_KEYS = {"topics", "owned", "generation", "rack", "instance_id"}
+
+
+def _parse_member(member_id: str, doc: Any) -> MemberSpec:
+    path = f"members.{member_id}"
+    if not isinstance(doc, Mapping):
+        raise _fail(path, 'expected an object such as {"topics": ["t0"]}')
+    unknown = set(doc) - _MEMBER_KEYS
+    if unknown:
+        raise _fail(path, f"unknown field(s) {sorted(unknown)}; allowed: {sorted(_MEMBER_KEYS)}")
+    if "topics" not in doc:
+        raise _fail(path, 'missing "topics" (the list of topics this member subscribes to)')
+    topics = doc["topics"]
+    if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+        raise _fail(f"{path}.topics", f"expected a list of topic names, got {json.dumps(topics)}")
+    generation = doc.get("generation", -1)
+    if not _is_int(generation):
+        raise _fail(f"{path}.generation", f"expected a whole number, got {json.dumps(generation)}")
+    rack = doc.get("rack")
+    instance_id = doc.get("instance_id")
+    return MemberSpec(
+        topics=tuple(topics),
+        owned=_parse_owned(doc.get("owned", []), f"{path}.owned"),
+        generation=generation,
+        rack=None if rack is None else _text(rack, f"{path}.rack"),
+        instance_id=None if instance_id is None else _text(instance_id, f"{path}.instance_id"),
+    )
+
+
+def _parse_partition_racks(doc: Any, topics: Mapping[str, int]) -> dict[str, list[list[str]]]:
+    if not isinstance(doc, Mapping):
+        raise _fail("partition_racks", "expected an object of topic -> per-partition lists of racks")
+    result: dict[str, list[list[str]]] = {}
+    for topic, per_partition in doc.items():
+        path = f"partition_racks.{topic}"
+        if not isinstance(per_partition, list) or not all(
+            isinstance(racks, list) and all(isinstance(r, str) for r in racks) for racks in per_partition
+        ):
+            raise _fail(path, 'expected one list of rack names per partition, e.g. [["rack-a"], ["rack-b"]]')
+        if topic in topics and len(per_partition) != topics[topic]:
+            raise _fail(path, f"lists racks for {len(per_partition)} partitions, but the topic has {topics[topic]}")
+        result[topic] = per_partition
+    return result
+
+
+def parse_scenario(doc: Any) -> Scenario:
+    """Check a scenario document (already decoded from JSON) and return it typed."""
+    if isinstance(doc, Scenario):
+        return doc
+    if not isinstance(doc, Mapping):
+        raise ScenarioError('scenario: expected a JSON object with "topics" and "members"')
+    unknown = set(doc) - {"topics", "members", "partition_racks"}
+    if unknown:
+        raise ScenarioError(f"scenario: unknown field(s) {sorted(unknown)}; allowed: topics, members, partition_racks")
+    for key in ("topics", "members"):
+        if key not in doc:
+            raise ScenarioError(f'scenario: missing "{key}"')
+    topics = _parse_topics(doc["topics"])
+    members_doc = doc["members"]
+    if not isinstance(members_doc, Mapping):
+        raise _fail("members", 'expected an object of member id -> subscription, e.g. {"C0": {"topics": ["t0"]}}')
+    members = {member_id: _parse_member(member_id, spec) for member_id, spec in members_doc.items()}
+    partition_racks = _parse_partition_racks(doc.get("partition_racks", {}), topics)
+    return Scenario(topics=topics, members=members, partition_racks=partition_racks)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and check a scenario JSON file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ScenarioError(f"cannot read scenario file {str(path)!r}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"scenario file {str(path)!r} is not UTF-8 text") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ScenarioError(f"scenario file {str(path)!r} is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+    return parse_scenario(doc)
+
+
+AssignmentLike = Assignment | Iterable[TopicPartition] | Iterable[tuple[str, int]]
+
+
+def sorted_assignment(assignments: Mapping[str, AssignmentLike], members: Iterable[str] = ()) -> dict[str, list[tuple[str, int]]]:
+    """``{member: [(topic, partition), ...]}`` sorted by topic then partition, every member present."""
+    result: dict[str, list[tuple[str, int]]] = {member: [] for member in members}
+    for member, value in assignments.items():
+        partitions = value.partitions if isinstance(value, Assignment) else value
+        result[member] = sorted((tp[0], tp[1]) for tp in partitions)
+    return dict(sorted(result.items()))
+
+
+def assignment_to_json(assignment: Mapping[str, list[tuple[str, int]]]) -> dict[str, list[list[Any]]]:
+    return {member: [[t, p] for t, p in partitions] for member, partitions in assignment.items()}
