@@ -12,15 +12,15 @@ key is marked in a boolean mask and gets partition -1 (Kafka does not hash it).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import struct
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import numba
 import numpy as np
 
 from kassign.cluster import Cluster
@@ -80,8 +80,7 @@ def partition_for_key(key: bytes, num_partitions: int) -> int:
     return to_positive(murmur2(key)) % num_partitions
 
 
-@numba.njit(cache=True, nogil=True)
-def _murmur2_kernel(data, offsets, out):  # pragma: no cover - compiled
+def _murmur2_batch(data, offsets, out):  # pragma: no cover - compiled by numba
     m = np.uint64(M)
     mask = np.uint64(MASK32)
     for i in range(offsets.shape[0] - 1):
@@ -115,6 +114,14 @@ def _murmur2_kernel(data, offsets, out):  # pragma: no cover - compiled
         h = (h * m) & mask
         h ^= h >> np.uint64(15)
         out[i] = np.int64(h)
+
+
+@functools.cache
+def _murmur2_kernel() -> Callable[..., None]:
+    """The batch loop compiled by numba on first use (so the CLI does not pay numba's import)."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(_murmur2_batch)
 
 
 def _flatten_keys(keys: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -170,11 +177,17 @@ def _flatten_arrow(keys: Any, pa: Any) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return data, offsets, nulls
 
 
-def murmur2_many(keys: Any) -> np.ndarray:
-    """Kafka's murmur2 of every key, as an int32 array (0 for null keys; see ``partitions_for_keys``)."""
-    data, offsets, _ = _flatten_keys(keys)
+def _hash_batch(keys: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """Unsigned 32-bit murmur2 of every key (held in int64) and the null mask."""
+    data, offsets, nulls = _flatten_keys(keys)
     hashes = np.empty(len(offsets) - 1, dtype=np.int64)
-    _murmur2_kernel(data, offsets, hashes)
+    _murmur2_kernel()(data, offsets, hashes)
+    return hashes, nulls
+
+
+def murmur2_many(keys: Any) -> np.ndarray:
+    """Kafka's murmur2 of every key as an int32 array (a null key hashes as the empty key)."""
+    hashes, _ = _hash_batch(keys)
     return hashes.astype(np.uint32).view(np.int32)
 
 
@@ -185,9 +198,7 @@ def partitions_for_keys(keys: Any, num_partitions: int) -> np.ndarray:
     records without a key (see ``DefaultPartitioner`` for where they go).
     """
     _check_partition_count(num_partitions)
-    data, offsets, nulls = _flatten_keys(keys)
-    hashes = np.empty(len(offsets) - 1, dtype=np.int64)
-    _murmur2_kernel(data, offsets, hashes)
+    hashes, nulls = _hash_batch(keys)
     partitions = ((hashes & 0x7FFFFFFF) % int(num_partitions)).astype(np.int32)
     if nulls is not None:
         partitions[nulls] = NULL_KEY_PARTITION

@@ -104,6 +104,9 @@ def load_assignor_class(path: str) -> type:
     cls = getattr(module, class_name, None)
     if cls is None:
         raise UnknownAssignorError(f"cannot load assignor {path!r}: module {module_name!r} has no {class_name!r}")
+    if inspect.isclass(cls) and inspect.isabstract(cls):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        raise UnknownAssignorError(f"{path!r} is not an assignor yet: it does not implement {missing}")
     if not _is_assignor_class(cls):
         raise UnknownAssignorError(
             f"{path!r} is not an assignor: subclass kassign.assignors.ConsumerPartitionAssignor "

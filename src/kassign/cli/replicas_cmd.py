@@ -17,19 +17,19 @@ from kassign.replicas import assign_replicas, parse_broker_list, reassignment_js
 @click.option("--start-partition", type=int, default=-1, show_default=True, help="First partition id (adding partitions).")
 @click.option("--seed", type=int, default=None, help="Seed for the random start, for reproducible output.")
 @click.option("--topic", default=None, help="Topic name, for --reassignment-json.")
-@click.option("--reassignment-json", is_flag=True, help="Write the JSON kafka-reassign-partitions.sh --execute reads.")
+@click.option("--reassignment-json", "as_reassignment", is_flag=True, help="Write the JSON kafka-reassign-partitions.sh --execute reads.")
 @json_option
 def command(brokers: str, partitions: int, replication_factor: int, start_index: int, start_partition: int,
-            seed: int | None, topic: str | None, reassignment_json: bool, as_json: bool) -> None:
+            seed: int | None, topic: str | None, as_reassignment: bool, as_json: bool) -> None:
     """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, rack-aware when brokers have racks."""
-    if reassignment_json and not topic:
+    if as_reassignment and not topic:
         raise KassignError("--reassignment-json needs --topic NAME")
     broker_list = parse_broker_list(brokers)
     try:
         placement = assign_replicas(broker_list, partitions, replication_factor, start_index, start_partition, seed=seed)
     except ReplicaPlacementError as err:
         raise KassignError(f"{err.kafka_exception}: {err}") from None
-    if reassignment_json:
+    if as_reassignment:
         emit_json(reassignment_json(topic or "", placement))
     elif as_json:
         emit_json({"assignment": {str(p): replicas for p, replicas in placement.items()}})

@@ -1,0 +1,112 @@
+"""replica -> broker: Kafka's placement, every vector line, plus the rules as properties."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kassign
+from kassign.errors import KassignError, ReplicaPlacementError
+from kassign.replicas import parse_broker_list, rack_alternated_brokers, reassignment_json
+from tests.conftest import vector_params
+
+
+@pytest.mark.parametrize("line", vector_params("replicas.jsonl"))
+def test_replicas_vector(line: dict) -> None:
+    request = line["request"]
+    brokers = [(b[0], b[1]) for b in request["brokers"]]
+    args = (brokers, request["partitions"], request["rf"], request["fixedStartIndex"], request["startPartitionId"])
+    if "expected_error" in line:
+        with pytest.raises(ReplicaPlacementError) as caught:
+            kassign.assign_replicas(*args)
+        assert caught.value.kafka_exception == line["expected_error"]
+    else:
+        got = kassign.assign_replicas(*args)
+        assert {str(p): replicas for p, replicas in got.items()} == line["expected"]
+
+
+def test_rack_unaware_worked_example() -> None:
+    assert kassign.assign_replicas([(0, None), (1, None), (2, None)], 4, 2, start_index=0) == {
+        0: [0, 1], 1: [1, 2], 2: [2, 0], 3: [0, 2]
+    }
+
+
+def test_rack_alternated_list_interleaves_sorted_racks() -> None:
+    racks = {0: "r2", 1: "r1", 2: "r1", 3: "r3", 4: "r2", 5: "r1"}
+    assert rack_alternated_brokers(racks) == [1, 0, 3, 2, 4, 5]
+
+
+def test_errors_name_kafkas_exceptions() -> None:
+    three = [(0, None), (1, None), (2, None)]
+    cases = [
+        ((three, 0, 1), "InvalidPartitionsException", "Number of partitions must be larger than 0."),
+        ((three, 3, 0), "InvalidReplicationFactorException", "Replication factor must be larger than 0."),
+        ((three, 3, 4), "InvalidReplicationFactorException", "Replication factor: 4 larger than available brokers: 3."),
+        (([(0, "a"), (1, None)], 3, 2), "AdminOperationException", "Not all brokers have rack information"),
+    ]
+    for args, name, message in cases:
+        with pytest.raises(ReplicaPlacementError, match=message) as caught:
+            kassign.assign_replicas(*args)
+        assert caught.value.kafka_exception == name
+
+
+def test_random_start_is_reproducible_with_a_seed_and_varies_without() -> None:
+    brokers = [(i, None) for i in range(6)]
+    runs = [kassign.assign_replicas(brokers, 12, 3, seed=s) for s in range(8)]
+    assert runs[0] == kassign.assign_replicas(brokers, 12, 3, seed=0)
+    assert len({tuple(r[0]) for r in runs}) > 1
+
+
+def test_reassignment_json_shape() -> None:
+    placement = kassign.assign_replicas([(0, None), (1, None)], 2, 2, start_index=0)
+    assert reassignment_json("orders", placement) == {
+        "version": 1,
+        "partitions": [
+            {"topic": "orders", "partition": 0, "replicas": [0, 1]},
+            {"topic": "orders", "partition": 1, "replicas": [1, 0]},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("0,,1", "empty entry"), ("a:r1", "not a broker id"), ("0:", "empty rack"), ("0,0", "listed twice"), ("-1", "must be")],
+)
+def test_bad_broker_lists(text: str, message: str) -> None:
+    with pytest.raises(KassignError, match=message):
+        parse_broker_list(text)
+
+
+def test_broker_list_parses_racks() -> None:
+    assert parse_broker_list("0:rack1, 1:rack3,2") == [(0, "rack1"), (1, "rack3"), (2, None)]
+
+
+brokers_strategy = st.integers(min_value=1, max_value=12).flatmap(
+    lambda n: st.tuples(st.just(n), st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=n, max_size=n))
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(brokers_strategy, st.integers(1, 40), st.data())
+def test_placement_rules(brokers_and_racks, partitions, data) -> None:
+    n, racks = brokers_and_racks
+    rf = data.draw(st.integers(1, n))
+    start = data.draw(st.integers(0, n - 1))
+    rack_aware = data.draw(st.booleans())
+    brokers = [(i * 3, racks[i] if rack_aware else None) for i in range(n)]
+    placement = kassign.assign_replicas(brokers, partitions, rf, start_index=start)
+    assert sorted(placement) == list(range(partitions))
+    for replicas in placement.values():
+        assert len(replicas) == rf and len(set(replicas)) == rf, "no broker twice in one partition"
+    leaders = Counter(r[0] for r in placement.values())
+    if not rack_aware:
+        # first replicas walk the broker list round-robin
+        assert max(leaders.values()) - min(leaders.get(b, 0) for b, _ in brokers) <= 1
+    else:
+        rack_of = dict(brokers)
+        distinct_racks = len(set(racks))
+        for replicas in placement.values():
+            assert len({rack_of[b] for b in replicas}) == min(rf, distinct_racks), "one replica per rack first"
