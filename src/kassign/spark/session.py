@@ -1,0 +1,57 @@
+"""A Spark session set up for kassign: our UDF jar on the classpath, quiet logs, progress bar on."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+from pyspark.sql import SparkSession
+
+from kassign.errors import KassignError
+from kassign.spark import jvm
+
+
+def parse_conf(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """``["k=v", ...]`` -> dict, with a one-line error for a pair without '='."""
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise KassignError(f"--conf expects KEY=VALUE, got {pair!r}")
+        conf[key.strip()] = value
+    return conf
+
+
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None,
+                  app_name: str = "kassign") -> SparkSession:
+    """Get or create the session: ``local[*]`` unless ``master`` or an outer spark-submit says otherwise."""
+    # Executors must run the same Python as the driver (our Arrow UDF imports kassign).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    settings = {
+        "spark.ui.showConsoleProgress": "true",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.ui.enabled": "false",
+    }
+    if master:
+        builder = builder.master(master)
+    elif "SPARK_HOME" not in os.environ and "spark.master" not in (conf or {}):
+        builder = builder.master("local[*]")
+    jar = jvm.udf_jar()
+    user_conf = dict(conf or {})
+    if jar is not None:
+        jars = [j for j in (user_conf.pop("spark.jars", ""), ) if j] + [jar.as_posix()]
+        settings["spark.jars"] = ",".join(jars)
+    settings.update(user_conf)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as err:
+        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise KassignError(f"cannot start Spark (master {master or 'local[*]'}): {message}") from None
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
