@@ -1,0 +1,163 @@
+"""What the eager and cooperative sticky assignors share: claims in, assignment out.
+
+The two assignors differ only in where a member's history comes from (user data
+bytes for eager, the subscription's own fields for cooperative) and in whether
+partitions that change owner are withheld for a round. Everything else runs here:
+
+1. number every subscribed partition (``TopicLayout``) and order the members the
+   way Kafka's HashMap walks them;
+2. settle previous ownership with ``resolve_previous_owners``;
+3. same subscriptions everywhere: Kafka's constrained algorithm (``_sticky_uniform``);
+   otherwise the optimal general algorithm (``_sticky_optimal.assign_general``);
+4. cooperative: withhold every partition another member must first give up;
+5. only now build ``TopicPartition`` objects.
+
+Hot path on integers: one int32 owner array for the whole group; member ids and
+topic names appear only in steps 1 and 5.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from kassign.assignors._sticky_claims import (
+    NO_OWNER,
+    Claim,
+    ResolvedOwnership,
+    TopicLayout,
+    resolve_previous_owners,
+)
+from kassign.assignors._sticky_javamap import java_hashmap_order
+from kassign.assignors._sticky_uniform import RackContext, StickyInvariantError, assign_uniform, rack_context
+from kassign.assignors.base import Assignment, Subscription, subscribed_partition_counts
+from kassign.cluster import Cluster
+from kassign.errors import KassignError
+from kassign.javaorder import java_string_key
+
+log = logging.getLogger("kassign.assignors.sticky")
+
+ClaimReader = Callable[[str, Subscription], Claim]
+
+
+class GroupView:
+    """The group in integer form: members in Kafka's walk order, partitions numbered by ``layout``."""
+
+    def __init__(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> None:
+        self.cluster = cluster
+        self.subscriptions = subscriptions
+        self.members: list[str] = java_hashmap_order(list(subscriptions))
+        self.layout = TopicLayout(subscribed_partition_counts(cluster, subscriptions))
+        ranks = sorted(range(len(self.members)), key=lambda i: java_string_key(self.members[i]))
+        self.name_rank = np.empty(len(self.members), dtype=np.int64)
+        self.name_rank[ranks] = np.arange(len(self.members))
+
+    def same_subscriptions(self) -> bool:
+        topic_sets = {frozenset(s.topics) for s in self.subscriptions.values()}
+        return len(topic_sets) <= 1
+
+    def partition_racks(self) -> list[list[frozenset[str]]]:
+        return [list(self.cluster.replica_racks(t)) for t in self.layout.topics]
+
+    def member_racks(self) -> list[str | None]:
+        return [self.subscriptions[m].rack for m in self.members]
+
+    def racks(self, prefer_rack_aware: bool) -> RackContext | None:
+        if not any(self.member_racks()):
+            return None
+        return rack_context(self.layout, self.member_racks(), self.partition_racks(), prefer_rack_aware)
+
+
+def previous_ownership(view: GroupView, read_claim: ClaimReader) -> ResolvedOwnership:
+    """Every member's claim, read the way its assignor reads it, settled in Kafka's walk order."""
+    claims = [read_claim(m, view.subscriptions[m]) for m in view.members]
+    return resolve_previous_owners(view.layout, claims)
+
+
+def _general_owner(view: GroupView, resolved: ResolvedOwnership, racks: RackContext | None) -> np.ndarray:
+    try:
+        from kassign.assignors._sticky_optimal import assign_general
+    except ImportError:
+        raise KassignError(
+            "sticky assignment for members with different subscriptions is not available in this build "
+            "(kassign.assignors._sticky_optimal is missing); give every member the same topics"
+        ) from None
+    layout = view.layout
+    subs = [
+        np.array(sorted({layout.index[t] for t in view.subscriptions[m].topics if t in layout.index}), dtype=np.int32)
+        for m in view.members
+    ]
+    previous = [resolved.owner[layout.offsets[t] : layout.offsets[t + 1]] for t in range(len(layout.topics))]
+    per_topic = assign_general(
+        layout.counts.copy(),
+        subs,
+        previous,
+        view.member_racks() if racks is not None else None,
+        view.partition_racks() if racks is not None else None,
+    )
+    if not per_topic:
+        return np.zeros(0, dtype=np.int32)
+    return np.concatenate([np.asarray(a, dtype=np.int32) for a in per_topic])
+
+
+def _raw_transfers(view: GroupView, owner: np.ndarray) -> np.ndarray:
+    """Partitions given to a member that did not list them while some lister loses them (raw owned lists)."""
+    kept = np.zeros(view.layout.total, dtype=bool)
+    given_up = np.zeros(view.layout.total, dtype=bool)
+    for m, member in enumerate(view.members):
+        ids = view.layout.global_ids(view.subscriptions[member].owned_partitions)
+        if len(ids):
+            mine = owner[ids] == m
+            kept[ids[mine]] = True
+            given_up[ids[~mine]] = True
+    return np.flatnonzero((owner != NO_OWNER) & ~kept & given_up)
+
+
+def sticky_assign(
+    cluster: Cluster,
+    subscriptions: Mapping[str, Subscription],
+    read_claim: ClaimReader,
+    *,
+    cooperative: bool,
+    prefer_rack_aware: bool = False,
+) -> dict[str, Assignment]:
+    if not subscriptions:
+        return {}
+    view = GroupView(cluster, subscriptions)
+    resolved = previous_ownership(view, read_claim)
+    racks = view.racks(prefer_rack_aware)
+    owner = None
+    if view.same_subscriptions():
+        try:
+            result = assign_uniform(view.layout, resolved.owned, range(len(view.members)), view.name_rank,
+                                    resolved.contested, racks)
+            owner, transferring = result.owner, result.transferring
+        except StickyInvariantError as err:
+            # Kafka's own builder fails here; the general algorithm still finds a balanced answer.
+            log.warning("constrained sticky assignment failed (%s); using the general algorithm", err)
+    if owner is None:
+        owner = _general_owner(view, resolved, racks)
+        transferring = _raw_transfers(view, owner) if cooperative else np.zeros(0, dtype=np.int64)
+    if cooperative and len(transferring):
+        owner = owner.copy()
+        owner[transferring] = NO_OWNER
+    return _materialize(view, owner)
+
+
+def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
+    members = view.members
+    by_member = np.argsort(owner, kind="stable")
+    counts = np.bincount(owner[owner != NO_OWNER], minlength=len(members)) if len(owner) else np.zeros(len(members), int)
+    start = int(np.count_nonzero(owner == NO_OWNER))  # unowned partitions sort first (owner -1)
+    out: dict[str, Assignment] = {}
+    bounds = np.concatenate([[start], start + np.cumsum(counts)])
+    per_member = {m: by_member[bounds[i] : bounds[i + 1]] for i, m in enumerate(members)}
+    for member in view.subscriptions:
+        out[member] = Assignment(view.layout.materialize(per_member[member]))
+    return out
+
+
+def owned_claim(member: str, subscription: Subscription, pairs: Sequence[tuple[str, int]], generation: int) -> Claim:
+    return Claim.from_pairs(member, generation, subscription.topics, pairs)

@@ -1,0 +1,72 @@
+"""CooperativeStickyAssignor: the sticky rule under the cooperative (incremental) protocol.
+
+Rule. Same target as ``StickyAssignor`` (balanced, then as few moves as
+possible), but members keep consuming while they rebalance, so a partition may
+not go straight from one member to another: this round withholds it (assigned to
+nobody) while its old owner revokes it, and the follow-up rebalance hands it to
+its new owner. Members report owned partitions and generation in the
+subscription itself (protocol v1+); when the generation field is absent (-1) it
+is read from the user data, a single int32 that this assignor writes.
+
+Example. C0 owns t0p0..t0p3 (generation 4), C1 joins fresh::
+
+    this round:   C0: t0p0 t0p1   C1: (nothing; t0p2 and t0p3 are being revoked)
+    next round:   C0: t0p0 t0p1   C1: t0p2 t0p3
+
+Hot path on integers: see ``_sticky_engine``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+from kassign.assignors._sticky_claims import Claim, ResolvedOwnership
+from kassign.assignors._sticky_engine import GroupView, previous_ownership, sticky_assign
+from kassign.assignors._sticky_userdata import (
+    DEFAULT_GENERATION,
+    UserDataError,
+    decode_cooperative_user_data,
+    encode_cooperative_user_data,
+)
+from kassign.assignors.base import COOPERATIVE, EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
+from kassign.cluster import Cluster
+
+log = logging.getLogger("kassign.assignors.sticky")
+
+
+def read_subscription_claim(member: str, subscription: Subscription) -> Claim:
+    """Owned partitions from the subscription; generation from its field, else from the user data."""
+    generation = subscription.generation
+    if generation == DEFAULT_GENERATION and subscription.user_data:
+        try:
+            generation = decode_cooperative_user_data(subscription.user_data)
+        except UserDataError as err:
+            log.warning("ignoring unreadable cooperative-sticky user data of member %s: %s", member, err)
+    return Claim.from_pairs(member, generation, subscription.topics, subscription.owned_partitions)
+
+
+class CooperativeStickyAssignor(ConsumerPartitionAssignor):
+    name = "cooperative-sticky"
+    supported_protocols = (COOPERATIVE, EAGER)
+
+    def __init__(self, prefer_rack_aware: bool = False) -> None:
+        self.prefer_rack_aware = prefer_rack_aware
+        self._generation = DEFAULT_GENERATION
+
+    def subscription_user_data(
+        self, topics: Sequence[str], owned_partitions: Sequence[TopicPartition], generation: int
+    ) -> bytes:
+        return encode_cooperative_user_data(generation if generation != DEFAULT_GENERATION else self._generation)
+
+    def on_assignment(self, assignment: Assignment, generation: int) -> None:
+        self._generation = generation
+
+    def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
+        return sticky_assign(
+            cluster, subscriptions, read_subscription_claim, cooperative=True, prefer_rack_aware=self.prefer_rack_aware
+        )
+
+    def previous_ownership(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> ResolvedOwnership:
+        """Who rightfully owned what before this rebalance, as this assignor settles it."""
+        return previous_ownership(GroupView(cluster, subscriptions), read_subscription_claim)

@@ -1,0 +1,89 @@
+"""StickyAssignor: balanced first, then keep as many partitions where they were (eager protocol).
+
+Rule. Every member ends as balanced as its subscription allows; among balanced
+assignments the one that moves the fewest partitions away from their rightful
+previous owner is chosen. Under the eager protocol a member gives up everything
+before it re-joins, so its history travels in its subscription user data, in
+Kafka's own byte format (``_sticky_userdata``: owned partitions by topic, plus
+the generation since version 1). When two members claim one partition the higher
+generation wins; same-generation twins both lose it (``_sticky_claims``).
+
+* Every member subscribes to the same topics: output identical to Kafka's
+  (``_sticky_uniform``), racks included (KIP-881).
+* Different subscriptions: the optimal general algorithm (``_sticky_optimal``).
+
+Example. C0, C1, C2 all subscribe to t0..t3, two partitions each::
+
+    fresh:            C0: t0p0 t1p1 t3p0   C1: t0p1 t2p0 t3p1   C2: t1p0 t2p1
+    C1 leaves:        C0: t0p0 t0p1 t1p1 t3p0                  C2: t1p0 t2p0 t2p1 t3p1
+
+C0 and C2 keep all they had and share C1's three partitions.
+
+Hot path on integers: see ``_sticky_engine``; user data is decoded straight into
+int32 arrays per topic.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+from kassign.assignors._sticky_claims import Claim, ResolvedOwnership
+from kassign.assignors._sticky_engine import GroupView, previous_ownership, sticky_assign
+from kassign.assignors._sticky_userdata import (
+    DEFAULT_GENERATION,
+    UserDataError,
+    decode_sticky_user_data,
+    encode_sticky_user_data,
+)
+from kassign.assignors.base import EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
+from kassign.cluster import Cluster
+
+log = logging.getLogger("kassign.assignors.sticky")
+
+
+def read_user_data_claim(member: str, subscription: Subscription) -> Claim:
+    """A member's claim from its StickyAssignor user data; unreadable bytes count as no history."""
+    data = subscription.user_data
+    if not data:
+        return Claim(member, DEFAULT_GENERATION, frozenset(subscription.topics))
+    try:
+        decoded = decode_sticky_user_data(data)
+    except UserDataError as err:
+        log.warning("ignoring unreadable sticky user data of member %s: %s", member, err)
+        return Claim(member, DEFAULT_GENERATION, frozenset(subscription.topics))
+    generation = DEFAULT_GENERATION if decoded.generation is None else decoded.generation
+    return Claim.from_chunks(member, generation, subscription.topics, decoded.chunks)
+
+
+class StickyAssignor(ConsumerPartitionAssignor):
+    name = "sticky"
+    supported_protocols = (EAGER,)
+
+    def __init__(self, prefer_rack_aware: bool = False) -> None:
+        self.prefer_rack_aware = prefer_rack_aware
+        # What this member was last given, sent back in its next subscription (Kafka's memberAssignment).
+        self._last_partitions: tuple[TopicPartition, ...] | None = None
+        self._last_generation = DEFAULT_GENERATION
+
+    def subscription_user_data(
+        self, topics: Sequence[str], owned_partitions: Sequence[TopicPartition], generation: int
+    ) -> bytes:
+        if owned_partitions or generation != DEFAULT_GENERATION:
+            return encode_sticky_user_data(owned_partitions, generation)
+        if self._last_partitions is None:
+            return b""  # a new member has no history (Kafka sends null)
+        return encode_sticky_user_data(self._last_partitions, self._last_generation)
+
+    def on_assignment(self, assignment: Assignment, generation: int) -> None:
+        self._last_partitions = tuple(assignment.partitions)
+        self._last_generation = generation
+
+    def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
+        return sticky_assign(
+            cluster, subscriptions, read_user_data_claim, cooperative=False, prefer_rack_aware=self.prefer_rack_aware
+        )
+
+    def previous_ownership(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> ResolvedOwnership:
+        """Who rightfully owned what before this rebalance, as this assignor settles it."""
+        return previous_ownership(GroupView(cluster, subscriptions), read_user_data_claim)
