@@ -1,0 +1,40 @@
+"""The classic consumer-group rebalance protocol, in process.
+
+``wire`` reads and writes the consumer protocol's Subscription and Assignment
+bytes; ``coordinator`` is the broker's side (admission, protocol choice,
+generations, leader, static members); ``member`` is a consumer with its own
+assignor instances (eager or cooperative); ``rebalance`` plays the join/sync
+rounds and checks the safety invariant after every step.
+"""
+
+from kassign.protocol.coordinator import GroupCoordinator, InconsistentGroupProtocolError, JoinResult
+from kassign.protocol.member import GroupMember, RebalanceProtocol, rebalance_protocol_for
+from kassign.protocol.rebalance import InvariantViolation, RoundRecord, run_rebalance
+from kassign.protocol.wire import (
+    LATEST_VERSION,
+    WireFormatError,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+    read_version,
+)
+
+__all__ = [
+    "LATEST_VERSION",
+    "GroupCoordinator",
+    "GroupMember",
+    "InconsistentGroupProtocolError",
+    "InvariantViolation",
+    "JoinResult",
+    "RebalanceProtocol",
+    "RoundRecord",
+    "WireFormatError",
+    "decode_assignment",
+    "decode_subscription",
+    "encode_assignment",
+    "encode_subscription",
+    "read_version",
+    "rebalance_protocol_for",
+    "run_rebalance",
+]

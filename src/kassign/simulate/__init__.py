@@ -1,0 +1,22 @@
+"""Replay a consumer group's life under several strategies and compare what each costs.
+
+``scenario`` loads and checks the YAML timeline, ``engine`` plays it on a
+simulated clock through the real protocol model (``kassign.protocol``),
+``metrics`` defines what is measured, ``report`` draws the plots and the HTML page.
+"""
+
+from kassign.simulate.engine import TimelineRun, simulate
+from kassign.simulate.metrics import EventRecord, StrategyRun
+from kassign.simulate.scenario import Event, MemberPlan, SimScenario, load_sim_scenario, parse_sim_scenario
+
+__all__ = [
+    "Event",
+    "EventRecord",
+    "MemberPlan",
+    "SimScenario",
+    "StrategyRun",
+    "TimelineRun",
+    "load_sim_scenario",
+    "parse_sim_scenario",
+    "simulate",
+]

@@ -1,0 +1,132 @@
+"""What a rebalance cost: per-event records and per-strategy totals.
+
+Definitions (per event, i.e. per row of the timeline):
+
+- rounds: JoinGroup/SyncGroup rounds the event caused (0 when no rebalance).
+- moved: partitions that had an owner before the event and a different owner
+  once the group is stable again (an owner that crashed counts as the owner).
+- revoked: partitions members gave up through their rebalance listener (eager:
+  everything they owned; cooperative: only what moves; a member leaving gives
+  up all it owns). Partitions of a crashed member are lost, not revoked.
+- unowned partition-seconds: the time integral, from this event until the next
+  one starts, of the number of subscribed partitions nobody is consuming (no
+  owner, or an owner that is down). Rebalance duration model: each round takes
+  ``round_seconds``; eager members own nothing from the start of the rebalance
+  until their assignment arrives; cooperative members keep consuming what they
+  keep, and what moves is idle from its revocation (end of round 1) until the
+  follow-up round ends. A join phase that waits for a member that is down lasts
+  until that member's session expires (at most ``rebalance_timeout``).
+- spread: max - min partitions per live member after the event.
+
+Data layout: ownership snapshots are int32 numpy arrays indexed by a global
+partition number (topic offset + partition), holding member indexes (-1 = none),
+so comparing two snapshots is a vector operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kassign.assignors.base import TopicPartition
+
+
+@dataclass
+class EventRecord:
+    index: int
+    at: float
+    started: float
+    kind: str
+    description: str
+    note: str = ""
+    rounds: int = 0
+    moved: int = 0
+    revoked: int = 0
+    unowned_partition_seconds: float = 0.0
+    spread: int = 0
+    generation: int = 0
+    protocol: str | None = None
+    leader: str | None = None
+    loads: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["unowned_partition_seconds"] = round(self.unowned_partition_seconds, 6)
+        return doc
+
+
+@dataclass
+class StrategyRun:
+    strategy: str
+    records: list[EventRecord]
+    elapsed_seconds: float = 0.0
+
+    def totals(self) -> dict[str, Any]:
+        rebalancing = [r for r in self.records if r.rounds]
+        return {
+            "rebalances": len(rebalancing),
+            "rounds": sum(r.rounds for r in self.records),
+            "moved": sum(r.moved for r in self.records),
+            "revoked": sum(r.revoked for r in self.records),
+            "unowned_partition_seconds": round(sum(r.unowned_partition_seconds for r in self.records), 6),
+            "max_spread": max((r.spread for r in self.records), default=0),
+            "final_spread": self.records[-1].spread if self.records else 0,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "totals": self.totals(),
+            "events": [r.to_json() for r in self.records],
+            "elapsed_seconds": round(self.elapsed_seconds, 4),
+        }
+
+
+class OwnershipSnapshot:
+    """Who owns what at one moment, as an integer array over a fixed partition numbering."""
+
+    def __init__(self, owned: Mapping[str, Iterable[TopicPartition]]) -> None:
+        self.members = list(owned)
+        self.by_member = {m: tuple(parts) for m, parts in owned.items()}
+
+    def to_array(self, offsets: Mapping[str, int], size: int, member_index: Mapping[str, int]) -> np.ndarray:
+        owners = np.full(size, -1, dtype=np.int32)
+        for member, parts in self.by_member.items():
+            if not parts:
+                continue
+            idx = np.fromiter((offsets[t] + p for t, p in parts if t in offsets), dtype=np.int64)
+            owners[idx] = member_index[member]
+        return owners
+
+    def topic_extent(self) -> dict[str, int]:
+        extent: dict[str, int] = {}
+        for parts in self.by_member.values():
+            for t, p in parts:
+                if p + 1 > extent.get(t, 0):
+                    extent[t] = p + 1
+        return extent
+
+
+def moved_between(before: OwnershipSnapshot, after: OwnershipSnapshot) -> int:
+    """Partitions owned before and after by different members."""
+    extent = before.topic_extent()
+    for t, n in after.topic_extent().items():
+        extent[t] = max(extent.get(t, 0), n)
+    offsets: dict[str, int] = {}
+    size = 0
+    for topic in sorted(extent):
+        offsets[topic] = size
+        size += extent[topic]
+    if size == 0:
+        return 0
+    index = {m: i for i, m in enumerate(dict.fromkeys(before.members + after.members))}
+    old = before.to_array(offsets, size, index)
+    new = after.to_array(offsets, size, index)
+    return int(np.count_nonzero((old >= 0) & (new >= 0) & (old != new)))
+
+
+def spread(loads: Mapping[str, int]) -> int:
+    return (max(loads.values()) - min(loads.values())) if loads else 0

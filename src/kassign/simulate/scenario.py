@@ -1,0 +1,276 @@
+"""Simulation scenarios: a group's starting members and a timeline of what happens to it.
+
+A scenario is YAML (or JSON, which YAML reads too)::
+
+    name: one member leaves
+    topics: {t0: 2, t1: 2}
+    members:                       # all join at time 0, in this order (the first leads)
+      C0: {topics: [t0, t1]}
+      C1: {topics: [t0, t1], instance_id: host-1, rack: r1}
+      C2: {topics: [t0], strategies: [range, cooperative-sticky]}
+    settings:                      # optional; these are the defaults
+      round_seconds: 2             # one JoinGroup + SyncGroup round
+      session_timeout: 45          # how long a silent member stays in the group
+      rebalance_timeout: 300       # longest a join phase waits for a member
+    strategies: [range, sticky]    # optional: what `simulate` compares by default
+    events:
+      - {at: 10, type: leave, member: C1}
+      - {at: 20, type: join, member: C3, topics: [t0]}
+      - {at: 30, type: crash, member: C0}
+      - {at: 40, type: restart, member: C1, down: 5}
+      - {at: 50, type: subscribe, member: C2, topics: [t0, t1]}
+      - {at: 60, type: add_partitions, topic: t0, add: 2}
+      - {at: 70, type: create_topic, topic: t9, partitions: 3}
+      - {at: 80, type: delete_topic, topic: t9}
+
+A member without ``strategies`` lists just the strategy being simulated; one with
+``strategies`` keeps its own list (that is how mixed groups and protocol choice
+are replayed). Everything is checked up front, with the path of what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kassign.errors import ScenarioError
+
+EVENT_FIELDS: dict[str, tuple[set[str], set[str]]] = {
+    # type: (required fields, optional fields) besides `at` and `type`
+    "join": ({"member", "topics"}, {"instance_id", "rack", "strategies", "session_timeout"}),
+    "leave": ({"member"}, set()),
+    "crash": ({"member"}, set()),
+    "restart": ({"member", "down"}, set()),
+    "subscribe": ({"member", "topics"}, set()),
+    "add_partitions": ({"topic", "add"}, set()),
+    "create_topic": ({"topic", "partitions"}, set()),
+    "delete_topic": ({"topic"}, set()),
+}
+_MEMBER_FIELDS = {"topics", "instance_id", "rack", "strategies", "session_timeout"}
+_SETTINGS = {"round_seconds": 2.0, "session_timeout": 45.0, "rebalance_timeout": 300.0}
+_TOP_LEVEL = {"name", "description", "topics", "members", "settings", "strategies", "events"}
+
+
+@dataclass(frozen=True)
+class MemberPlan:
+    topics: tuple[str, ...]
+    instance_id: str | None = None
+    rack: str | None = None
+    strategies: tuple[str, ...] = ()
+    session_timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    at: float
+    type: str
+    member: str | None = None
+    topic: str | None = None
+    topics: tuple[str, ...] = ()
+    count: int = 0  # partitions to add, or a new topic's partitions
+    down: float = 0.0
+    plan: MemberPlan | None = None  # for join
+
+    def describe(self) -> str:
+        if self.type == "join":
+            return f"join {self.member} ({', '.join(self.topics)})"
+        if self.type == "restart":
+            return f"restart {self.member} (down {self.down:g}s)"
+        if self.type == "subscribe":
+            return f"{self.member} subscribes to {', '.join(self.topics) or 'nothing'}"
+        if self.type == "add_partitions":
+            return f"add {self.count} partitions to {self.topic}"
+        if self.type == "create_topic":
+            return f"create {self.topic} ({self.count} partitions)"
+        if self.type == "delete_topic":
+            return f"delete {self.topic}"
+        return f"{self.type} {self.member}"
+
+
+@dataclass(frozen=True)
+class SimScenario:
+    topics: dict[str, int]
+    members: dict[str, MemberPlan]
+    events: list[Event]
+    name: str = "scenario"
+    description: str = ""
+    strategies: tuple[str, ...] = ()
+    settings: dict[str, float] = field(default_factory=lambda: dict(_SETTINGS))
+
+
+def _fail(path: str, problem: str) -> ScenarioError:
+    return ScenarioError(f"simulation scenario {path}: {problem}")
+
+
+def _number(value: Any, path: str, minimum: float = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < minimum:
+        raise _fail(path, f"expected a number >= {minimum:g}, got {json.dumps(value)}")
+    return float(value)
+
+
+def _count(value: Any, path: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _fail(path, f"expected a whole number >= {minimum}, got {json.dumps(value)}")
+    return value
+
+
+def _name(value: Any, path: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise _fail(path, f"expected a non-empty name, got {json.dumps(value)}")
+    return value
+
+
+def _names(value: Any, path: str, allow_empty: bool = True) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value) or (not value and not allow_empty):
+        raise _fail(path, f"expected a list of names, got {json.dumps(value)}")
+    return tuple(value)
+
+
+def _member_plan(doc: Any, path: str) -> MemberPlan:
+    if not isinstance(doc, Mapping):
+        raise _fail(path, "expected an object such as {topics: [t0]}")
+    unknown = set(doc) - _MEMBER_FIELDS
+    if unknown:
+        raise _fail(path, f"unknown field(s) {sorted(unknown)}; allowed: {sorted(_MEMBER_FIELDS)}")
+    if "topics" not in doc:
+        raise _fail(path, "missing topics (the topics this member subscribes to)")
+    return MemberPlan(
+        topics=_names(doc["topics"], f"{path}.topics"),
+        instance_id=None if doc.get("instance_id") is None else _name(doc["instance_id"], f"{path}.instance_id"),
+        rack=None if doc.get("rack") is None else _name(doc["rack"], f"{path}.rack"),
+        strategies=_names(doc.get("strategies", []), f"{path}.strategies"),
+        session_timeout=None if doc.get("session_timeout") is None
+        else _number(doc["session_timeout"], f"{path}.session_timeout", 0.001),
+    )
+
+
+def _event(doc: Any, path: str) -> Event:
+    if not isinstance(doc, Mapping):
+        raise _fail(path, "expected an object such as {at: 10, type: leave, member: C1}")
+    kind = doc.get("type")
+    if kind not in EVENT_FIELDS:
+        raise _fail(f"{path}.type", f"expected one of {', '.join(EVENT_FIELDS)}, got {json.dumps(kind)}")
+    required, optional = EVENT_FIELDS[kind]
+    missing = required - set(doc)
+    if "at" not in doc:
+        missing.add("at")
+    if missing:
+        raise _fail(path, f"a {kind} event needs {', '.join(sorted(missing))}")
+    unknown = set(doc) - required - optional - {"at", "type"}
+    if unknown:
+        raise _fail(path, f"unknown field(s) {sorted(unknown)} for a {kind} event")
+    at = _number(doc["at"], f"{path}.at")
+    member = _name(doc["member"], f"{path}.member") if "member" in doc else None
+    topic = _name(doc["topic"], f"{path}.topic") if "topic" in doc else None
+    if kind == "join":
+        plan = _member_plan({k: v for k, v in doc.items() if k in _MEMBER_FIELDS}, path)
+        return Event(at, kind, member=member, topics=plan.topics, plan=plan)
+    if kind == "subscribe":
+        return Event(at, kind, member=member, topics=_names(doc["topics"], f"{path}.topics"))
+    if kind == "restart":
+        return Event(at, kind, member=member, down=_number(doc["down"], f"{path}.down"))
+    if kind == "add_partitions":
+        return Event(at, kind, topic=topic, count=_count(doc["add"], f"{path}.add", 1))
+    if kind == "create_topic":
+        return Event(at, kind, topic=topic, count=_count(doc["partitions"], f"{path}.partitions", 1))
+    return Event(at, kind, member=member, topic=topic)
+
+
+def _check_timeline(topics: dict[str, int], members: dict[str, MemberPlan], events: list[Event]) -> None:
+    """Names must make sense in order: members exist before they act, topics before they change."""
+    present = set(members)
+    crashed: set[str] = set()
+    instance_ids = {p.instance_id: m for m, p in members.items() if p.instance_id}
+    existing = set(topics)
+    for i, event in enumerate(events):
+        where = f"events[{i}] ({event.type} at {event.at:g}s)"
+        if event.member is not None:
+            if event.type == "join":
+                if event.member in present or event.member in crashed:
+                    raise _fail(where, f"member {event.member!r} already exists; give the newcomer another name")
+                iid = event.plan.instance_id if event.plan else None
+                if iid and iid in instance_ids:
+                    raise _fail(where, f"instance_id {iid!r} is already used by {instance_ids[iid]!r}")
+                if iid:
+                    instance_ids[iid] = event.member
+                present.add(event.member)
+            elif event.member in crashed:
+                raise _fail(where, f"member {event.member!r} crashed earlier; use a restart event to model a comeback")
+            elif event.member not in present:
+                raise _fail(where, f"no member {event.member!r} at this point; known: {', '.join(sorted(present)) or 'none'}")
+            if event.type == "leave":
+                present.discard(event.member)
+            elif event.type == "crash":
+                present.discard(event.member)
+                crashed.add(event.member)
+        if event.type == "create_topic":
+            if event.topic in existing:
+                raise _fail(where, f"topic {event.topic!r} already exists")
+            existing.add(event.topic)
+        elif event.type in ("add_partitions", "delete_topic"):
+            if event.topic not in existing:
+                raise _fail(where, f"topic {event.topic!r} does not exist at this point")
+            if event.type == "delete_topic":
+                existing.discard(event.topic)
+
+
+def parse_sim_scenario(doc: Any) -> SimScenario:
+    if not isinstance(doc, Mapping):
+        raise ScenarioError("simulation scenario: expected a mapping with topics, members and events")
+    unknown = set(doc) - _TOP_LEVEL
+    if unknown:
+        raise ScenarioError(f"simulation scenario: unknown field(s) {sorted(unknown)}; allowed: {sorted(_TOP_LEVEL)}")
+    topics_doc = doc.get("topics", {})
+    if not isinstance(topics_doc, Mapping):
+        raise _fail("topics", "expected topic name -> partition count, e.g. {t0: 3}")
+    topics = {str(t): _count(n, f"topics.{t}") for t, n in topics_doc.items()}
+    members_doc = doc.get("members", {}) or {}
+    if not isinstance(members_doc, Mapping):
+        raise _fail("members", "expected member id -> {topics: [...]}")
+    members = {str(m): _member_plan(p, f"members.{m}") for m, p in members_doc.items()}
+    settings_doc = doc.get("settings", {}) or {}
+    if not isinstance(settings_doc, Mapping) or set(settings_doc) - set(_SETTINGS):
+        raise _fail("settings", f"allowed settings: {', '.join(_SETTINGS)}")
+    settings = dict(_SETTINGS)
+    for key, value in settings_doc.items():
+        settings[key] = _number(value, f"settings.{key}", 0.0 if key == "round_seconds" else 0.001)
+    events_doc = doc.get("events", []) or []
+    if not isinstance(events_doc, list):
+        raise _fail("events", "expected a list of events")
+    events = [_event(e, f"events[{i}]") for i, e in enumerate(events_doc)]
+    events = sorted(events, key=lambda e: e.at)  # stable: same-time events keep their listed order
+    _check_timeline(topics, members, events)
+    strategies = _names(doc.get("strategies", []), "strategies")
+    name = doc.get("name", "scenario")
+    return SimScenario(
+        topics=topics,
+        members=members,
+        events=events,
+        name=str(name),
+        description=str(doc.get("description", "")),
+        strategies=strategies,
+        settings=settings,
+    )
+
+
+def load_sim_scenario(path: str | Path) -> SimScenario:
+    """Read and check a scenario file (YAML or JSON)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ScenarioError(f"cannot read scenario file {str(path)!r}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"scenario file {str(path)!r} is not UTF-8 text") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise ScenarioError(f"scenario file {str(path)!r} is not valid YAML{where}") from None
+    return parse_sim_scenario(doc)
