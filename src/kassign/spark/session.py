@@ -35,6 +35,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.enabled": "false",
+        # Input splits must not depend on the core count: each split is one producer in the null-key model.
+        "spark.sql.files.minPartitionNum": "8",
     }
     if master:
         builder = builder.master(master)

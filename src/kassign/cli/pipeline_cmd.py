@@ -1,0 +1,113 @@
+"""``kassign pipeline``: the Spark data pipeline (issue #5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from kassign.cli.common import emit_json, json_option, print_table
+from kassign.errors import KassignError
+
+
+def _brokers(text: str) -> list[tuple[int, str | None]]:
+    from kassign.replicas import parse_broker_list
+
+    return parse_broker_list(text)
+
+
+def _scenario_file(path: str | None) -> dict | None:
+    if path is None:
+        return None
+    from kassign.scenario import load_scenario
+
+    load_scenario(path)  # one-line error for a bad file
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+@click.command("pipeline")
+@click.argument("input_path", required=False, metavar="[INPUT]")
+@click.option("--out", "-o", default="kassign-pipeline", show_default=True, help="Output directory (local).")
+@click.option("--format", "input_format", type=click.Choice(["parquet", "csv", "json"]), default=None,
+              help="Input format; guessed from the extension otherwise.")
+@click.option("--key-column", default="key", show_default=True, help="Key column (string or binary; nulls allowed).")
+@click.option("--value-column", default=None, help="Value column; record bytes = key bytes + value bytes.")
+@click.option("--size-column", default=None, help="Column holding bytes per record.")
+@click.option("--topic-column", default=None, help="Column naming each record's topic.")
+@click.option("--rows", type=int, default=3_000_000, show_default=True, help="Sample: number of records.")
+@click.option("--keys", type=int, default=200_000, show_default=True, help="Sample: number of distinct keys.")
+@click.option("--skew", type=float, default=0.9, show_default=True, help="Sample: Zipf exponent (0 = uniform).")
+@click.option("--null-share", type=float, default=0.05, show_default=True, help="Sample: share of null keys.")
+@click.option("--partitions", "-p", type=int, default=12, show_default=True, help="Partitions per topic.")
+@click.option("--null-keys", "null_key_model", type=click.Choice(["sticky", "round-robin"]), default="sticky",
+              show_default=True, help="Producer model for records without a key.")
+@click.option("--batch-size", type=int, default=16384, show_default=True, help="Sticky model: batch.size in bytes.")
+@click.option("--members", type=int, default=4, show_default=True, help="Consumers in the group (all topics).")
+@click.option("--scenario", "scenario_path", type=click.Path(), default=None, help="Scenario JSON for the group instead.")
+@click.option("--brokers", default="0:rack-a,1:rack-b,2:rack-c,3:rack-a,4:rack-b,5:rack-c", show_default=True,
+              metavar="ID[:RACK],...", help="Brokers for replica placement.")
+@click.option("--replication-factor", "-r", type=int, default=3, show_default=True)
+@click.option("--max-partitions", type=int, default=64, show_default=True, help="Sweep partition counts 1..N.")
+@click.option("--target-share", type=float, default=0.1, show_default=True,
+              help="Sweep: the hottest partition may carry at most this share of the bytes.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed for the sample, null keys, replica start.")
+@click.option("--engine", type=click.Choice(["auto", "jvm", "arrow"]), default="auto", show_default=True,
+              help="murmur2 engine: our JVM UDF, or the Arrow+numba UDF.")
+@click.option("--master", default=None, help="Spark master URL (default local[*]).")
+@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="Spark configuration, repeatable.")
+@json_option
+def command(input_path: str | None, out: str, input_format: str | None, key_column: str, value_column: str | None,
+            size_column: str | None, topic_column: str | None, rows: int, keys: int, skew: float, null_share: float,
+            partitions: int, null_key_model: str, batch_size: int, members: int, scenario_path: str | None,
+            brokers: str, replication_factor: int, max_partitions: int, target_share: float, seed: int, engine: str,
+            master: str | None, confs: tuple[str, ...], as_json: bool) -> None:
+    """Where a keyed data set's load lands: partitions, skew, consumers, brokers, rebalance cost.
+
+    Without INPUT a Zipf-skewed sample is generated inside Spark. Writes Parquet tables,
+    summary.json and report.html under --out.
+    """
+    from kassign.spark.pipeline import PipelineOptions, check_options, run_pipeline
+    from kassign.spark.session import parse_conf, spark_session
+
+    options = PipelineOptions(
+        out=out, input=input_path, input_format=input_format, key_column=key_column, value_column=value_column,
+        size_column=size_column, topic_column=topic_column, rows=rows, keys=keys, skew=skew, null_share=null_share,
+        partitions=partitions, null_key_model=null_key_model, batch_size=batch_size, members=members,
+        scenario=_scenario_file(scenario_path), brokers=_brokers(brokers), replication_factor=replication_factor,
+        max_partitions=max_partitions, target_share=target_share, seed=seed, engine=engine)
+    check_options(options)
+    conf = parse_conf(confs)
+    if input_path is None and (value_column or size_column or topic_column or key_column != "key"):
+        raise KassignError("--key-column/--value-column/--size-column/--topic-column need an INPUT path")
+    spark = spark_session(master, conf, app_name="kassign pipeline")
+    try:
+        summary = run_pipeline(spark, options)
+    finally:
+        spark.stop()
+    if as_json:
+        emit_json(summary)
+        return
+    _print_summary(summary, out)
+
+
+def _print_summary(summary: dict, out: str) -> None:
+    rows = summary["rows"]
+    stage_rows = [["input", rows["input"]]] + [[f"set aside: {k}", v] for k, v in rows["set_aside"].items()]
+    stage_rows += [[k, v] for k, v in rows["per_stage"].items()]
+    print_table("rows per stage", ["stage", "rows"], stage_rows,
+                caption=f"every record accounted for: {rows['accounted']}")
+    print_table("partition-count sweep", ["topic", "recommended partitions", "target share", "skew now"],
+                [[t, s["recommended_partitions"] or "none", s["target_share"],
+                  next((c["skew"] for c in s["curve"] if c["partitions"] == summary["partitions"].get(t)), "-")]
+                 for t, s in summary["sweep"].items()])
+    print_table("consumer load by strategy", ["strategy", "max/mean bytes", "max-min bytes", "moved on leave (bytes)",
+                                              "moved on join (bytes)"],
+                [[s, c["bytes_spread"]["max_over_mean"], c["bytes_spread"]["max_minus_min"],
+                  summary["rebalance"].get(s, {}).get("member_leaves", {}).get("bytes", "-"),
+                  summary["rebalance"].get(s, {}).get("member_joins", {}).get("bytes", "-")]
+                 for s, c in summary["consumers"].items()])
+    brokers = summary["brokers"]["brokers"]
+    print_table("broker load", ["broker", "rack", "leader bytes", "replica bytes"],
+                [[b, v["rack"] or "-", v["leader_bytes"], v["replica_bytes"]] for b, v in brokers.items()])
+    print(f"tables, summary.json and report.html written to {out}")

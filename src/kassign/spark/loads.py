@@ -1,0 +1,166 @@
+"""Driver-side stages over per-partition aggregates: consumers, brokers, rebalance cost, sweep verdict.
+
+Inputs here are small (one row per partition, or per candidate partition count), never
+per-record data. Loads travel as ``{(topic, partition): (records, bytes)}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kassign.api import assign
+from kassign.assignors import get_assignor
+from kassign.errors import KassignError, UnknownAssignorError
+from kassign.replicas import assign_replicas
+
+log = logging.getLogger(__name__)
+
+STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "load-aware")
+PartitionLoads = Mapping[tuple[str, int], tuple[int, int]]
+
+
+def available_strategies(wanted: Sequence[str] = STRATEGIES) -> tuple[list[str], dict[str, str]]:
+    """Strategies the registry can build now, and why the others were skipped."""
+    usable, skipped = [], {}
+    for name in wanted:
+        try:
+            get_assignor(name)
+            usable.append(name)
+        except UnknownAssignorError as err:
+            log.warning("skipping strategy %s: %s", name, err)
+            skipped[name] = str(err)
+    return usable, skipped
+
+
+def _options(strategy: str, loads: PartitionLoads) -> dict[str, Any]:
+    if strategy == "load-aware":
+        return {"partition_loads": {tp: float(b) for tp, (_, b) in loads.items()}}
+    return {}
+
+
+def _member_totals(assignment: Mapping[str, Sequence[tuple[str, int]]], loads: PartitionLoads) -> dict[str, dict[str, int]]:
+    totals = {}
+    for member, tps in assignment.items():
+        records = sum(loads.get((t, p), (0, 0))[0] for t, p in tps)
+        size = sum(loads.get((t, p), (0, 0))[1] for t, p in tps)
+        totals[member] = {"partitions": len(tps), "records": records, "bytes": size}
+    return totals
+
+
+def _spread(values: Sequence[int]) -> dict[str, float]:
+    if not values:
+        return {"max_minus_min": 0, "max_over_mean": 0.0}
+    mean = sum(values) / len(values)
+    return {"max_minus_min": max(values) - min(values), "max_over_mean": round(max(values) / mean, 4) if mean else 0.0}
+
+
+def consumer_load(scenario: dict, strategies: Sequence[str], loads: PartitionLoads) -> dict[str, Any]:
+    """Per strategy: each member's partitions, records, bytes, and the spread of bytes."""
+    result = {}
+    for strategy in strategies:
+        assignment = assign(strategy, scenario, **_options(strategy, loads))
+        members = _member_totals(assignment, loads)
+        result[strategy] = {
+            "assignment": {m: [[t, p] for t, p in tps] for m, tps in assignment.items()},
+            "members": members,
+            "records": sum(v["records"] for v in members.values()),
+            "bytes_spread": _spread([v["bytes"] for v in members.values()]),
+        }
+    return result
+
+
+def _rebalance_rounds(strategy: str, scenario: dict, loads: PartitionLoads, owned: Mapping[str, Sequence]) -> dict:
+    """Run the group until nobody is left without an owner because of a revocation (cooperative needs 2 rounds)."""
+    generation = 1
+    current = {m: list(owned.get(m, [])) for m in scenario["members"]}
+    result: dict = {}
+    for _ in range(3):
+        doc = {"topics": scenario["topics"], "members": {
+            m: {**spec, "owned": [list(tp) for tp in current[m]], "generation": generation}
+            for m, spec in scenario["members"].items()}}
+        result = assign(strategy, doc, **_options(strategy, loads))
+        if all(sorted(map(tuple, result[m])) == sorted(map(tuple, current[m])) for m in result):
+            break
+        current = {m: [tuple(tp) for tp in result[m]] for m in result}
+        generation += 1
+    return result
+
+
+def _moved(before: Mapping[str, Sequence], after: Mapping[str, Sequence], loads: PartitionLoads) -> dict[str, int]:
+    owner_before = {tuple(tp): m for m, tps in before.items() for tp in tps}
+    owner_after = {tuple(tp): m for m, tps in after.items() for tp in tps}
+    moved = [tp for tp, m in owner_before.items() if owner_after.get(tp) != m]
+    return {"partitions": len(moved), "bytes": sum(loads.get(tp, (0, 0))[1] for tp in moved),
+            "records": sum(loads.get(tp, (0, 0))[0] for tp in moved)}
+
+
+def rebalance_cost(scenario: dict, consumers: Mapping[str, Any], loads: PartitionLoads) -> dict[str, Any]:
+    """For each strategy: what moves when the last member leaves, and when a new member joins."""
+    members = list(scenario["members"])
+    if not members:
+        return {}
+    leaver = members[-1]
+    joiner = "joiner"
+    while joiner in scenario["members"]:
+        joiner += "_"
+    all_topics = sorted({t for spec in scenario["members"].values() for t in spec["topics"]})
+    result = {}
+    for strategy, load in consumers.items():
+        before = {m: [tuple(tp) for tp in tps] for m, tps in load["assignment"].items()}
+        left = {"topics": scenario["topics"], "members": {m: s for m, s in scenario["members"].items() if m != leaver}}
+        joined = {"topics": scenario["topics"], "members": {**scenario["members"], joiner: {"topics": all_topics}}}
+        entry = {}
+        if left["members"]:
+            after_leave = _rebalance_rounds(strategy, left, loads, before)
+            entry["member_leaves"] = {"member": leaver, **_moved(before, after_leave, loads),
+                                      "forced_partitions": len(before[leaver])}
+        after_join = _rebalance_rounds(strategy, joined, loads, before)
+        entry["member_joins"] = {"member": joiner, **_moved(before, after_join, loads)}
+        result[strategy] = entry
+    return result
+
+
+def broker_load(brokers: Sequence[tuple[int, str | None]], partition_counts: Mapping[str, int], replication_factor: int,
+                loads: PartitionLoads, seed: int) -> dict[str, Any]:
+    """Leader and replica bytes per broker and per rack, with Kafka's replica placement per topic."""
+    per_broker = {b: {"rack": r, "leader_partitions": 0, "replicas": 0, "leader_records": 0, "leader_bytes": 0,
+                      "replica_bytes": 0} for b, r in brokers}
+    placements = {}
+    for offset, (topic, count) in enumerate(sorted(partition_counts.items())):
+        placement = assign_replicas(list(brokers), count, replication_factor, seed=seed + offset)
+        placements[topic] = {str(p): r for p, r in placement.items()}
+        for p, replicas in placement.items():
+            records, size = loads.get((topic, p), (0, 0))
+            leader = per_broker[replicas[0]]
+            leader["leader_partitions"] += 1
+            leader["leader_records"] += records
+            leader["leader_bytes"] += size
+            for b in replicas:
+                per_broker[b]["replicas"] += 1
+                per_broker[b]["replica_bytes"] += size
+    per_rack: dict[str, dict[str, int]] = {}
+    for b in per_broker.values():
+        rack = per_rack.setdefault(b["rack"] or "(none)", {"leader_bytes": 0, "replica_bytes": 0, "leader_records": 0})
+        for k in rack:
+            rack[k] += b[k]
+    return {"brokers": {str(b): v for b, v in per_broker.items()}, "racks": per_rack, "placement": placements,
+            "leader_records": sum(v["leader_records"] for v in per_broker.values()),
+            "leader_bytes_spread": _spread([v["leader_bytes"] for v in per_broker.values()])}
+
+
+def sweep_verdict(rows: Sequence[tuple[int, int, int]], total_bytes: int, target_share: float) -> dict[str, Any]:
+    """From (partition count, hottest partition bytes, partitions) rows: skew per count and the recommendation."""
+    if not 0 < target_share <= 1:
+        raise KassignError(f"--target-share must be in (0, 1], got {target_share}")
+    curve = []
+    recommended = None
+    for n, hottest, _ in sorted(rows):
+        mean = total_bytes / n
+        share = hottest / total_bytes if total_bytes else 0.0
+        curve.append({"partitions": n, "hottest_bytes": hottest, "skew": round(hottest / mean, 4) if mean else 0.0,
+                      "hottest_share": round(share, 6)})
+        if recommended is None and share <= target_share:
+            recommended = n
+    return {"target_share": target_share, "recommended_partitions": recommended, "curve": curve}
