@@ -25,6 +25,10 @@ def _register_commands() -> None:
     for module in (partition_cmd, assign_cmd, replicas_cmd):
         cli.add_command(module.command)
     # -- further commands register below this line --
+    from kassign.cli import simulate_cmd
+    cli.add_command(simulate_cmd.command)
+    from kassign.cli import pipeline_cmd
+    cli.add_command(pipeline_cmd.command)
 
 
 _register_commands()
