@@ -37,6 +37,12 @@ class Group:
         self.partition_racks = partition_racks
         self.partitions = [(t, p) for t, n in enumerate(self.counts) for p in range(n)]
 
+    def __repr__(self) -> str:
+        return (
+            f"Group(counts={self.counts}, subs={self.subs}, owners={self.owners}, "
+            f"member_racks={self.member_racks}, partition_racks={self.partition_racks})"
+        )
+
     def run(self) -> list[np.ndarray]:
         return assign_general(
             np.array(self.counts, np.int64),

@@ -307,7 +307,7 @@ def _solve(
         classes_arr = np.asarray(classes, np.int64)
         class_arcs.append((net.add(np.asarray(tails), np.asarray(heads), class_size[classes_arr], sticky), classes_arr, 1))
     all_classes = np.arange(num_classes, dtype=np.int64)
-    hub_cost = sticky
+    hub_cost = sticky + (1 if use_racks else 0)
     class_arcs.append((net.add(class_nodes, hub_of_topic[class_topic], class_size, hub_cost), all_classes, 2))
     # Hub / rack node -> member arcs: each member reached from a hub holds what it gets from there.
     spread = [net.add(hub_of_topic[sub_topic], first_member + sub_member, counts[sub_topic], 0)]
