@@ -134,7 +134,7 @@ def _claim_global_ids(layout: TopicLayout, claim: Claim) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     index = layout.index
     entry_topic = np.array(
-        [index.get(t, -1) if t in claim.subscribed else -2 for t in claim.entry_topics], dtype=np.int64
+        [index.get(t, -1) if t in claim.subscribed or t not in index else -2 for t in claim.entry_topics], dtype=np.int64
     )
     topic_idx = np.repeat(entry_topic, claim.entry_sizes)
     parts = claim.partitions

@@ -1,0 +1,122 @@
+"""Kafka's sticky user-data byte formats, checked against bytes worked out by hand from the schema."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kassign.assignors._sticky_javamap import java_hashmap_order, java_string_hash
+from kassign.assignors._sticky_userdata import (
+    UserDataError,
+    decode_cooperative_user_data,
+    decode_sticky_user_data,
+    encode_cooperative_user_data,
+    encode_sticky_user_data,
+)
+from kassign.assignors.base import TopicPartition
+
+# One topic "t0" with partitions 1 and 3, generation 7, laid out field by field:
+# int32 topic count | int16 name length | "t0" | int32 partition count | int32 1 | int32 3 | int32 generation
+V1_T0_1_3_GEN7 = bytes.fromhex("00000001" "0002" "7430" "00000002" "00000001" "00000003" "00000007")
+V0_T0_1_3 = V1_T0_1_3_GEN7[:-4]
+
+
+def test_version1_bytes_match_the_schema_by_hand():
+    assert encode_sticky_user_data([("t0", 1), ("t0", 3)], 7) == V1_T0_1_3_GEN7
+
+
+def test_version0_has_no_generation():
+    assert encode_sticky_user_data([("t0", 1), ("t0", 3)], 7, version=0) == V0_T0_1_3
+
+
+def test_decode_version1():
+    decoded = decode_sticky_user_data(V1_T0_1_3_GEN7)
+    assert decoded.generation == 7
+    assert decoded.partitions() == [TopicPartition("t0", 1), TopicPartition("t0", 3)]
+
+
+def test_decode_version0_falls_back_without_generation():
+    decoded = decode_sticky_user_data(V0_T0_1_3)
+    assert decoded.generation is None
+    assert decoded.partitions() == [TopicPartition("t0", 1), TopicPartition("t0", 3)]
+
+
+def test_two_topics_and_negative_generation():
+    data = encode_sticky_user_data([("a", 0), ("bb", 5), ("a", 2)], -1)
+    expected = (
+        struct.pack(">i", 2)
+        + struct.pack(">h", 1) + b"a" + struct.pack(">iii", 2, 0, 2)
+        + struct.pack(">h", 2) + b"bb" + struct.pack(">ii", 1, 5)
+        + struct.pack(">i", -1)
+    )
+    assert data == expected
+
+
+def test_empty_assignment():
+    assert encode_sticky_user_data([], 3) == bytes.fromhex("00000000" "00000003")
+    decoded = decode_sticky_user_data(bytes.fromhex("00000000" "00000003"))
+    assert decoded.partitions() == [] and decoded.generation == 3
+
+
+def test_non_ascii_topic_is_utf8():
+    data = encode_sticky_user_data([("tö", 4)], 1)
+    assert data[4:6] == struct.pack(">h", 3) and data[6:9] == "tö".encode()
+    assert decode_sticky_user_data(data).partitions() == [TopicPartition("tö", 4)]
+
+
+@pytest.mark.parametrize(
+    "data, problem",
+    [
+        (b"", "topic count"),
+        (b"\x00\x00", "topic count"),
+        (bytes.fromhex("ffffffff"), "negative topic count"),
+        (bytes.fromhex("00000001" "0005" "7430"), "topic name"),
+        (bytes.fromhex("00000001" "ffff"), "negative topic name length"),
+        (bytes.fromhex("00000001" "0002" "7430" "00000009" "00000001"), "partition numbers"),
+        (bytes.fromhex("00000001" "0002" "7430" "fffffffe"), "negative partition count"),
+    ],
+)
+def test_malformed_bytes_raise_user_data_error(data, problem):
+    with pytest.raises(UserDataError, match=problem):
+        decode_sticky_user_data(data)
+
+
+def test_cooperative_user_data_is_one_int32():
+    assert encode_cooperative_user_data(5) == b"\x00\x00\x00\x05"
+    assert encode_cooperative_user_data(-1) == b"\xff\xff\xff\xff"
+    assert decode_cooperative_user_data(b"\x00\x00\x01\x00") == 256
+    with pytest.raises(UserDataError):
+        decode_cooperative_user_data(b"\x00\x01")
+
+
+topic_names = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    owned=st.lists(st.tuples(topic_names, st.integers(0, 2**31 - 1)), max_size=20, unique=True),
+    generation=st.integers(-1, 2**31 - 1),
+)
+def test_round_trip_keeps_every_partition_and_the_generation(owned, generation):
+    decoded = decode_sticky_user_data(encode_sticky_user_data(owned, generation))
+    assert decoded.generation == generation
+    assert sorted(decoded.partitions()) == sorted(TopicPartition(t, p) for t, p in owned)
+    assert all(chunk.dtype == np.int32 for _, chunk in decoded.chunks)
+
+
+def test_java_string_hash_known_values():
+    # Worked by hand from s[0]*31^(n-1) + ... : "a" = 97, "ab" = 97*31 + 98 = 3105, "Aa" = "BB" = 2112.
+    assert java_string_hash("a") == 97
+    assert java_string_hash("ab") == 3105
+    assert java_string_hash("Aa") == java_string_hash("BB") == 2112
+    assert java_string_hash("") == 0
+
+
+def test_java_hashmap_order_buckets_then_insertion():
+    # "a"=97 and "q"=113 share bucket 1 of 16, "b"=98 sits in bucket 2; ties keep insertion order.
+    assert java_hashmap_order(["b", "q", "a"]) == ["q", "a", "b"]
+    assert java_hashmap_order(["BB", "Aa"]) == ["BB", "Aa"]
