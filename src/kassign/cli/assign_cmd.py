@@ -10,6 +10,7 @@ import click
 from kassign.api import assign
 from kassign.cli.common import compact_partitions, emit_json, json_option, print_table
 from kassign.errors import KassignError, ScenarioError
+from kassign.plots import assignment_chart
 from kassign.report import assignment_report
 from kassign.scenario import assignment_to_json, load_scenario, parse_scenario
 
@@ -41,14 +42,18 @@ def _parse_options(pairs: tuple[str, ...]) -> dict[str, object]:
               help="range, roundrobin, sticky, cooperative-sticky, random, broadcast, or package.module:Class.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE",
               help="Constructor option for the assignor, e.g. -o seed=7 for random. Repeatable.")
+@click.option("--plot", "plot_path", default=None, metavar="FILE.png", help="Also draw partitions per member to a PNG.")
 @click.option("--report", is_flag=True, help="With --json, add counts, spread and moves under \"report\".")
 @json_option
 @click.argument("scenario_path", metavar="SCENARIO.json")
-def command(strategy: str, options: tuple[str, ...], report: bool, as_json: bool, scenario_path: str) -> None:
+def command(strategy: str, options: tuple[str, ...], plot_path: str | None, report: bool, as_json: bool,
+            scenario_path: str) -> None:
     """Assign the partitions of SCENARIO.json (or - for stdin) to its members with STRATEGY."""
     scenario = _read_scenario(scenario_path)
     result = assign(strategy, scenario, **_parse_options(options))
     stats = assignment_report(result, scenario.members)
+    if plot_path:
+        assignment_chart(result, plot_path, f"{strategy} assignment")
     if as_json:
         document: dict[str, object] = {"assignment": assignment_to_json(result)}
         if report:
