@@ -1,0 +1,128 @@
+"""Pictures of a simulation: PNG charts and one self-contained HTML page.
+
+Charts: partitions moved per event and unowned partition-seconds per event
+(grouped bars, one colour per strategy), and per strategy the load of each member
+over the timeline (lines for small groups, a heat map for large ones). The HTML
+page embeds the PNGs as base64, so it opens anywhere without network access.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from kassign.errors import KassignError  # noqa: E402
+from kassign.simulate.metrics import StrategyRun  # noqa: E402
+
+_LINE_LIMIT = 24  # above this many members a heat map reads better than lines
+
+
+def _event_labels(run: StrategyRun) -> list[str]:
+    return [f"{r.at:g}s {r.description}" for r in run.records]
+
+
+def _grouped_bars(runs: Sequence[StrategyRun], metric: str, title: str, ylabel: str, path: Path) -> Path:
+    labels = _event_labels(runs[0])
+    n_events = max(len(r.records) for r in runs)
+    width = 0.8 / len(runs)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * n_events * len(runs) + 2), 4.2))
+    x = np.arange(n_events)
+    for i, run in enumerate(runs):
+        values = [getattr(rec, metric) for rec in run.records] + [0] * (n_events - len(run.records))
+        ax.bar(x + (i - (len(runs) - 1) / 2) * width, values, width, label=run.strategy)
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.set_xticks(x)
+    if len(labels) == n_events and n_events <= 40:
+        ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
+    else:
+        ax.set_xlabel("event number")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _load_chart(run: StrategyRun, path: Path) -> Path:
+    members = list(dict.fromkeys(m for rec in run.records for m in rec.loads))
+    loads = np.full((len(members), len(run.records)), np.nan)
+    for j, rec in enumerate(run.records):
+        for i, m in enumerate(members):
+            if m in rec.loads:
+                loads[i, j] = rec.loads[m]
+    times = [rec.started for rec in run.records]
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    if len(members) <= _LINE_LIMIT:
+        for i, m in enumerate(members):
+            ax.step(times, loads[i], where="post", label=m, marker="o", markersize=3)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("partitions owned")
+        ax.legend(fontsize=7, ncol=2 if len(members) > 8 else 1)
+    else:
+        image = ax.imshow(loads, aspect="auto", interpolation="nearest", cmap="viridis")
+        fig.colorbar(image, ax=ax, label="partitions owned")
+        ax.set_xlabel("event number")
+        ax.set_ylabel("member (order of first appearance)")
+    ax.set_title(f"{run.strategy}: partitions per member after each event")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_plots(runs: Sequence[StrategyRun], out_dir: str | Path, title: str = "simulation") -> list[Path]:
+    """Write the PNGs and ``report.html`` into ``out_dir``; return the paths written."""
+    if not runs:
+        raise KassignError("nothing to plot: no strategy was simulated")
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise KassignError(f"cannot create plot directory {str(out)!r}: {err.strerror or err}") from None
+    pngs = [
+        _grouped_bars(runs, "moved", "Partitions moved per event", "partitions", out / "moves.png"),
+        _grouped_bars(runs, "unowned_partition_seconds", "Unowned partition-seconds per event",
+                      "partition-seconds", out / "unowned.png"),
+    ]
+    pngs += [_load_chart(run, out / f"load-{_safe(run.strategy)}.png") for run in runs]
+    page = out / "report.html"
+    page.write_text(_html(runs, pngs, title), encoding="utf-8")
+    return pngs + [page]
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def _html(runs: Sequence[StrategyRun], pngs: Sequence[Path], title: str) -> str:
+    keys = list(runs[0].totals())
+    head = "".join(f"<th>{html.escape(k.replace('_', ' '))}</th>" for k in keys)
+    rows = "".join(
+        f"<tr><td>{html.escape(run.strategy)}</td>"
+        + "".join(f"<td>{run.totals()[k]:g}</td>" for k in keys)
+        + "</tr>"
+        for run in runs
+    )
+    images = "".join(
+        f'<figure><img alt="{html.escape(p.stem)}" src="data:image/png;base64,'
+        f'{base64.b64encode(p.read_bytes()).decode("ascii")}"/></figure>'
+        for p in pngs
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title>"
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child{text-align:left}"
+        "img{max-width:100%}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1><table><tr><th>strategy</th>{head}</tr>{rows}</table>{images}"
+        "</body></html>"
+    )
