@@ -40,7 +40,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     }
     if master:
         builder = builder.master(master)
-    elif "SPARK_HOME" not in os.environ and "spark.master" not in (conf or {}):
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ and "spark.master" not in (conf or {}):
+        # Not under spark-submit (which passes its gateway in that variable): run embedded.
         builder = builder.master("local[*]")
     jar = jvm.udf_jar()
     user_conf = dict(conf or {})
