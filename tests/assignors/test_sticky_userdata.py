@@ -120,3 +120,37 @@ def test_java_hashmap_order_buckets_then_insertion():
     # "a"=97 and "q"=113 share bucket 1 of 16, "b"=98 sits in bucket 2; ties keep insertion order.
     assert java_hashmap_order(["b", "q", "a"]) == ["q", "a", "b"]
     assert java_hashmap_order(["BB", "Aa"]) == ["BB", "Aa"]
+
+
+blobs = st.one_of(
+    st.builds(
+        lambda owned, gen, version: encode_sticky_user_data(owned, gen, version=version),
+        st.lists(st.tuples(st.sampled_from(["t0", "t1", "tö", "other"]), st.integers(-5, 2**31 - 1)), max_size=12),
+        st.integers(-(2**31), 2**31 - 1),
+        st.sampled_from([0, 1]),
+    ),
+    st.binary(max_size=40),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(blobs, min_size=1, max_size=6))
+def test_batch_decoder_agrees_with_the_reference_decoder(many):
+    from kassign.assignors._sticky_userdata_batch import BROKEN, OK_V1, decode_many
+
+    known = ["t0", "t1", "tö"]
+    batch = decode_many(many, known)
+    for i, data in enumerate(many):
+        try:
+            ref = decode_sticky_user_data(data)
+        except UserDataError:
+            assert batch.status[i] == BROKEN
+            continue
+        assert batch.status[i] != BROKEN
+        assert (batch.generation[i] if batch.status[i] == OK_V1 else None) == ref.generation
+        e0, e1 = batch.entry_offsets[i], batch.entry_offsets[i + 1]
+        p0, p1 = batch.part_offsets[i], batch.part_offsets[i + 1]
+        topics = [known[t] if t >= 0 else None for t in batch.entry_topic[e0:e1]]
+        assert topics == [t if t in known else None for t, _ in ref.chunks]
+        assert batch.entry_size[e0:e1].tolist() == [len(c) for _, c in ref.chunks]
+        assert batch.partitions[p0:p1].tolist() == [int(p) for _, c in ref.chunks for p in c]

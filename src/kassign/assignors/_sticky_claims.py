@@ -24,6 +24,7 @@ arrays, and settling a member's claims is a handful of numpy operations.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,9 @@ from kassign.javaorder import java_string_key
 log = logging.getLogger("kassign.assignors.sticky")
 
 NO_OWNER = -1
+
+# Builds a TopicPartition from a (topic, partition) tuple without NamedTuple's argument parsing.
+_new_topic_partition = functools.partial(tuple.__new__, TopicPartition)
 
 
 class TopicLayout:
@@ -78,8 +82,8 @@ class TopicLayout:
             return ()
         topic_idx = self.topic_of[global_ids]
         parts = (global_ids - self.offsets[topic_idx]).tolist()
-        topics = self.topics
-        return tuple(TopicPartition(topics[t], p) for t, p in zip(topic_idx.tolist(), parts))
+        names = map(self.topics.__getitem__, topic_idx.tolist())
+        return tuple(map(_new_topic_partition, zip(names, parts)))
 
 
 @dataclass
@@ -92,6 +96,8 @@ class Claim:
     entry_topics: list[str] = field(default_factory=list)
     entry_sizes: list[int] = field(default_factory=list)
     partitions: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Layout topic index per entry when already known (batch decoding), -1 for unknown topics.
+    entry_topic_index: np.ndarray | None = None
 
     @classmethod
     def from_pairs(
@@ -130,12 +136,18 @@ class ResolvedOwnership:
 
 def _claim_global_ids(layout: TopicLayout, claim: Claim) -> np.ndarray:
     """The claim's valid partitions as global ids, first occurrence order; drops the rest with a warning."""
-    if not claim.entry_topics:
+    if claim.entry_topic_index is not None:
+        entry_topic = claim.entry_topic_index.copy()
+        subscribed = np.array([layout.index[t] for t in claim.subscribed if t in layout.index], dtype=np.int64)
+        entry_topic[(entry_topic >= 0) & ~np.isin(entry_topic, subscribed)] = -2
+    elif claim.entry_topics:
+        index = layout.index
+        entry_topic = np.array(
+            [index.get(t, -1) if t in claim.subscribed or t not in index else -2 for t in claim.entry_topics],
+            dtype=np.int64,
+        )
+    else:
         return np.zeros(0, dtype=np.int64)
-    index = layout.index
-    entry_topic = np.array(
-        [index.get(t, -1) if t in claim.subscribed or t not in index else -2 for t in claim.entry_topics], dtype=np.int64
-    )
     topic_idx = np.repeat(entry_topic, claim.entry_sizes)
     parts = claim.partitions
     known = topic_idx >= 0

@@ -18,8 +18,9 @@ topic names appear only in steps 1 and 5.
 
 from __future__ import annotations
 
+import gc
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from kassign.javaorder import java_string_key
 
 log = logging.getLogger("kassign.assignors.sticky")
 
-ClaimReader = Callable[[str, Subscription], Claim]
+ClaimReader = Callable[["GroupView"], list[Claim]]  # every member's claim, in view.members order
 
 
 class GroupView:
@@ -70,10 +71,9 @@ class GroupView:
         return rack_context(self.layout, self.member_racks(), self.partition_racks(), prefer_rack_aware)
 
 
-def previous_ownership(view: GroupView, read_claim: ClaimReader) -> ResolvedOwnership:
+def previous_ownership(view: GroupView, read_claims: ClaimReader) -> ResolvedOwnership:
     """Every member's claim, read the way its assignor reads it, settled in Kafka's walk order."""
-    claims = [read_claim(m, view.subscriptions[m]) for m in view.members]
-    return resolve_previous_owners(view.layout, claims)
+    return resolve_previous_owners(view.layout, read_claims(view))
 
 
 def _general_owner(view: GroupView, resolved: ResolvedOwnership, racks: RackContext | None) -> np.ndarray:
@@ -118,7 +118,7 @@ def _raw_transfers(view: GroupView, owner: np.ndarray) -> np.ndarray:
 def sticky_assign(
     cluster: Cluster,
     subscriptions: Mapping[str, Subscription],
-    read_claim: ClaimReader,
+    read_claims: ClaimReader,
     *,
     cooperative: bool,
     prefer_rack_aware: bool = False,
@@ -126,7 +126,7 @@ def sticky_assign(
     if not subscriptions:
         return {}
     view = GroupView(cluster, subscriptions)
-    resolved = previous_ownership(view, read_claim)
+    resolved = previous_ownership(view, read_claims)
     racks = view.racks(prefer_rack_aware)
     owner = None
     if view.same_subscriptions():
@@ -154,10 +154,15 @@ def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
     out: dict[str, Assignment] = {}
     bounds = np.concatenate([[start], start + np.cumsum(counts)])
     per_member = {m: by_member[bounds[i] : bounds[i + 1]] for i, m in enumerate(members)}
-    for member in view.subscriptions:
-        out[member] = Assignment(view.layout.materialize(per_member[member]))
+    # A million small tuples would trigger many useless cyclic-GC passes; none of them can form a cycle.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for member in view.subscriptions:
+            out[member] = Assignment(view.layout.materialize(per_member[member]))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     return out
 
 
-def owned_claim(member: str, subscription: Subscription, pairs: Sequence[tuple[str, int]], generation: int) -> Claim:
-    return Claim.from_pairs(member, generation, subscription.topics, pairs)

@@ -46,6 +46,10 @@ def read_subscription_claim(member: str, subscription: Subscription) -> Claim:
     return Claim.from_pairs(member, generation, subscription.topics, subscription.owned_partitions)
 
 
+def read_subscription_claims(view: GroupView) -> list[Claim]:
+    return [read_subscription_claim(m, view.subscriptions[m]) for m in view.members]
+
+
 class CooperativeStickyAssignor(ConsumerPartitionAssignor):
     name = "cooperative-sticky"
     supported_protocols = (COOPERATIVE, EAGER)
@@ -64,9 +68,9 @@ class CooperativeStickyAssignor(ConsumerPartitionAssignor):
 
     def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
         return sticky_assign(
-            cluster, subscriptions, read_subscription_claim, cooperative=True, prefer_rack_aware=self.prefer_rack_aware
+            cluster, subscriptions, read_subscription_claims, cooperative=True, prefer_rack_aware=self.prefer_rack_aware
         )
 
     def previous_ownership(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> ResolvedOwnership:
         """Who rightfully owned what before this rebalance, as this assignor settles it."""
-        return previous_ownership(GroupView(cluster, subscriptions), read_subscription_claim)
+        return previous_ownership(GroupView(cluster, subscriptions), read_subscription_claims)

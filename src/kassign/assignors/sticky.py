@@ -19,8 +19,8 @@ Example. C0, C1, C2 all subscribe to t0..t3, two partitions each::
 
 C0 and C2 keep all they had and share C1's three partitions.
 
-Hot path on integers: see ``_sticky_engine``; user data is decoded straight into
-int32 arrays per topic.
+Hot path on integers: see ``_sticky_engine``; every member's user data is decoded
+in one numba pass straight into integer arrays (``_sticky_userdata_batch``).
 """
 
 from __future__ import annotations
@@ -36,24 +36,40 @@ from kassign.assignors._sticky_userdata import (
     decode_sticky_user_data,
     encode_sticky_user_data,
 )
+from kassign.assignors._sticky_userdata_batch import BROKEN, OK_V1, decode_many
 from kassign.assignors.base import EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
 from kassign.cluster import Cluster
 
 log = logging.getLogger("kassign.assignors.sticky")
 
 
-def read_user_data_claim(member: str, subscription: Subscription) -> Claim:
-    """A member's claim from its StickyAssignor user data; unreadable bytes count as no history."""
-    data = subscription.user_data
-    if not data:
-        return Claim(member, DEFAULT_GENERATION, frozenset(subscription.topics))
-    try:
-        decoded = decode_sticky_user_data(data)
-    except UserDataError as err:
-        log.warning("ignoring unreadable sticky user data of member %s: %s", member, err)
-        return Claim(member, DEFAULT_GENERATION, frozenset(subscription.topics))
-    generation = DEFAULT_GENERATION if decoded.generation is None else decoded.generation
-    return Claim.from_chunks(member, generation, subscription.topics, decoded.chunks)
+def read_user_data_claims(view: GroupView) -> list[Claim]:
+    """Every member's claim from its StickyAssignor user data; unreadable bytes count as no history."""
+    subscriptions = [view.subscriptions[m] for m in view.members]
+    batch = decode_many([s.user_data for s in subscriptions], view.layout.topics)
+    claims = []
+    for i, (member, subscription) in enumerate(zip(view.members, subscriptions)):
+        topics = frozenset(subscription.topics)
+        if not subscription.user_data:
+            claims.append(Claim(member, DEFAULT_GENERATION, topics))  # a new member: no history
+            continue
+        if batch.status[i] == BROKEN:
+            try:
+                decode_sticky_user_data(subscription.user_data)  # only to say what is wrong
+                reason = "not readable"
+            except UserDataError as err:
+                reason = str(err)
+            log.warning("ignoring unreadable sticky user data of member %s: %s", member, reason)
+            claims.append(Claim(member, DEFAULT_GENERATION, topics))
+            continue
+        e0, e1 = batch.entry_offsets[i], batch.entry_offsets[i + 1]
+        p0, p1 = batch.part_offsets[i], batch.part_offsets[i + 1]
+        generation = int(batch.generation[i]) if batch.status[i] == OK_V1 else DEFAULT_GENERATION
+        claims.append(
+            Claim(member, generation, topics, entry_sizes=batch.entry_size[e0:e1],
+                  partitions=batch.partitions[p0:p1], entry_topic_index=batch.entry_topic[e0:e1])
+        )
+    return claims
 
 
 class StickyAssignor(ConsumerPartitionAssignor):
@@ -81,9 +97,9 @@ class StickyAssignor(ConsumerPartitionAssignor):
 
     def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
         return sticky_assign(
-            cluster, subscriptions, read_user_data_claim, cooperative=False, prefer_rack_aware=self.prefer_rack_aware
+            cluster, subscriptions, read_user_data_claims, cooperative=False, prefer_rack_aware=self.prefer_rack_aware
         )
 
     def previous_ownership(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> ResolvedOwnership:
         """Who rightfully owned what before this rebalance, as this assignor settles it."""
-        return previous_ownership(GroupView(cluster, subscriptions), read_user_data_claim)
+        return previous_ownership(GroupView(cluster, subscriptions), read_user_data_claims)
