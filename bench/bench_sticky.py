@@ -1,0 +1,195 @@
+"""Benchmark: sticky assignment of a big group with identical subscriptions, kassign vs kafka-python.
+
+Targets (issue #3): 1,000,000 partitions (500 topics x 2,000), 2,000 members, same
+subscriptions: fresh assignment under 1 s; the follow-up rebalance where every member
+re-joins owning its partitions under 1.5 s; peak memory under 2 GiB. Java's
+assignor takes about 0.2 s here; kafka-python is timed in a subprocess with a time
+cap, on a small group (for a ratio) and on the full group (usually "did not finish").
+
+    python bench/bench_sticky.py [--topics 500] [--partitions 2000] [--members 2000]
+                                 [--kafka-python-timeout 60] [--plot sticky.png]
+
+Times are the leader's ``assign`` call end to end: decoding every member's user data,
+settling claims, assigning, and building the ``TopicPartition`` objects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from types import SimpleNamespace
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from kassign.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kassign.assignors.sticky import StickyAssignor
+from kassign.cluster import Cluster
+
+
+def group(topics: int, partitions: int, members: int):
+    names = [f"topic-{i:04d}" for i in range(topics)]
+    return Cluster({t: partitions for t in names}), names, [f"consumer-{i:05d}" for i in range(members)]
+
+
+def best_of(repeats: int, fn):
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def peak_bytes(fn) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def kassign_cases(topics: int, partitions: int, members: int, repeats: int) -> dict[str, float]:
+    """Fresh, eager follow-up (history in user data) and cooperative follow-up (history in the subscription)."""
+    cluster, topic_names, member_names = group(topics, partitions, members)
+    sticky, cooperative = StickyAssignor(), CooperativeStickyAssignor()
+    fresh_subs = {m: sticky.subscription(topic_names) for m in member_names}
+    fresh_time, fresh = best_of(repeats, lambda: sticky.assign(cluster, fresh_subs))
+    eager_subs = {
+        m: sticky.subscription(topic_names, owned_partitions=fresh[m].partitions, generation=1) for m in member_names
+    }
+    eager_time, eager = best_of(repeats, lambda: sticky.assign(cluster, eager_subs))
+    assert all(eager[m].partitions == fresh[m].partitions for m in member_names), "follow-up moved partitions"
+    coop_subs = {
+        m: cooperative.subscription(topic_names, owned_partitions=fresh[m].partitions, generation=1)
+        for m in member_names
+    }
+    coop_time, _ = best_of(repeats, lambda: cooperative.assign(cluster, coop_subs))
+    return {"fresh": fresh_time, "follow-up (eager, user data)": eager_time, "follow-up (cooperative)": coop_time,
+            "_subs": (cluster, eager_subs)}
+
+
+def kafka_python_worker(topics: int, partitions: int, members: int) -> None:
+    """Run in a subprocess: kafka-python's StickyPartitionAssignor, fresh then follow-up; prints JSON."""
+    from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+    from kassign.assignors._sticky_userdata import encode_sticky_user_data
+
+    topic_names = [f"topic-{i:04d}" for i in range(topics)]
+    all_partitions = set(range(partitions))
+    cluster = SimpleNamespace(partitions_for_topic=lambda topic: all_partitions, topics=lambda: set(topic_names))
+
+    def join(user_data):
+        return [SimpleNamespace(member_id=f"consumer-{i:05d}",
+                                metadata=ConsumerProtocolSubscription(0, topic_names, user_data(i)))
+                for i in range(members)]
+
+    start = time.perf_counter()
+    fresh = StickyPartitionAssignor().assign(cluster, join(lambda i: b""))
+    fresh_time = time.perf_counter() - start
+    print(json.dumps({"fresh": fresh_time}), flush=True)
+    # Our encoder's bytes are Kafka's format, so kafka-python reads them as a Java member's.
+    owned = {m: [(tp.topic, tp.partition) for tp in a.partitions()] for m, a in fresh.items()}
+    members_again = join(lambda i: encode_sticky_user_data(owned[f"consumer-{i:05d}"], 1))
+    start = time.perf_counter()
+    StickyPartitionAssignor().assign(cluster, members_again)
+    print(json.dumps({"follow-up (eager, user data)": time.perf_counter() - start}), flush=True)
+
+
+def kafka_python(topics: int, partitions: int, members: int, timeout: float) -> dict[str, float | str]:
+    cmd = [sys.executable, __file__, "--kafka-python-worker", str(topics), str(partitions), str(members)]
+    results: dict[str, float | str] = {}
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout).stdout
+    except subprocess.TimeoutExpired as expired:
+        out = (expired.stdout or b"").decode() if isinstance(expired.stdout, bytes) else (expired.stdout or "")
+    for line in out.splitlines():
+        if line.startswith("{"):
+            results.update(json.loads(line))
+    for case in ("fresh", "follow-up (eager, user data)"):
+        results.setdefault(case, f"did not finish in {timeout:.0f} s")
+    return results
+
+
+def plot(rows, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{who}\n{case}" for who, size, case, t in rows if isinstance(t, float)]
+    values = [t for *_, t in rows if isinstance(t, float)]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    ax.barh(labels, values)
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds (log scale)")
+    ax.set_title("Sticky assignment, identical subscriptions")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> int:
+    if len(sys.argv) == 5 and sys.argv[1] == "--kafka-python-worker":
+        kafka_python_worker(*map(int, sys.argv[2:]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=500)
+    parser.add_argument("--partitions", type=int, default=2000, help="partitions per topic")
+    parser.add_argument("--members", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--small", default="20,100,100", help="topics,partitions,members where kafka-python can finish")
+    parser.add_argument("--kafka-python-timeout", type=float, default=60.0)
+    parser.add_argument("--plot", help="write a bar chart of the timings to this PNG")
+    args = parser.parse_args()
+    small = tuple(int(x) for x in args.small.split(","))
+    big = (args.topics, args.partitions, args.members)
+
+    console = Console()
+    kassign_cases(2, 3, 2, repeats=1)  # load numba's compiled kernels outside the timings
+    rows: list[tuple[str, str, str, float | str]] = []
+    peak = 0
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("benchmarking", total=5)
+        for size in (small, big):
+            label = f"{size[0] * size[1]:,} partitions, {size[2]:,} members"
+            timings = kassign_cases(*size, repeats=args.repeats)
+            cluster, eager_subs = timings.pop("_subs")
+            rows += [("kassign", label, case, t) for case, t in timings.items()]
+            progress.advance(task)
+            if size == big:
+                peak = peak_bytes(lambda: StickyAssignor().assign(cluster, eager_subs))
+                progress.advance(task)
+            rows += [("kafka-python", label, case, t)
+                     for case, t in kafka_python(*size, args.kafka_python_timeout).items()]
+            progress.advance(task)
+
+    table = Table(title="Sticky assignor, every member subscribed to every topic")
+    for column in ("implementation", "group", "case", "time"):
+        table.add_column(column)
+    for who, label, case, t in rows:
+        table.add_row(who, label, case, f"{t:.3f} s" if isinstance(t, float) else t)
+    console.print(table)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    console.print(f"peak traced memory of one follow-up assign on the big group: {peak / 2**20:.0f} MiB "
+                  f"(process max RSS {rss:.0f} MiB; target < 2048 MiB)")
+    ours = {case: t for who, label, case, t in rows if who == "kassign" and label.startswith(f"{small[0] * small[1]:,}")}
+    theirs = {case: t for who, label, case, t in rows if who == "kafka-python" and label.startswith(f"{small[0] * small[1]:,}")}
+    for case, t in theirs.items():
+        if isinstance(t, float):
+            console.print(f"small group, {case}: kassign is {t / ours[case]:.0f}x faster than kafka-python")
+    if args.plot:
+        plot(rows, args.plot)
+        console.print(f"plot written to {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
