@@ -6,6 +6,7 @@ import sys
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kassign.assignors import get_assignor
@@ -44,7 +45,8 @@ def _run_all(scenario: SimScenario, strategies: list[str], show_progress: bool) 
 
 def _print_events(run: StrategyRun) -> None:
     rows = [
-        [f"{r.at:g}", r.description, r.rounds, r.moved, r.revoked, round(r.unowned_partition_seconds, 2), r.spread, r.note]
+        [f"{r.at:g}", escape(r.description), r.rounds, r.moved, r.revoked, round(r.unowned_partition_seconds, 2), r.spread,
+         escape(r.note)]
         for r in run.records
     ]
     print_table(f"{run.strategy}: per event", ["at (s)", "event", "rounds", "moved", "revoked",

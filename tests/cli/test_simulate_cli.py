@@ -1,0 +1,56 @@
+"""`kassign simulate` as a user runs it: a real subprocess."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def kassign(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kassign.cli.main", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_json_compares_strategies_on_the_seed_story():
+    result = kassign("simulate", str(EXAMPLES / "seeds-sticky-vs-roundrobin.yaml"), "--strategies",
+                     "roundrobin,cooperative-sticky", "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    runs = {r["strategy"]: r for r in doc["strategies"]}
+    assert list(runs) == ["roundrobin", "cooperative-sticky"]
+    leave_rr = runs["roundrobin"]["events"][1]
+    leave_coop = runs["cooperative-sticky"]["events"][1]
+    assert leave_rr["description"] == "leave C1" and leave_rr["revoked"] == 8 and leave_rr["moved"] == 5
+    assert leave_coop["revoked"] == 3 and leave_coop["unowned_partition_seconds"] == 6.0
+    assert runs["roundrobin"]["totals"]["rebalances"] == 2
+
+
+def test_table_and_plots(tmp_path):
+    result = kassign("simulate", str(EXAMPLES / "seeds-different-subscriptions.yaml"), "--plot", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "roundrobin" in result.stdout and "sticky" in result.stdout and "unowned" in result.stdout
+    for name in ("moves.png", "unowned.png", "load-roundrobin.png", "load-sticky.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (tmp_path / "report.html").read_text()
+    assert base64.b64encode((tmp_path / "moves.png").read_bytes()).decode() in page
+    assert "http://" not in page and "https://" not in page
+
+
+def test_bad_input_exits_2_with_one_line():
+    for args in (["simulate", "missing.yaml"],
+                 ["simulate", str(EXAMPLES / "seeds-sticky-vs-roundrobin.yaml"), "--strategies", "nosuch"]):
+        result = kassign(*args)
+        assert result.returncode == 2
+        assert result.stderr.startswith("kassign: error:") and result.stderr.count("\n") == 1
+
+
+def test_every_example_scenario_runs():
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        result = kassign("simulate", str(path), "--json")
+        assert result.returncode == 0, f"{path.name}: {result.stderr}"
+        assert json.loads(result.stdout)["strategies"]
