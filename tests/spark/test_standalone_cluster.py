@@ -1,0 +1,106 @@
+"""The cluster path: a real Spark standalone master + worker on 127.0.0.1, the CLI run against it.
+
+Both JVMs come from pyspark's own bin/spark-class and are always stopped in teardown.
+The summary must equal the one the embedded local session produces for the same input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from kassign.spark.pipeline import PipelineOptions, run_pipeline
+from tests.spark.test_pipeline import write_input
+
+SPARK_HOME = Path(__import__("pyspark").__file__).parent
+KASSIGN = Path(sys.executable).with_name("kassign")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, SPARK_HOME=str(SPARK_HOME), SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1",
+               PYSPARK_PYTHON=sys.executable)
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    return env
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen([str(SPARK_HOME / "bin" / "spark-class"), *args], env=_env(),
+                            stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+
+
+def _alive_workers(ui_port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as response:
+            return int(json.load(response).get("aliveworkers", 0))
+    except (OSError, ValueError):
+        return 0
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory):
+    logs = tmp_path_factory.mktemp("standalone")
+    port, ui = free_port(), free_port()
+    started = []
+    try:
+        started.append(_start(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+                               "--webui-port", str(ui)], logs / "master.log"))
+        started.append(_start(["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                               "--port", str(free_port()), "--webui-port", str(free_port()), "--cores", "2",
+                               "--memory", "2g", "--work-dir", str(logs / "work"), f"spark://127.0.0.1:{port}"],
+                              logs / "worker.log"))
+        deadline = time.monotonic() + 60
+        while _alive_workers(ui) < 1:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in started):
+                pytest.fail("standalone cluster did not come up: " + (logs / "master.log").read_text()[-500:]
+                            + (logs / "worker.log").read_text()[-500:])
+            time.sleep(0.5)
+        yield f"spark://127.0.0.1:{port}", logs / "work"
+    finally:
+        for process in reversed(started):
+            _stop(process)
+
+
+def test_pipeline_on_a_standalone_cluster_matches_the_local_run(spark, standalone, tmp_path):
+    master, worker_dir = standalone
+    input_path = write_input(tmp_path / "records.jsonl")
+    common = ["--key-column", "key", "--size-column", "size", "--topic-column", "topic", "--partitions", "6",
+              "--members", "3", "--max-partitions", "10", "--brokers", "0:r1,1:r2,2:r1", "-r", "2"]
+    done = subprocess.run(
+        [str(KASSIGN), "pipeline", str(input_path), "--out", str(tmp_path / "cluster"), "--master", master,
+         "--conf", "spark.executor.memory=1g", "--conf", "spark.ui.showConsoleProgress=false", "--json", *common],
+        env=_env(), capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    on_cluster = json.loads(done.stdout.strip().splitlines()[-1])
+
+    local = run_pipeline(spark, PipelineOptions(
+        out=str(tmp_path / "local"), input=str(input_path), key_column="key", size_column="size",
+        topic_column="topic", partitions=6, members=3, max_partitions=10, brokers=[(0, "r1"), (1, "r2"), (2, "r1")],
+        replication_factor=2))
+    assert on_cluster == json.loads(json.dumps(local))
+    assert any(worker_dir.glob("app-*/*/stderr"))  # executors really ran on the worker
+    assert on_cluster["rows"]["accounted"] and (tmp_path / "cluster" / "report.html").exists()
