@@ -249,3 +249,28 @@ def test_vectorised_round_robin_matches_the_partition_by_partition_loop(counts, 
     _round_robin_loop(unassigned.tolist(), quotas_a, owner_a)
     _round_robin_blocks(unassigned, quotas_b, owner_b)
     assert owner_a.tolist() == owner_b.tolist()
+
+
+@st.composite
+def rack_groups(draw):
+    scenario = draw(uniform_groups())
+    racks = ["r0", "r1", "r2"]
+    for spec in scenario["members"].values():
+        spec["rack"] = draw(st.sampled_from([*racks, None]))
+    scenario["partition_racks"] = {
+        t: [draw(st.lists(st.sampled_from(racks), min_size=1, max_size=2, unique=True)) for _ in range(n)]
+        for t, n in scenario["topics"].items()
+    }
+    return scenario
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rack_groups(), st.sampled_from(["sticky", "cooperative-sticky"]))
+def test_rack_aware_uniform_assignment_stays_balanced(scenario, strategy):
+    got = kassign.assign(strategy, scenario)
+    counts = Counter(tp for v in got.values() for tp in v)
+    assert set(counts.values()) <= {1}
+    if strategy == "sticky":
+        assert len(counts) == sum(scenario["topics"].values())
+        sizes = [len(v) for v in got.values()]
+        assert max(sizes) - min(sizes) <= 1

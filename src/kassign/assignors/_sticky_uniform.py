@@ -9,9 +9,12 @@ partitions, and exactly ``N % M`` members get the extra one. The steps, as Kafka
    are sorted by partition number, then topic. Fewer than the minimum: keep them
    all. At least the maximum while extra slots remain: keep the maximum and take
    a slot. Otherwise keep the minimum; the rest are revoked.
+   When rack-aware, owned partitions with no replica on the member's rack are
+   given up too (a same-rack member may take them).
 2. Rack-aware only (KIP-881): walk the unassigned partitions, those whose racks
    host the fewest members first, and hand each to the next same-rack member still
-   under its quota, round robin; partitions no member's rack matches wait.
+   under its quota, round robin (then to same-rack members at the minimum while
+   extra slots remain); partitions no member's rack matches wait.
 3. Round robin the rest, partitions sorted by topic then partition, over the
    members still below the minimum (sorted by member id) until each reaches it,
    then one extra each to members at the minimum, in the order they got there.
@@ -20,6 +23,10 @@ Example. C0, C1, C2 subscribe to t0..t3 (2 partitions each). Fresh: C0 gets t0p0
 t1p1, t3p0; C1 gets t0p1, t2p0, t3p1; C2 gets t1p0, t2p1. C1 leaves; C0 keeps its
 three and C2 its two, then the round robin over [C0, C2] hands t0p1 to C0 (now at
 four, done), and t2p0, t3p1 to C2.
+
+For the cooperative protocol the result also lists the partitions in flight: those
+given up by one member and handed to another, and those claimed twice in one
+generation.
 
 Hot path on integers: partitions are global indexes (``TopicLayout``), members are
 indexes, ownership is one int32 array; without racks the round robin is built with
