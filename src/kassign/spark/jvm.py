@@ -35,12 +35,17 @@ def cache_dir() -> Path:
 
 
 def _spark_jars_dir() -> Path | None:
+    """Spark's own jars (to compile against): $SPARK_HOME/jars, else the pip-installed pyspark's."""
+    candidates = []
+    if os.environ.get("SPARK_HOME"):
+        candidates.append(Path(os.environ["SPARK_HOME"]) / "jars")
     try:
         import pyspark
+
+        candidates.append(Path(pyspark.__file__).parent / "jars")
     except ImportError:  # pragma: no cover - pyspark is a dependency
-        return None
-    jars = Path(pyspark.__file__).parent / "jars"
-    return jars if jars.is_dir() else None
+        pass
+    return next((c for c in candidates if c.is_dir()), None)
 
 
 def _jar_name() -> str:
