@@ -205,13 +205,14 @@ def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> Res
         contested[ids[tie]] = True
         for reason, mask in (("same", tie), ("newer", newer), ("older", older)):
             if mask.any():
-                _warn_conflict(reason, claim, [claims[o].member for o in np.unique(previous[mask])], int(mask.sum()))
+                others = ", ".join(claims[o].member for o in np.unique(previous[mask]).tolist())
+                _warn_conflict(reason, claim, others, int(mask.sum()))
     rightful = np.where(holds & ~contested, owner, NO_OWNER).astype(np.int32)
     owned = [ids[rightful[ids] == m] for m, ids in enumerate(claimed)]
     return ResolvedOwnership(layout, [c.member for c in claims], owned, np.flatnonzero(contested), rightful)
 
 
-def _warn_conflict(reason: str, claim: Claim, others: list[str], count: int) -> None:
+def _warn_conflict(reason: str, claim: Claim, others: str, count: int) -> None:
     if reason == "same":
         log.warning("members %s and %s claim %d partition(s) in the same generation %d; nobody keeps them",
                     claim.member, others, count, claim.generation)
