@@ -387,3 +387,22 @@ def test_end_to_end_sticky_never_worse_than_kafka() -> None:
         assert spread(our_loads) <= spread(their_loads)
         if our_loads == their_loads:
             assert moved(group, ours) <= moved(group, theirs)
+
+
+@pytest.mark.skipif(not _sticky_assignor_ready(), reason="kassign.assign('sticky', ...) is not available yet")
+def test_end_to_end_cooperative_sticky_never_worse_than_kafka() -> None:
+    """Through ``kassign.assign('cooperative-sticky', scenario)``: both rounds withhold moved partitions,
+    so each round is compared by its most balanced completion (oracle) and by partitions moved."""
+    import kassign
+
+    for line in load_vectors("assign-cooperative-sticky.jsonl"):
+        if "kafka_result" not in line:
+            continue
+        group, topics, members = scenario_group(line["scenario"])
+        ours = kafka_dict(kassign.assign("cooperative-sticky", line["scenario"]), topics, members)
+        theirs = kafka_dict(line["kafka_result"], topics, members)
+        our_loads, _, _ = oracle(group, fixed=ours)
+        their_loads, _, _ = oracle(group, fixed=theirs)
+        assert spread(our_loads) <= spread(their_loads), line["scenario"]
+        if our_loads == their_loads:
+            assert moved(group, ours) <= moved(group, theirs), line["scenario"]

@@ -271,13 +271,18 @@ def _solve(
     subscribed = np.unique(sub_topic)
     hub_of_topic[subscribed] = 1 + num_classes + np.arange(len(subscribed))
     next_node = 1 + num_classes + len(subscribed)
-    rack_node: dict[tuple[int, int], int] = {}
+    # Rack nodes: one per (topic, rack) pair that some subscriber of the topic sits on.
+    num_racks = int(racks.member_rack.max()) + 1 if use_racks else 0
+    rack_node_of = np.full((num_topics, max(num_racks, 1)), -1, np.int64)
     if use_racks:
-        for t, m in zip(sub_topic.tolist(), sub_member.tolist()):
-            r = int(racks.member_rack[m])
-            if r >= 0 and (t, r) not in rack_node:
-                rack_node[(t, r)] = next_node
-                next_node += 1
+        pair_rack = racks.member_rack[sub_member]
+        on_rack = pair_rack >= 0
+        keys = np.unique(sub_topic[on_rack] * num_racks + pair_rack[on_rack])
+        rack_node_of[keys // num_racks, keys % num_racks] = next_node + np.arange(len(keys))
+        next_node += len(keys)
+        set_has_rack = np.zeros((len(racks.rack_sets), num_racks), bool)
+        for sid, rack_set in enumerate(racks.rack_sets):
+            set_has_rack[sid, list(rack_set)] = True
     first_member = next_node
     num_nodes = first_member + num_members
 
@@ -289,33 +294,29 @@ def _solve(
     owned = np.flatnonzero(class_owner >= 0)
     owner_cost = 0
     if use_racks:
-        owner_cost = np.array(
-            [0 if racks.member_rack[class_owner[c]] in racks.rack_sets[class_set[c]] else 1 for c in owned.tolist()],
-            np.int64,
-        )
+        owner_rack = racks.member_rack[class_owner[owned]]
+        local = (owner_rack >= 0) & set_has_rack[class_set[owned], np.maximum(owner_rack, 0)]
+        owner_cost = np.where(local, 0, 1)
     class_arcs.append((net.add(class_nodes[owned], first_member + class_owner[owned], class_size[owned], owner_cost), owned, 0))
     if use_racks:
-        tails, heads, classes = [], [], []
-        for c in range(num_classes):
-            t = int(class_topic[c])
-            for r in sorted(racks.rack_sets[class_set[c]]):
-                node = rack_node.get((t, r))
-                if node is not None:
-                    tails.append(c + 1)
-                    heads.append(node)
-                    classes.append(c)
-        classes_arr = np.asarray(classes, np.int64)
-        class_arcs.append((net.add(np.asarray(tails), np.asarray(heads), class_size[classes_arr], sticky), classes_arr, 1))
+        reachable = set_has_rack[class_set] & (rack_node_of[class_topic] >= 0)
+        classes, rack = np.nonzero(reachable)  # by class, then rack
+        heads = rack_node_of[class_topic[classes], rack]
+        class_arcs.append((net.add(class_nodes[classes], heads, class_size[classes], sticky), classes, 1))
     all_classes = np.arange(num_classes, dtype=np.int64)
     hub_cost = sticky + (1 if use_racks else 0)
     class_arcs.append((net.add(class_nodes, hub_of_topic[class_topic], class_size, hub_cost), all_classes, 2))
     # Hub / rack node -> member arcs: each member reached from a hub holds what it gets from there.
     spread = [net.add(hub_of_topic[sub_topic], first_member + sub_member, counts[sub_topic], 0)]
-    if use_racks and rack_node:
-        pairs = [(node, t, m) for t, m in zip(sub_topic.tolist(), sub_member.tolist())
-                 if (node := rack_node.get((t, int(racks.member_rack[m])))) is not None]
-        nodes_arr, topics_arr, members_arr = (np.asarray(x, np.int64) for x in zip(*pairs))
-        spread.append(net.add(nodes_arr, first_member + members_arr, counts[topics_arr], 0))
+    if use_racks:
+        spread.append(
+            net.add(
+                rack_node_of[sub_topic[on_rack], pair_rack[on_rack]],
+                first_member + sub_member[on_rack],
+                counts[sub_topic[on_rack]],
+                0,
+            )
+        )
 
     tails, heads, caps, costs = net.arrays()
     start, head, cap, cost, rev, forward_pos = build_residual_csr(num_nodes, tails, heads, caps, costs)
