@@ -18,9 +18,10 @@ topic names appear only in steps 1 and 5.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -125,6 +126,17 @@ def sticky_assign(
 ) -> dict[str, Assignment]:
     if not subscriptions:
         return {}
+    with _no_cyclic_gc():
+        return _sticky_assign(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware)
+
+
+def _sticky_assign(
+    cluster: Cluster,
+    subscriptions: Mapping[str, Subscription],
+    read_claims: ClaimReader,
+    cooperative: bool,
+    prefer_rack_aware: bool,
+) -> dict[str, Assignment]:
     view = GroupView(cluster, subscriptions)
     resolved = previous_ownership(view, read_claims)
     racks = view.racks(prefer_rack_aware)
@@ -154,15 +166,21 @@ def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
     out: dict[str, Assignment] = {}
     bounds = np.concatenate([[start], start + np.cumsum(counts)])
     per_member = {m: by_member[bounds[i] : bounds[i + 1]] for i, m in enumerate(members)}
-    # A million small tuples would trigger many useless cyclic-GC passes; none of them can form a cycle.
-    gc_was_enabled = gc.isenabled()
+    for member in view.subscriptions:
+        out[member] = Assignment(view.layout.materialize(per_member[member]))
+    return out
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: building a million small tuples (none of them in a
+    cycle) would otherwise trigger full collections that rescan every object the caller holds."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for member in view.subscriptions:
-            out[member] = Assignment(view.layout.materialize(per_member[member]))
+        yield
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
-    return out
 
 
