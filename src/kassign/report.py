@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kassign.assignors._sticky_claims import Claim, TopicLayout, resolve_previous_owners
 from kassign.scenario import MemberSpec
 
 
@@ -27,24 +28,22 @@ class AssignmentReport:
         }
 
 
-def previous_owners(members: Mapping[str, MemberSpec]) -> dict[tuple[str, int], str]:
-    """Who rightfully owned each partition: on conflicting claims the highest generation wins (KIP-341)."""
-    owner: dict[tuple[str, int], tuple[int, str]] = {}
-    for member, spec in members.items():
-        for tp in spec.owned:
-            key = (tp[0], tp[1])
-            claim = owner.get(key)
-            if claim is None or spec.generation > claim[0]:
-                owner[key] = (spec.generation, member)
-    return {tp: member for tp, (_, member) in owner.items()}
+def previous_owners(topics: Mapping[str, int], members: Mapping[str, MemberSpec]) -> dict[tuple[str, int], str]:
+    """Who rightfully owned each partition, by the sticky assignors' rule (higher generation wins,
+    a same-generation tie goes to nobody, stale claims are dropped with a warning)."""
+    layout = TopicLayout(topics)
+    claims = [Claim.from_pairs(m, spec.generation, spec.topics, spec.owned) for m, spec in members.items()]
+    resolved = resolve_previous_owners(layout, claims)
+    owned = resolved.owned_partitions()
+    return {(t, p): member for member, partitions in owned.items() for t, p in partitions}
 
 
 def assignment_report(
-    assignment: Mapping[str, Sequence[tuple[str, int]]], members: Mapping[str, MemberSpec]
+    assignment: Mapping[str, Sequence[tuple[str, int]]], members: Mapping[str, MemberSpec], topics: Mapping[str, int]
 ) -> AssignmentReport:
     counts = {member: len(partitions) for member, partitions in assignment.items()}
     spread = (max(counts.values()) - min(counts.values())) if counts else 0
-    owners = previous_owners(members)
+    owners = previous_owners(topics, members)
     current = {tuple(tp): member for member, partitions in assignment.items() for tp in partitions}
     kept = sum(1 for tp, member in owners.items() if current.get(tp) == member)
     moved = sum(1 for tp, member in owners.items() if tp in current and current[tp] != member)

@@ -51,7 +51,7 @@ def command(strategy: str, options: tuple[str, ...], plot_path: str | None, repo
     """Assign the partitions of SCENARIO.json (or - for stdin) to its members with STRATEGY."""
     scenario = _read_scenario(scenario_path)
     result = assign(strategy, scenario, **_parse_options(options))
-    stats = assignment_report(result, scenario.members)
+    stats = assignment_report(result, scenario.members, scenario.topics)
     if plot_path:
         assignment_chart(result, plot_path, f"{strategy} assignment")
     if as_json:
