@@ -77,3 +77,16 @@ def test_bad_arguments_are_one_line_errors(spark):
         kafka_partition("key", 3, engine="gpu")
     with pytest.raises(KassignError, match="column name or a Column"):
         kafka_partition(42, 3)
+
+
+def test_auto_falls_back_to_arrow_when_no_jar_can_be_built(spark, monkeypatch):
+    from kassign.spark import partition
+
+    monkeypatch.setenv("KASSIGN_NO_JVM_UDF", "1")  # what a machine without javac looks like to udf_jar()
+    monkeypatch.setattr(partition, "_jvm_sessions", {})
+    assert engine_in_use(spark) == "arrow"
+    column = kafka_partition("key", 5)
+    assert "kassign_murmur2" not in str(column)
+    df = spark.createDataFrame([("k1",), (None,), ("ключ",)], "key string")
+    assert [r.p for r in df.select(column.alias("p")).collect()] == [
+        partition_for_key(b"k1", 5), None, partition_for_key("ключ".encode(), 5)]

@@ -167,7 +167,8 @@ def test_bad_input_is_a_one_line_error(spark, tmp_path, run):
         (options(input_path, tmp_path, key_column="nope"), "--key-column 'nope' is not a column"),
         (options(input_path, tmp_path, size_column="weight"), "--size-column 'weight' is not a column"),
         (options(input_path, tmp_path, key_column="size"), "has type bigint; keys must be string or binary"),
-        (options(tmp_path / "missing.parquet", tmp_path), "cannot read parquet input"),
+        (options(tmp_path / "missing.parquet", tmp_path), "cannot read input .*: no such file or directory"),
+        (options(f"file://{tmp_path}/missing.parquet", tmp_path), "cannot read parquet input .*PATH_NOT_FOUND"),
         (options(input_path, tmp_path, null_key_model="random"), "--null-keys must be one of"),
         (options(input_path, tmp_path, replication_factor=9), "--replication-factor must be between"),
     ]

@@ -249,7 +249,14 @@ def _scenario(opts: PipelineOptions, topics: Sequence[str]) -> tuple[dict, dict[
     return {"topics": counts, "members": members}, counts
 
 
+def _is_local_path(path: str) -> bool:
+    return "://" not in path and not path.startswith("file:") and not any(c in path for c in "*?[{")
+
+
 def check_options(opts: PipelineOptions) -> None:
+    """Everything that can be judged before Spark starts (a cluster session is costly to open for nothing)."""
+    if opts.input is not None and _is_local_path(opts.input) and not Path(opts.input).exists():
+        raise KassignError(f"cannot read input {opts.input!r}: no such file or directory")
     if opts.partitions < 1:
         raise KassignError(f"--partitions must be >= 1, got {opts.partitions}")
     if opts.max_partitions < 1 or opts.max_partitions > 4096:

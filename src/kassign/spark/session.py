@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from kassign.errors import KassignError
 from kassign.spark import jvm
+
+LOG_CONFIG = Path(__file__).with_name("log4j2-kassign.properties")
 
 
 def parse_conf(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
@@ -28,6 +32,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     """Get or create the session: ``local[*]`` unless ``master`` or an outer spark-submit says otherwise."""
     # Executors must run the same Python as the driver (our Arrow UDF imports kassign).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # PySpark 4.x warns on every pandas 3 import although the Arrow paths we use work; keep stderr readable.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     builder = SparkSession.builder.appName(app_name)
     settings = {
         "spark.ui.showConsoleProgress": "true",
@@ -48,6 +54,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     if jar is not None:
         jars = [j for j in (user_conf.pop("spark.jars", ""), ) if j] + [jar.as_posix()]
         settings["spark.jars"] = ",".join(jars)
+    if LOG_CONFIG.exists() and "spark.driver.extraJavaOptions" not in user_conf:
+        # Applies when PySpark launches the driver JVM itself (not under spark-submit).
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
     settings.update(user_conf)
     for key, value in settings.items():
         builder = builder.config(key, value)

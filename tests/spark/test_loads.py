@@ -1,0 +1,79 @@
+"""Driver-side stages on hand-made partition loads (no Spark): consumers, brokers, rebalance, sweep verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+import kassign
+from kassign.errors import KassignError
+from kassign.spark import loads as stage
+from kassign.spark.pipeline import PipelineOptions, _scenario
+
+LOADS = {("t", p): (10 * (p + 1), 1000 * (p + 1)) for p in range(6)}  # partition p: 10(p+1) records, 1000(p+1) bytes
+SCENARIO = {"topics": {"t": 6}, "members": {"a": {"topics": ["t"]}, "b": {"topics": ["t"]}, "c": {"topics": ["t"]}}}
+
+
+def test_consumer_load_sums_each_members_partitions():
+    result = stage.consumer_load(SCENARIO, ["range", "load-aware"], LOADS)
+    assert result["range"]["members"] == {  # range: a gets p0-1, b p2-3, c p4-5
+        "a": {"partitions": 2, "records": 30, "bytes": 3000},
+        "b": {"partitions": 2, "records": 70, "bytes": 7000},
+        "c": {"partitions": 2, "records": 110, "bytes": 11000},
+    }
+    assert result["range"]["bytes_spread"] == {"max_minus_min": 8000, "max_over_mean": round(11000 / 7000, 4)}
+    assert sorted(m["bytes"] for m in result["load-aware"]["members"].values()) == [7000, 7000, 7000]
+    assert result["load-aware"]["records"] == sum(r for r, _ in LOADS.values())
+
+
+def test_rebalance_cost_counts_what_changes_owner():
+    consumers = stage.consumer_load(SCENARIO, ["range", "roundrobin"], LOADS)
+    cost = stage.rebalance_cost(SCENARIO, consumers, LOADS)
+    # range without c: a p0-2, b p3-5. Before: a p0-1, b p2-3, c p4-5 -> p2, p4, p5 change owner.
+    assert cost["range"]["member_leaves"] == {"member": "c", "partitions": 3, "bytes": 3000 + 5000 + 6000,
+                                              "records": 30 + 50 + 60, "forced_partitions": 2}
+    joined = {**SCENARIO["members"], "joiner": {"topics": ["t"]}}
+    after = kassign.assign("range", {"topics": {"t": 6}, "members": joined})
+    before_owner = {tuple(tp): m for m, tps in consumers["range"]["assignment"].items() for tp in tps}
+    moved = [tp for m, tps in after.items() for tp in tps if before_owner[tp] != m]
+    assert cost["range"]["member_joins"]["partitions"] == len(moved)
+
+
+def test_cooperative_rebalance_runs_until_revoked_partitions_find_an_owner():
+    consumers = stage.consumer_load(SCENARIO, ["cooperative-sticky"], LOADS)
+    cost = stage.rebalance_cost(SCENARIO, consumers, LOADS)["cooperative-sticky"]
+    assert cost["member_joins"]["partitions"] == 1  # 6 partitions, 4 members: the joiner takes 1 (2 rounds)
+    assert cost["member_leaves"]["partitions"] == cost["member_leaves"]["forced_partitions"] == 2
+
+
+def test_broker_load_matches_kafkas_placement():
+    brokers = [(0, "r1"), (1, "r2"), (2, "r1")]
+    result = stage.broker_load(brokers, {"t": 6}, 2, LOADS, seed=5)
+    placement = kassign.assign_replicas(brokers, 6, 2, seed=5)
+    for broker, row in result["brokers"].items():
+        assert row["leader_bytes"] == sum(LOADS[("t", p)][1] for p, r in placement.items() if r[0] == int(broker))
+        assert row["replica_bytes"] == sum(LOADS[("t", p)][1] for p, r in placement.items() if int(broker) in r)
+    assert result["racks"]["r1"]["leader_bytes"] + result["racks"]["r2"]["leader_bytes"] == 21000
+
+
+def test_sweep_verdict_picks_the_first_count_under_target():
+    verdict = stage.sweep_verdict([(1, 100, 1), (2, 70, 2), (3, 40, 3), (4, 30, 4)], 100, 0.45)
+    assert verdict["recommended_partitions"] == 3
+    assert [c["skew"] for c in verdict["curve"]] == [1.0, 1.4, 1.2, 1.2]
+    assert stage.sweep_verdict([(1, 100, 1)], 100, 0.5)["recommended_partitions"] is None
+    with pytest.raises(KassignError):
+        stage.sweep_verdict([], 1, 0)
+
+
+def test_a_scenario_file_sets_members_and_partition_counts():
+    scenario = {"topics": {"events": 4}, "members": {"x": {"topics": ["events"]}, "y": {"topics": ["events"]}}}
+    doc, counts = _scenario(PipelineOptions(out="-", scenario=scenario, partitions=12), ["events", "other"])
+    assert counts == {"events": 4, "other": 12}
+    assert list(doc["members"]) == ["x", "y"]
+    doc, counts = _scenario(PipelineOptions(out="-", members=2, partitions=3), ["events"])
+    assert doc == {"topics": {"events": 3}, "members": {"consumer-0": {"topics": ["events"]},
+                                                        "consumer-1": {"topics": ["events"]}}}
+
+
+def test_unavailable_strategies_are_skipped_with_the_reason():
+    usable, skipped = stage.available_strategies(["range", "no-such-strategy"])
+    assert usable == ["range"] and "no-such-strategy" in skipped
