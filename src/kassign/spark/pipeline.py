@@ -11,6 +11,9 @@ Stages (each written as Parquet under ``out``):
 6. rebalance_cost: what moves when a member leaves and when one joins.
 
 The driver only ever collects per-partition (or per partition count) aggregates.
+Data layout: per-record work stays in Spark columns (key bytes, int32 partitions, int64
+sizes); the Python pieces that touch rows (null-key producers, the sweep) get Arrow
+batches and work on numpy integer arrays.
 """
 
 from __future__ import annotations

@@ -39,7 +39,10 @@ def chart_sweep(summary: Mapping[str, Any]) -> str:
     fig, ax = plt.subplots(figsize=(9, 3.2))
     for topic, sweep in summary["sweep"].items():
         curve = sweep["curve"]
-        ax.plot([c["partitions"] for c in curve], [c["skew"] for c in curve], marker=".", label=topic)
+        line, = ax.plot([c["partitions"] for c in curve], [c["skew"] for c in curve], marker=".", label=topic)
+        if sweep["recommended_partitions"]:
+            ax.axvline(sweep["recommended_partitions"], color=line.get_color(), linestyle="--", linewidth=0.8,
+                       label=f"{topic}: smallest count with hottest <= {sweep['target_share']:.0%}")
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xlabel("partition count")
     ax.set_ylabel("skew (hottest / mean)")
@@ -60,7 +63,7 @@ def chart_members(summary: Mapping[str, Any]) -> str:
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(strategies))], strategies)
     ax.set_ylabel("MiB")
     ax.set_title("Bytes per consumer, by strategy")
-    ax.legend(fontsize=7, ncol=4)
+    ax.legend(fontsize=7, ncol=min(6, max(1, len(members))), loc="upper center", bbox_to_anchor=(0.5, -0.1))
     return _png(fig)
 
 
