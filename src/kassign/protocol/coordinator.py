@@ -27,6 +27,7 @@ the Java iteration order is computed only when an order is needed.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -76,6 +77,7 @@ class GroupCoordinator:
     protocol: str | None = None
     assignments: dict[str, bytes] = field(default_factory=dict)
     _largest_size: int = 0
+    _support: Counter[str] | None = None
 
     # -- membership
 
@@ -88,13 +90,22 @@ class GroupCoordinator:
                 return record.member_id
         return None
 
+    def _strategy_support(self) -> Counter[str]:
+        """How many members list each strategy; kept up to date by join/remove, since every join checks it."""
+        if self._support is None:
+            self._support = Counter(name for r in self.members.values() for name in set(r.strategy_names()))
+        return self._support
+
     def check_supports(self, member_id: str, strategies: Sequence[str]) -> None:
         if not strategies:
             raise InconsistentGroupProtocolError(f"member {member_id!r} lists no assignment strategy")
-        others = [r for m, r in self.members.items() if m != member_id]
+        record = self.members.get(member_id)
+        others = len(self.members) - (record is not None)
         if not others:
             return
-        if not any(all(s in r.strategy_names() for r in others) for s in strategies):
+        own = set(record.strategy_names()) if record is not None else set()
+        support = self._strategy_support()
+        if not any(support[s] - (s in own) == others for s in strategies):
             group_names = sorted(self.candidate_protocols(exclude=member_id))
             raise InconsistentGroupProtocolError(
                 f"INCONSISTENT_GROUP_PROTOCOL: member {member_id!r} lists [{', '.join(strategies)}] but the group's "
@@ -105,6 +116,10 @@ class GroupCoordinator:
         """A JoinGroup request: admit a new member or record a known member's new metadata."""
         self.check_supports(member_id, [name for name, _ in protocols])
         record = self.members.get(member_id)
+        support = self._strategy_support()
+        if record is not None:
+            support.subtract(set(record.strategy_names()))
+        support.update({name for name, _ in protocols})
         if record is None:
             self.members[member_id] = MemberRecord(member_id, instance_id, list(protocols))
             self._largest_size = max(self._largest_size, len(self.members))
@@ -115,8 +130,10 @@ class GroupCoordinator:
 
     def remove(self, member_id: str) -> None:
         """LeaveGroup, or a session that expired."""
-        if self.members.pop(member_id, None) is None:
+        record = self.members.pop(member_id, None)
+        if record is None:
             return
+        self._strategy_support().subtract(set(record.strategy_names()))
         self.assignments.pop(member_id, None)
         if self.leader == member_id:
             order = self.member_order()

@@ -35,8 +35,10 @@ one ``struct`` call per topic, never one call per partition.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 
 from kassign.assignors.base import Assignment, Subscription, TopicPartition
 from kassign.errors import KassignError
@@ -46,6 +48,8 @@ LATEST_VERSION = 3
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _MAX_STRING_BYTES = 0x7FFF
+# A TopicPartition from a (topic, partition) pair without NamedTuple's argument parsing: decoding is a hot path.
+_new_topic_partition = functools.partial(tuple.__new__, TopicPartition)
 
 
 class WireFormatError(KassignError):
@@ -121,8 +125,10 @@ def encode_subscription(subscription: Subscription, version: int = LATEST_VERSIO
         out.string(topic, "subscribed topic")
     out.nullable_bytes(subscription.user_data)
     if version >= 1:
-        owned = sorted(subscription.owned_partitions, key=lambda tp: (java_string_key(tp[0]), tp[1]))
-        out.topic_partitions(_group_in_first_seen_order(owned), "owned partition")
+        # Sorted by topic (Java order) then partition: group first, so the Java key is computed per topic only.
+        groups = _group_in_first_seen_order(subscription.owned_partitions)
+        owned = sorted(((topic, sorted(parts)) for topic, parts in groups), key=lambda group: java_string_key(group[0]))
+        out.topic_partitions(owned, "owned partition")
     if version >= 2:
         out.int32(subscription.generation)
     if version >= 3:
@@ -203,7 +209,8 @@ class _Reader:
         result: list[TopicPartition] = []
         for _ in range(self.count(field)):
             topic = self.string(f"{field} topic")
-            result.extend(TopicPartition(topic, p) for p in self.int32_array(f"{field} partitions of {topic!r}"))
+            partitions = self.int32_array(f"{field} partitions of {topic!r}")
+            result.extend(map(_new_topic_partition, zip(repeat(topic, len(partitions)), partitions)))
         return result
 
     def version(self) -> int:
