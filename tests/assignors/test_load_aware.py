@@ -48,6 +48,13 @@ def test_overloaded_owner_keeps_its_heaviest_partition_and_releases_the_rest():
     assert kassign.assign("load-aware", scenario, partition_loads=EXAMPLE_LOADS)["C0"] == [("t0", 0)]
 
 
+def test_refinement_swaps_what_heaviest_first_placement_gets_wrong():
+    # Heaviest-first alone: C0 = 3+2+2 = 7, C1 = 3+2 = 5. Swapping a 3 for a 2 gives 6 and 6.
+    loads = {("t0", p): w for p, w in enumerate([3, 3, 2, 2, 2])}
+    result = kassign.assign("load-aware", _scenario(2, {"t0": 5}), partition_loads=loads)
+    assert sorted(_member_loads(result, loads).values()) == [6, 6]
+
+
 def test_without_loads_it_balances_partition_counts():
     result = kassign.assign("load-aware", _scenario(3, {"t0": 7, "t1": 2}))
     assert sorted(len(v) for v in result.values()) == [3, 3, 3]

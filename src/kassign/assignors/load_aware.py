@@ -12,6 +12,10 @@ fair share is ``total load x its capacity / sum of capacities``.
 2. Balance: every other partition, heaviest first, goes to the subscribed member
    whose ``(load + weight) / capacity`` would be smallest; ties go to the member
    with fewer partitions, then to the first in Kafka's member order.
+3. Refine: while the busiest member can hand one of the partitions placed in step 2
+   to another subscriber, or swap it for a lighter one placed in step 2, so that
+   both end below its current load and neither below the group's least busy member,
+   the best such move is made. Kept partitions never move in this step.
 
 Example. Members C0 and C1 subscribe to t0, whose 4 partitions weigh [8, 4, 2, 2]::
 
@@ -161,7 +165,10 @@ class LoadAwareAssignor(AbstractPartitionAssignor):
         count = np.zeros(len(members), dtype=np.int64)
         limits = weights.sum() * capacities / capacities.sum() * (1 + self.tolerance) if members else capacities
         self._keep_owned(claims, weights, owner, load, count, limits)
-        self._balance_rest(members, subscriptions, topic_of, weights, capacities, owner, load, count)
+        kept = owner >= 0
+        eligible = self._eligible(members, subscriptions, topic_of)
+        self._balance_rest(eligible, topic_of, weights, capacities, owner, load, count)
+        self._refine(eligible, topic_of, weights, capacities, owner, load, kept)
 
         out: dict[str, list[TopicPartition]] = {member: [] for member in subscriptions}
         for i, m in enumerate(owner):
@@ -181,13 +188,15 @@ class LoadAwareAssignor(AbstractPartitionAssignor):
                 count[m] += 1
 
     @staticmethod
-    def _balance_rest(members: list[str], subscriptions: Mapping[str, Subscription], topic_of: list[str],
-                      weights: np.ndarray, capacities: np.ndarray, owner: np.ndarray,
-                      load: np.ndarray, count: np.ndarray) -> None:
-        eligible: dict[str, np.ndarray] = {}
-        for topic in set(topic_of):
-            eligible[topic] = np.array(
-                [m for m, member in enumerate(members) if topic in subscriptions[member].topics], dtype=np.int64)
+    def _eligible(members: list[str], subscriptions: Mapping[str, Subscription],
+                  topic_of: list[str]) -> dict[str, np.ndarray]:
+        """Topic -> indexes of the members subscribing to it."""
+        return {topic: np.array([m for m, member in enumerate(members) if topic in subscriptions[member].topics],
+                                dtype=np.int64) for topic in set(topic_of)}
+
+    @staticmethod
+    def _balance_rest(eligible: Mapping[str, np.ndarray], topic_of: list[str], weights: np.ndarray,
+                      capacities: np.ndarray, owner: np.ndarray, load: np.ndarray, count: np.ndarray) -> None:
         free = np.flatnonzero(owner < 0)
         for i in free[np.lexsort((free, -weights[free]))]:
             candidates = eligible[topic_of[i]]
@@ -199,3 +208,46 @@ class LoadAwareAssignor(AbstractPartitionAssignor):
             owner[i] = best
             load[best] += weights[i]
             count[best] += 1
+
+    @staticmethod
+    def _refine(eligible: Mapping[str, np.ndarray], topic_of: list[str], weights: np.ndarray, capacities: np.ndarray,
+                owner: np.ndarray, load: np.ndarray, kept: np.ndarray, max_rounds: int | None = None) -> None:
+        """Greedy placement can leave the busiest member above what one move or swap would fix; fix that."""
+        movable = ~kept & (owner >= 0)
+        # Each round lowers the busiest member's load; the cap bounds the cost on huge groups.
+        rounds = max_rounds if max_rounds is not None else min(4 * int(movable.sum()) + 1, 500)
+        for _ in range(rounds):
+            relative = load / capacities
+            busiest = int(np.argmax(relative))
+            ceiling, floor = relative[busiest], relative.min()
+            best_gain, best_move = 1e-12 * max(ceiling, 1.0), None
+            for i in np.flatnonzero(movable & (owner == busiest)):
+                others = eligible[topic_of[i]]
+                others = others[others != busiest]
+                if others.size == 0:
+                    continue
+                # Hand partition i over (j = -1) or swap it for a lighter movable j of the same topic's subscribers.
+                swaps = np.flatnonzero(movable & np.isin(owner, others) & (weights < weights[i]))
+                if swaps.size:  # the busiest member must subscribe to what it takes back
+                    swaps = swaps[[busiest in eligible[topic_of[j]] for j in swaps]]
+                targets = np.concatenate([others, owner[swaps]])
+                deltas = np.concatenate([np.full(others.size, weights[i]), weights[i] - weights[swaps]])
+                picks = np.concatenate([np.full(others.size, -1), swaps])
+                new_busiest = (load[busiest] - deltas) / capacities[busiest]
+                new_target = (load[targets] + deltas) / capacities[targets]
+                worst = np.maximum(new_busiest, new_target)
+                ok = (worst < ceiling) & (np.minimum(new_busiest, new_target) >= floor)
+                if not ok.any():
+                    continue
+                gain = np.where(ok, ceiling - worst, -np.inf)
+                k = int(np.argmax(gain))
+                if gain[k] > best_gain:
+                    best_gain, best_move = gain[k], (int(i), int(targets[k]), int(picks[k]), float(deltas[k]))
+            if best_move is None:
+                return
+            i, target, j, delta = best_move
+            owner[i] = target
+            if j >= 0:
+                owner[j] = busiest
+            load[busiest] -= delta
+            load[target] += delta
