@@ -16,6 +16,7 @@ import time
 
 import pandas as pd
 from pyspark.sql import functions as F
+from rich.progress import Progress
 
 from kassign.spark import kafka_partition, spark_session
 
@@ -74,9 +75,13 @@ def main() -> None:
     print(f"rows={args.rows:,} (kafka-python: {args.slow_rows:,}), partitions={PARTITIONS}, "
           f"cores={spark.sparkContext.defaultParallelism}, best of {args.repeat}")
     results = {}
-    for name, _, build, rows in cases:
-        seconds = _best_seconds(build, args.repeat)
-        results[name] = rows / seconds
+    with Progress(transient=True) as progress:
+        task = progress.add_task("benchmarking", total=len(cases))
+        for name, _, build, rows in cases:
+            progress.update(task, description=name)
+            seconds = _best_seconds(build, args.repeat)
+            results[name] = rows / seconds
+            progress.advance(task)
     baseline = results["spark hash()"]
     for name, rate in results.items():
         print(f"{name:34s} {rate / 1e6:9.2f} M rows/s   {100 * rate / baseline:6.1f}% of hash()")
