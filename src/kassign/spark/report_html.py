@@ -92,8 +92,8 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 
 def render(summary: Mapping[str, Any]) -> str:
     rows = summary["rows"]
-    sections = [f"<h1>kassign pipeline</h1><p>input: {html.escape(str(summary['input']))}; engine: {summary['engine']}; "
-                f"null keys: {html.escape(str(summary['null_key_model']))}</p>",
+    sections = [f"<h1>kassign pipeline</h1><p>input: {_describe(summary['input'])}; partitioning engine: "
+                f"{html.escape(str(summary['engine']))}; null keys: {_describe(summary['null_key_model'])}</p>",
                 "<h2>Rows</h2>" + _table(["stage", "rows"], [["input", rows["input"]]]
                                          + [[f"set aside: {k}", v] for k, v in rows["set_aside"].items()]
                                          + [[k, v] for k, v in rows["per_stage"].items()])
@@ -115,3 +115,10 @@ def render(summary: Mapping[str, Any]) -> str:
 
 def write_report(summary: Mapping[str, Any], path: Path) -> None:
     Path(path).write_text(render(summary), encoding="utf-8")
+
+
+def _describe(value: object) -> str:
+    """``{'kind': 'sample', 'rows': 3}`` as ``kind sample, rows 3``, escaped for HTML."""
+    if isinstance(value, dict):
+        return html.escape(", ".join(f"{k.replace('_', ' ')} {v}" for k, v in value.items()))
+    return html.escape(str(value))
