@@ -153,14 +153,19 @@ def parse_scenario(doc: Any) -> Scenario:
     return Scenario(topics=topics, members=members, partition_racks=partition_racks)
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and check a scenario JSON file."""
+def read_scenario_text(path: str | Path) -> str:
+    """A scenario file's text, or a ScenarioError saying why it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except OSError as err:
         raise ScenarioError(f"cannot read scenario file {str(path)!r}: {err.strerror or err}") from None
     except UnicodeDecodeError:
         raise ScenarioError(f"scenario file {str(path)!r} is not UTF-8 text") from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and check a scenario JSON file."""
+    text = read_scenario_text(path)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as err:

@@ -36,7 +36,6 @@ def test_eager_member_revokes_everything_before_joining():
 
 
 def test_cooperative_join_takes_two_rounds_and_only_moving_partitions_are_revoked():
-    pytest.importorskip("kassign.assignors.cooperative_sticky", reason="cooperative-sticky not written yet")
     coordinator, members = group("cooperative-sticky", names=("C0", "C1"))
     run_rebalance(coordinator, members, CLUSTER)
     before = owners(members)
@@ -101,7 +100,6 @@ def test_broadcast_shares_partitions_on_purpose_and_is_not_flagged():
 
 
 def test_mixed_group_upgrading_to_cooperative_stays_safe():
-    pytest.importorskip("kassign.assignors.cooperative_sticky", reason="cooperative-sticky not written yet")
     coordinator = GroupCoordinator()
     members = {
         "C0": GroupMember("C0", T, ["cooperative-sticky", "range"]),  # eager: range cannot cooperate

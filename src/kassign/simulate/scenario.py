@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 
 from kassign.errors import ScenarioError
+from kassign.scenario import read_scenario_text
 
 EVENT_FIELDS: dict[str, tuple[set[str], set[str]]] = {
     # type: (required fields, optional fields) besides `at` and `type`
@@ -261,12 +262,7 @@ def parse_sim_scenario(doc: Any) -> SimScenario:
 
 def load_sim_scenario(path: str | Path) -> SimScenario:
     """Read and check a scenario file (YAML or JSON)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise ScenarioError(f"cannot read scenario file {str(path)!r}: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"scenario file {str(path)!r} is not UTF-8 text") from None
+    text = read_scenario_text(path)
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as err:
