@@ -9,7 +9,8 @@ partitions that change owner are withheld for a round. Everything else runs here
 2. settle previous ownership with ``resolve_previous_owners``;
 3. same subscriptions everywhere: Kafka's constrained algorithm (``_sticky_uniform``);
    otherwise the optimal general algorithm (``_sticky_optimal.assign_general``);
-4. cooperative: withhold every partition another member must first give up;
+4. cooperative: withhold every partition another member must first give up (general path: first
+   pick, among equally optimal targets, one whose current round is most even, ``_sticky_round``);
 5. only now build ``TopicPartition`` objects.
 
 Hot path on integers: one int32 owner array for the whole group; member ids and
@@ -33,6 +34,7 @@ from kassign.assignors._sticky_claims import (
     resolve_previous_owners,
 )
 from kassign.assignors._sticky_javamap import java_hashmap_order
+from kassign.assignors._sticky_round import even_out_round
 from kassign.assignors._sticky_uniform import RackContext, StickyInvariantError, assign_uniform, rack_context
 from kassign.assignors.base import Assignment, Subscription, subscribed_partition_counts
 from kassign.cluster import Cluster
@@ -103,17 +105,51 @@ def _general_owner(view: GroupView, resolved: ResolvedOwnership, racks: RackCont
     return np.concatenate([np.asarray(a, dtype=np.int32) for a in per_topic])
 
 
-def _raw_transfers(view: GroupView, owner: np.ndarray) -> np.ndarray:
+def _raw_claims(view: GroupView) -> list[np.ndarray]:
+    """Per member (view order), the global ids of the partitions its subscription lists as owned."""
+    return [view.layout.global_ids(view.subscriptions[member].owned_partitions) for member in view.members]
+
+
+def _raw_transfers(view: GroupView, owner: np.ndarray, claims: list[np.ndarray] | None = None) -> np.ndarray:
     """Partitions given to a member that did not list them while some lister loses them (raw owned lists)."""
     kept = np.zeros(view.layout.total, dtype=bool)
     given_up = np.zeros(view.layout.total, dtype=bool)
-    for m, member in enumerate(view.members):
-        ids = view.layout.global_ids(view.subscriptions[member].owned_partitions)
+    for m, ids in enumerate(_raw_claims(view) if claims is None else claims):
         if len(ids):
             mine = owner[ids] == m
             kept[ids[mine]] = True
             given_up[ids[~mine]] = True
     return np.flatnonzero((owner != NO_OWNER) & ~kept & given_up)
+
+
+def _cooperative_general(view: GroupView, owner: np.ndarray, racks: RackContext | None) -> tuple[np.ndarray, np.ndarray]:
+    """The optimal target, evened out for this round (``_sticky_round``), and what it withholds."""
+    claims = _raw_claims(view)
+    transferring = _raw_transfers(view, owner, claims)
+    if len(transferring) == 0:
+        return owner, transferring
+    layout = view.layout
+    listed = np.zeros(layout.total, dtype=bool)
+    listers: dict[int, set[int]] = {}
+    for m, ids in enumerate(claims):
+        listed[ids] = True
+        for p in ids.tolist():
+            listers.setdefault(p, set()).add(m)
+    subscribed = [frozenset(layout.index[t] for t in view.subscriptions[m].topics if t in layout.index)
+                  for m in view.members]
+    rack_local = None
+    if racks is not None:
+        member_racks = view.member_racks()
+        partition_racks = view.partition_racks()
+
+        def rack_local(p: int, m: int) -> bool:
+            t = int(layout.topic_of[p])
+            rack = member_racks[m]
+            return rack is not None and rack in partition_racks[t][p - int(layout.offsets[t])]
+
+    evened = even_out_round(owner, transferring, listed, lambda p: listers.get(p, frozenset()), layout.topic_of,
+                            subscribed, rack_local)
+    return evened, _raw_transfers(view, evened, claims)
 
 
 def sticky_assign(
@@ -151,7 +187,10 @@ def _sticky_assign(
             log.warning("constrained sticky assignment failed (%s); using the general algorithm", err)
     if owner is None:
         owner = _general_owner(view, resolved, racks)
-        transferring = _raw_transfers(view, owner) if cooperative else np.zeros(0, dtype=np.int64)
+        if cooperative:
+            owner, transferring = _cooperative_general(view, owner, racks)
+        else:
+            transferring = np.zeros(0, dtype=np.int64)
     if cooperative and len(transferring):
         owner = owner.copy()
         owner[transferring] = NO_OWNER
