@@ -213,6 +213,7 @@ def main() -> int:
             rng = np.random.default_rng(7)
             subs = random_subscriptions(rng, args.members, args.topics, low, high)
             fresh = Case(f"{name}, fresh", counts, subs, [np.full(n, -1, np.int32) for n in counts])
+            fresh_result = None  # the follow-up starts from the fresh run's result
             for case in (fresh, None):
                 if case is None:
                     case = follow_up(rng, fresh, fresh_result, args.churn, low, high)

@@ -22,7 +22,6 @@ works on positions and small integer sets.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any

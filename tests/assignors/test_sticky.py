@@ -21,7 +21,6 @@ from kassign.assignors._sticky_userdata import encode_sticky_user_data
 from kassign.assignors.base import Assignment, Subscription, TopicPartition
 from kassign.assignors.sticky import StickyAssignor
 from kassign.cluster import Cluster
-from kassign.scenario import parse_scenario
 from tests.conftest import vector_params
 
 

@@ -160,7 +160,7 @@ def timelines(draw):
     members = {f"C{i}": {"topics": draw(st.lists(st.sampled_from(names), min_size=1, unique=True)),
                          **({"instance_id": f"h{i}"} if draw(st.booleans()) else {})}
                for i in range(draw(st.integers(1, 4)))}
-    alive, crashed, events, t, fresh = set(members), set(), [], 0.0, 0
+    alive, events, t, fresh = set(members), [], 0.0, 0
     existing = set(topics)
     for _ in range(draw(st.integers(1, 8))):
         t += draw(st.sampled_from([0.5, 1, 3, 7, 20]))
