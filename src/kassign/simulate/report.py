@@ -2,7 +2,7 @@
 
 Charts: partitions moved per event and unowned partition-seconds per event
 (grouped bars, one colour per strategy), and per strategy the load of each member
-over the timeline (lines for small groups, a heat map for large ones). The HTML
+over the timeline (a member x event heat map, with counts in the cells for small groups). The HTML
 page embeds the PNGs as base64, so it opens anywhere without network access.
 """
 
@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from kassign.errors import KassignError  # noqa: E402
 from kassign.simulate.metrics import StrategyRun  # noqa: E402
 
-_LINE_LIMIT = 24  # above this many members a heat map reads better than lines
+_LABEL_LIMIT = 30  # up to this many members and events the heat map shows counts and names
 
 
 def _event_labels(run: StrategyRun) -> list[str]:
@@ -53,28 +53,35 @@ def _grouped_bars(runs: Sequence[StrategyRun], metric: str, title: str, ylabel: 
 
 
 def _load_chart(run: StrategyRun, path: Path) -> Path:
+    """Member x event heat map of partitions owned; blank where the member is not in the group.
+
+    Lines for each member overlap as soon as members hold equal shares, hiding most of
+    them; a grid shows every member. Small grids carry the counts and names in the cells.
+    """
     members = list(dict.fromkeys(m for rec in run.records for m in rec.loads))
     loads = np.full((len(members), len(run.records)), np.nan)
     for j, rec in enumerate(run.records):
         for i, m in enumerate(members):
             if m in rec.loads:
                 loads[i, j] = rec.loads[m]
-    times = [rec.started for rec in run.records]
-    fig, ax = plt.subplots(figsize=(8, 4.2))
-    if len(members) <= _LINE_LIMIT:
-        for i, m in enumerate(members):
-            ax.step(times, loads[i], where="post", label=m, marker="o", markersize=3)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("partitions owned")
-        ax.legend(fontsize=7, ncol=2 if len(members) > 8 else 1)
+    small = len(members) <= _LABEL_LIMIT and len(run.records) <= _LABEL_LIMIT
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(run.records) + 3) if small else 9,
+                                    max(3.0, 0.32 * len(members) + 1.8) if small else 5))
+    image = ax.imshow(loads, aspect="auto", interpolation="nearest", cmap="viridis")
+    fig.colorbar(image, ax=ax, label="partitions owned")
+    if small:
+        for (i, j), value in np.ndenumerate(loads):
+            if not np.isnan(value):
+                bright = value > np.nanmean(loads)
+                ax.text(j, i, f"{value:g}", ha="center", va="center", fontsize=7, color="black" if bright else "white")
+        ax.set_yticks(range(len(members)), members, fontsize=8)
+        ax.set_xticks(range(len(run.records)), _event_labels(run), rotation=35, ha="right", fontsize=7)
     else:
-        image = ax.imshow(loads, aspect="auto", interpolation="nearest", cmap="viridis")
-        fig.colorbar(image, ax=ax, label="partitions owned")
         ax.set_xlabel("event number")
         ax.set_ylabel("member (order of first appearance)")
-    ax.set_title(f"{run.strategy}: partitions per member after each event")
+    ax.set_title(f"{run.strategy}: partitions per member after each event\n(blank: not in the group)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
