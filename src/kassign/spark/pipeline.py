@@ -255,10 +255,38 @@ def _is_local_path(path: str) -> bool:
     return "://" not in path and not path.startswith("file:") and not any(c in path for c in "*?[{")
 
 
+def _local_columns(path: str, fmt: str) -> list[str] | None:
+    """Column names of a local Parquet or CSV input, read by pyarrow; None when only Spark can tell.
+
+    JSON lines are left to Spark: its schema is the union over all lines, which a sample cannot promise.
+    """
+    if fmt not in ("parquet", "csv"):
+        return None
+    try:
+        import pyarrow.dataset as ds
+
+        return list(ds.dataset(path, format=fmt).schema.names)
+    except Exception:  # unreadable for pyarrow: Spark gets the final word (and gives its own error)
+        return None
+
+
+def _check_local_columns(opts: PipelineOptions) -> None:
+    if opts.input is None or not _is_local_path(opts.input):
+        return
+    columns = _local_columns(opts.input, _detect_format(opts.input, opts.input_format))
+    if columns is None:
+        return
+    for option, name in (("--key-column", opts.key_column), ("--value-column", opts.value_column),
+                         ("--size-column", opts.size_column), ("--topic-column", opts.topic_column)):
+        if name is not None and name not in columns:
+            raise KassignError(f"{option} {name!r} is not a column of the input; columns are: {', '.join(columns)}")
+
+
 def check_options(opts: PipelineOptions) -> None:
     """Everything that can be judged before Spark starts (a cluster session is costly to open for nothing)."""
     if opts.input is not None and _is_local_path(opts.input) and not Path(opts.input).exists():
         raise KassignError(f"cannot read input {opts.input!r}: no such file or directory")
+    _check_local_columns(opts)
     if opts.partitions < 1:
         raise KassignError(f"--partitions must be >= 1, got {opts.partitions}")
     if opts.max_partitions < 1 or opts.max_partitions > 4096:
