@@ -141,3 +141,30 @@ def test_higher_generation_wins_a_contested_partition():
     }
     result = assignor.assign(Cluster({"t0": 2}), subscriptions)
     assert result["C1"].partitions == (TopicPartition("t0", 0),)
+
+
+def test_json_friendly_loads_equal_the_tuple_form() -> None:
+    scenario = {"topics": {"t0": 4}, "members": {"C0": {"topics": ["t0"]}, "C1": {"topics": ["t0"]}}}
+    by_topic = kassign.assign("load-aware", scenario, partition_loads={"t0": [8, 4, 2, 2]})
+    by_pair = kassign.assign("load-aware", scenario, partition_loads={("t0", p): w for p, w in enumerate([8, 4, 2, 2])})
+    assert by_topic == by_pair == {"C0": [("t0", 0)], "C1": [("t0", 1), ("t0", 2), ("t0", 3)]}
+
+
+@pytest.mark.parametrize("loads", [{"t0": 5}, {"t0": [1, "x"]}, {"t0": [1, -2]}, {("t0",): 1}])
+def test_malformed_loads_are_one_clear_error(loads) -> None:
+    scenario = {"topics": {"t0": 2}, "members": {"C0": {"topics": ["t0"]}}}
+    with pytest.raises(KassignError, match="partition_loads|load of partition"):
+        kassign.assign("load-aware", scenario, partition_loads=loads)
+
+
+def test_loads_from_the_command_line(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"topics": {"t0": 4}, "members": {"C0": {"topics": ["t0"]}, "C1": {"topics": ["t0"]}}}))
+    done = subprocess.run([sys.executable, "-m", "kassign.cli.main", "assign", "-s", "load-aware", "--json",
+                           "-o", 'partition_loads={"t0": [8, 4, 2, 2]}', str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"assignment": {"C0": [["t0", 0]], "C1": [["t0", 1], ["t0", 2], ["t0", 3]]}}

@@ -100,6 +100,22 @@ def decode_user_data(member: str, user_data: bytes) -> tuple[float, list[TopicPa
     return float(capacity), owned, generation
 
 
+def _flatten_loads(partition_loads: Mapping[Any, Any]) -> list[tuple[TopicPartition, Any]]:
+    """Both accepted shapes of ``partition_loads`` as ((topic, partition), load) pairs."""
+    pairs: list[tuple[TopicPartition, Any]] = []
+    for key, value in partition_loads.items():
+        if isinstance(key, str) and isinstance(value, (list, tuple)):
+            pairs.extend((TopicPartition(key, p), load) for p, load in enumerate(value))
+        elif isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], int):
+            pairs.append((TopicPartition(key[0], key[1]), value))
+        else:
+            raise KassignError(
+                f"partition_loads: {key!r} -> {value!r} is neither (topic, partition) -> load "
+                "nor topic -> [load per partition]"
+            )
+    return pairs
+
+
 class LoadAwareAssignor(AbstractPartitionAssignor):
     name = "load-aware"
 
@@ -110,7 +126,9 @@ class LoadAwareAssignor(AbstractPartitionAssignor):
         tolerance: float = DEFAULT_TOLERANCE,
         default_load: float = 0.0,
     ) -> None:
-        """``partition_loads``: ``{(topic, partition): load}``; partitions not listed weigh ``default_load``.
+        """``partition_loads``: ``{(topic, partition): load}``, or ``{topic: [load of partition 0, 1, ...]}``
+        (the JSON-friendly form, e.g. ``-o 'partition_loads={"t0": [8, 4]}'`` on the command line);
+        partitions not listed weigh ``default_load``.
 
         Without any loads every partition weighs 1, which balances partition counts.
         ``capacity`` is this member's own, announced in its user data.
@@ -120,10 +138,10 @@ class LoadAwareAssignor(AbstractPartitionAssignor):
         if not isinstance(tolerance, (int, float)) or tolerance < 0:
             raise KassignError(f"load-aware tolerance must be a number >= 0, got {tolerance!r}")
         self.loads: dict[TopicPartition, float] = {}
-        for tp, load in (partition_loads or {}).items():
-            if not (isinstance(load, (int, float)) and math.isfinite(load) and load >= 0):
-                raise KassignError(f"load of partition {tp!r} must be a number >= 0, got {load!r}")
-            self.loads[TopicPartition(tp[0], int(tp[1]))] = float(load)
+        for tp, load in _flatten_loads(partition_loads or {}):
+            if not (isinstance(load, (int, float)) and not isinstance(load, bool) and math.isfinite(load) and load >= 0):
+                raise KassignError(f"load of partition {tp[0]}-{tp[1]} must be a number >= 0, got {load!r}")
+            self.loads[tp] = float(load)
         self.default_load = float(default_load) if partition_loads else 1.0
         self.capacity = float(capacity)
         self.tolerance = float(tolerance)
