@@ -217,3 +217,26 @@ def test_safety_invariant_holds_over_random_timelines(doc, strategy):
         assert record.unowned_partition_seconds >= 0 and record.moved >= 0 and record.revoked >= 0
         if strategy != "cooperative-sticky":
             assert record.rounds <= 1
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_static_member_back_after_its_topic_was_deleted_does_not_keep_it(strategy):
+    """Found by the property above: the only subscriber of t0 is down (static, within its session
+    timeout) when t0 is deleted, so nobody rebalances then. When it comes back, its kept assignment
+    predates the deletion; as Kafka's leader does on a metadata mismatch, the group rebalances and the
+    deleted partitions are gone."""
+    from kassign.simulate.engine import TimelineRun
+
+    doc = {
+        "topics": {"t0": 1, "t1": 1},
+        "members": {"C0": {"topics": ["t0", "t1"], "instance_id": "h0"}},
+        "events": [
+            {"at": 1.0, "type": "restart", "member": "C0", "down": 1},
+            {"at": 1.5, "type": "delete_topic", "topic": "t0"},
+        ],
+        "settings": {"round_seconds": 1, "session_timeout": 10, "rebalance_timeout": 30},
+    }
+    timeline = TimelineRun(parse_sim_scenario(doc), strategy)
+    run = timeline.run()
+    assert [tuple(tp) for tp in timeline.members["C0"].owned] == [("t1", 0)]
+    assert "metadata changed while it was away" in run.records[-1].note

@@ -60,6 +60,8 @@ class TimelineRun:
         self.session_timeout = scenario.settings["session_timeout"]
         self.rebalance_timeout = scenario.settings["rebalance_timeout"]
         self.topics = dict(scenario.topics)
+        # The metadata the group's current assignment was computed from (the leader's snapshot).
+        self.assigned_metadata: dict[str, int] = dict(self.topics)
         self.coordinator = GroupCoordinator()
         self.members: dict[str, GroupMember] = {}  # live members in the group
         self.down: dict[str, _Down] = {}  # in the group but not running
@@ -139,6 +141,12 @@ class TimelineRun:
         )
         record.rounds += len(rounds)
         record.revoked += revoked + sum(r.revoked for r in rounds)
+        self.assigned_metadata = dict(self.topics)
+
+    def _metadata_moved_on(self) -> bool:
+        """Subscribed topics differ from the leader's snapshot: Kafka's leader then asks for a rebalance."""
+        subscribed = {t for member in self.members.values() for t in member.topics}
+        return any(self.topics.get(t) != self.assigned_metadata.get(t) for t in subscribed)
 
     # -- events
 
@@ -188,7 +196,15 @@ class TimelineRun:
                 self.coordinator.join(name, member.instance_id, protocols)
                 member.adopt(self.coordinator.protocol, self.coordinator.assignments[name], self.coordinator.generation)
                 self.members[name] = member
-                record.note = "static member back within its session timeout: no rebalance"
+                if not self._metadata_moved_on():
+                    record.note = "static member back within its session timeout: no rebalance"
+                    return
+                # Its kept assignment predates a metadata change nobody acted on while it was away
+                # (e.g. its topic was deleted): what no longer exists is gone, and the leader rebalances.
+                for topic in {tp.topic for tp in member.owned} - set(self.topics):
+                    member.drop_topic(topic)
+                record.note = "static member back, but the metadata changed while it was away: rebalance"
+                self._rebalance(record)
                 return
             self.members[name] = member
             self._rebalance(record)
