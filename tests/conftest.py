@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,11 @@ def load_vectors(name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def vector_params(name: str) -> list:
-    """``pytest.param`` per vector line, or one skipped param when the vectors are absent."""
+def vector_params(name: str, where: Callable[[dict], bool] | None = None) -> list:
+    """``pytest.param`` per vector line (only those ``where`` accepts, ids keep the file's line
+    numbers), or one skipped param when the vectors are absent."""
     path = VECTORS / name
     if not path.exists():
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"reference vectors not found at {path}"))]
     lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [pytest.param(line, id=f"line{i + 1}") for i, line in enumerate(lines)]
+    return [pytest.param(line, id=f"line{i + 1}") for i, line in enumerate(lines) if where is None or where(line)]

@@ -14,12 +14,7 @@ from kassign.assignors import COOPERATIVE, get_assignor
 from kassign.assignors.base import Assignment, Subscription, TopicPartition
 from kassign.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kassign.cluster import Cluster
-from tests.assignors.test_sticky import per_member_sorted, uniform_groups
-from tests.conftest import vector_params
-
-
-def lines(name, uniform):
-    return [p for p in vector_params(name) if p.values[0] is None or p.values[0]["uniform"] == uniform]
+from tests.assignors.test_sticky import lines, per_member_sorted, uniform_groups
 
 
 @pytest.mark.parametrize("line", lines("assign-cooperative-sticky.jsonl", uniform=True))

@@ -30,7 +30,7 @@ def per_member_sorted(assignment):
 
 def lines(name, uniform):
     """Vector lines with (or without) the same subscriptions everywhere; one skip param when absent."""
-    return [p for p in vector_params(name) if p.values[0] is None or p.values[0]["uniform"] == uniform]
+    return vector_params(name, where=lambda line: line["uniform"] == uniform)
 
 
 @pytest.mark.parametrize("line", lines("assign-sticky.jsonl", uniform=True))
