@@ -32,6 +32,7 @@ class Scenario:
     topics: dict[str, int]
     members: dict[str, MemberSpec]
     partition_racks: dict[str, list[list[str]]] = field(default_factory=dict)
+    topic_ids: dict[str, str] = field(default_factory=dict)
 
     def cluster(self) -> Cluster:
         racks = {t: r for t, r in self.partition_racks.items() if t in self.topics}
@@ -132,15 +133,24 @@ def _parse_partition_racks(doc: Any, topics: Mapping[str, int]) -> dict[str, lis
     return result
 
 
+def _parse_topic_ids(doc: Any) -> dict[str, str]:
+    if not isinstance(doc, Mapping):
+        raise _fail("topic_ids", 'expected an object of topic name -> topic id, e.g. {"t0": "zlHH1P2WR-GsRZQpv0_Hxw"}')
+    return {name: _text(topic_id, f"topic_ids.{name}") for name, topic_id in doc.items()}
+
+
+_SCENARIO_KEYS = ("topics", "members", "partition_racks", "topic_ids")
+
+
 def parse_scenario(doc: Any) -> Scenario:
     """Check a scenario document (already decoded from JSON) and return it typed."""
     if isinstance(doc, Scenario):
         return doc
     if not isinstance(doc, Mapping):
         raise ScenarioError('scenario: expected a JSON object with "topics" and "members"')
-    unknown = set(doc) - {"topics", "members", "partition_racks"}
+    unknown = set(doc).difference(_SCENARIO_KEYS)
     if unknown:
-        raise ScenarioError(f"scenario: unknown field(s) {sorted(unknown)}; allowed: topics, members, partition_racks")
+        raise ScenarioError(f"scenario: unknown field(s) {sorted(unknown)}; allowed: {', '.join(_SCENARIO_KEYS)}")
     for key in ("topics", "members"):
         if key not in doc:
             raise ScenarioError(f'scenario: missing "{key}"')
@@ -150,7 +160,8 @@ def parse_scenario(doc: Any) -> Scenario:
         raise _fail("members", 'expected an object of member id -> subscription, e.g. {"C0": {"topics": ["t0"]}}')
     members = {member_id: _parse_member(member_id, spec) for member_id, spec in members_doc.items()}
     partition_racks = _parse_partition_racks(doc.get("partition_racks", {}), topics)
-    return Scenario(topics=topics, members=members, partition_racks=partition_racks)
+    topic_ids = _parse_topic_ids(doc.get("topic_ids", {}))
+    return Scenario(topics=topics, members=members, partition_racks=partition_racks, topic_ids=topic_ids)
 
 
 def read_scenario_text(path: str | Path) -> str:

@@ -1,0 +1,73 @@
+"""Kafka 4's server-side assignors: the group coordinator's, for the KIP-848 consumer protocol.
+
+With ``group.protocol=consumer`` the members no longer assign partitions among
+themselves: the group coordinator computes each member's target assignment with the
+assignor named by ``group.remote.assignor`` (one of ``group.consumer.assignors``,
+default ``uniform``). kassign reproduces both of Kafka's: ``uniform``
+(:mod:`.uniform`) and ``range`` (:mod:`.range_server`).
+
+Each takes a :class:`~kassign.assignors.server.group.ServerGroup` and returns, per
+topic, an array of owners; :func:`assign_server_side` turns that into SPEC's shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from kassign.assignors.server.group import ServerGroup, build_server_group, derived_topic_id
+from kassign.assignors.server.range_server import range_assign
+from kassign.assignors.server.uniform import uniform_assign
+from kassign.errors import UnknownAssignorError
+from kassign.scenario import Scenario
+
+ServerAssignor = Callable[[ServerGroup], list[np.ndarray]]
+
+SERVER_ASSIGNORS: dict[str, ServerAssignor] = {
+    "uniform": uniform_assign,
+    "range": range_assign,
+}
+
+_KAFKA_CLASS_NAMES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+__all__ = ["SERVER_ASSIGNORS", "ServerGroup", "assign_server_side", "build_server_group", "derived_topic_id",
+           "server_assignor"]
+
+
+def server_assignor(name: object) -> tuple[str, ServerAssignor]:
+    """The server-side assignor called ``name`` (short name or Kafka's class name)."""
+    if not isinstance(name, str):
+        raise UnknownAssignorError(f"strategy must be a name such as 'uniform' or 'range', got {name!r}")
+    short = _KAFKA_CLASS_NAMES.get(name, name)
+    if short not in SERVER_ASSIGNORS:
+        raise UnknownAssignorError(
+            f"no server-side assignor {name!r} for protocol 'consumer'; Kafka 4's group coordinator has "
+            f"{', '.join(sorted(SERVER_ASSIGNORS))}"
+        )
+    return short, SERVER_ASSIGNORS[short]
+
+
+def assign_server_side(name: object, scenario: Scenario) -> dict[str, list[tuple[str, int]]]:
+    """The coordinator's new target assignment: ``{member: [(topic, partition), ...]}``,
+    sorted, every member present."""
+    _, assignor = server_assignor(name)
+    group = build_server_group(scenario)
+    owners = assignor(group)
+    return materialise(group, owners)
+
+
+def materialise(group: ServerGroup, owners: list[np.ndarray]) -> dict[str, list[tuple[str, int]]]:
+    """Owner arrays -> SPEC's ``{member: sorted [(topic, partition)]}``, members in sorted order."""
+    per_member: list[list[tuple[str, int]]] = [[] for _ in range(group.num_members)]
+    by_name = sorted(range(group.num_topics), key=lambda t: group.topic_names[t])
+    for t in by_name:
+        name = group.topic_names[t]
+        for p, member in enumerate(owners[t].tolist()):
+            if member >= 0:
+                per_member[member].append((name, p))
+    return {group.member_ids[m]: per_member[m] for m in sorted(range(group.num_members),
+                                                                 key=lambda m: group.member_ids[m])}

@@ -1,0 +1,58 @@
+"""``range`` on the server: Kafka 4's group-coordinator RangeAssignor.
+
+Each topic is cut into contiguous ranges, one per subscriber, in member order:
+static members first, ordered by ``group.instance.id``, then the others ordered by
+member id (Java string order). A topic of ``P`` partitions with ``S`` subscribers
+gives each ``P // S`` partitions, and the first ``P % S`` subscribers one more.
+
+When every member subscribes to the same topics and the topics have the same number
+of partitions, member ``i`` gets the same partition numbers of every topic
+(co-partitioning, for joins).
+
+Example: topics ``t1``, ``t2`` with 3 partitions each, members ``M0``, ``M1``::
+
+    M0: t1-0, t1-1, t2-0, t2-1
+    M1: t1-2, t2-2
+
+Unlike the client-side RangeAssignor of the classic protocol, the previous target
+plays no part and racks are ignored (Kafka 4.0). A member of the same instance id
+gets the same ranges after a restart with a new member id, which is what static
+membership is for.
+
+Data layout: one pass per topic over the sorted subscriber numbers; owners are an
+integer array per topic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kassign.assignors.server.group import ServerGroup
+from kassign.javaorder import java_string_key
+
+
+def range_assign(group: ServerGroup) -> list[np.ndarray]:
+    """Each topic's partition owners (member numbers, -1 none) in the new target."""
+    owners = [np.full(int(n), -1, dtype=np.int64) for n in group.num_partitions]
+    ranked = sorted(range(group.num_members), key=lambda m: _rank(group, m))
+    subscribers: list[list[int]] = [[] for _ in range(group.num_topics)]
+    for member in ranked:
+        for t in group.subscriptions[member]:
+            subscribers[t].append(member)
+    for t, members in enumerate(subscribers):
+        if not members:
+            continue
+        base, extra = divmod(int(group.num_partitions[t]), len(members))
+        start = 0
+        for i, member in enumerate(members):
+            end = start + base + (1 if i < extra else 0)
+            owners[t][start:end] = member
+            start = end
+    return owners
+
+
+def _rank(group: ServerGroup, member: int) -> tuple[int, bytes]:
+    instance_id = group.instance_ids[member]
+    if instance_id is not None:
+        return (0, java_string_key(instance_id))
+    return (1, java_string_key(group.member_ids[member]))
