@@ -6,8 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from kassign.assignors._sticky_claims import Claim, TopicLayout, resolve_previous_owners
-from kassign.scenario import MemberSpec
+from kassign.assignors._sticky_optimal import assign_general
+from kassign.assignors.server.group import build_server_group
+from kassign.scenario import MemberSpec, Scenario
 
 
 @dataclass(frozen=True)
@@ -48,3 +52,22 @@ def assignment_report(
     kept = sum(1 for tp, member in owners.items() if current.get(tp) == member)
     moved = sum(1 for tp, member in owners.items() if tp in current and current[tp] != member)
     return AssignmentReport(counts, spread, moved, kept, len(owners))
+
+
+def most_even_spread(scenario: Scenario) -> int:
+    """The smallest max-min partition count any assignment of this group can reach.
+
+    Solved exactly with the optimal sticky assignor's balance flow; set beside a
+    heuristic's result (Kafka's uniform assignor with different subscriptions), it shows
+    how much imbalance the heuristic left."""
+    group = build_server_group(scenario)
+    if group.num_members == 0:
+        return 0
+    subscriptions = [np.array(sorted(topics), dtype=np.int64) for topics in group.subscriptions]
+    nobody = [np.full(int(n), -1, dtype=np.int64) for n in group.num_partitions]
+    owners = assign_general(group.num_partitions, subscriptions, nobody)
+    counts = np.zeros(group.num_members, dtype=np.int64)
+    for topic_owners in owners:
+        taken = topic_owners[topic_owners >= 0]
+        counts += np.bincount(taken, minlength=group.num_members)
+    return int(counts.max() - counts.min())

@@ -11,7 +11,8 @@ from kassign.api import assign
 from kassign.cli.common import compact_partitions, emit_json, json_option, print_table
 from kassign.errors import KassignError, ScenarioError
 from kassign.plots import assignment_chart
-from kassign.report import assignment_report
+from kassign.assignors.server.group import build_server_group
+from kassign.report import assignment_report, most_even_spread
 from kassign.scenario import assignment_to_json, load_scenario, parse_scenario
 
 
@@ -37,31 +38,56 @@ def _parse_options(pairs: tuple[str, ...]) -> dict[str, object]:
     return options
 
 
+def _consumer_protocol_notes(strategy: str, scenario, stats) -> tuple[dict[str, object], list[str]]:
+    """What a user of Kafka 4's server-side assignors should know beside the result."""
+    facts: dict[str, object] = {}
+    notes: list[str] = []
+    if any(spec.rack for spec in scenario.members.values()):
+        facts["racks_ignored"] = True
+        notes.append("members have racks, but Kafka 4's server-side assignors ignore racks")
+    if strategy == "uniform" and not build_server_group(scenario).homogeneous:
+        best = most_even_spread(scenario)
+        facts["most_even_spread"] = best
+        if best < stats.spread:
+            notes.append(f"subscriptions differ and Kafka's uniform heuristic leaves spread {stats.spread}; "
+                         f"the most even assignment possible has spread {best}")
+        else:
+            notes.append(f"subscriptions differ; spread {stats.spread} is the most even possible")
+    return facts, notes
+
+
 @click.command("assign")
 @click.option("--strategy", "-s", required=True,
-              help="range, roundrobin, sticky, cooperative-sticky, random, broadcast, or package.module:Class.")
+              help="Classic protocol: range, roundrobin, sticky, cooperative-sticky, random, broadcast, load-aware "
+                   "or package.module:Class. Consumer protocol (Kafka 4, KIP-848): uniform or range.")
+@click.option("--protocol", type=click.Choice(["classic", "consumer"]), default="classic", show_default=True,
+              help="classic: the members' own assignor (owned = what each held); consumer: the Kafka 4 group "
+                   "coordinator's assignor (owned = each member's current target).")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE",
               help="Constructor option for the assignor, e.g. -o seed=7 for random. Repeatable.")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png", help="Also draw partitions per member to a PNG.")
 @click.option("--report", is_flag=True, help="With --json, add counts, spread and moves under \"report\".")
 @json_option
 @click.argument("scenario_path", metavar="SCENARIO.json")
-def command(strategy: str, options: tuple[str, ...], plot_path: str | None, report: bool, as_json: bool,
-            scenario_path: str) -> None:
+def command(strategy: str, protocol: str, options: tuple[str, ...], plot_path: str | None, report: bool,
+            as_json: bool, scenario_path: str) -> None:
     """Assign the partitions of SCENARIO.json (or - for stdin) to its members with STRATEGY."""
     scenario = _read_scenario(scenario_path)
-    result = assign(strategy, scenario, **_parse_options(options))
+    result = assign(strategy, scenario, protocol=protocol, **_parse_options(options))
     stats = assignment_report(result, scenario.members, scenario.topics)
+    facts, notes = _consumer_protocol_notes(strategy, scenario, stats) if protocol == "consumer" else ({}, [])
+    title = f"{strategy} assignment" + (" (consumer protocol)" if protocol == "consumer" else "")
     if plot_path:
-        assignment_chart(result, plot_path, f"{strategy} assignment")
+        assignment_chart(result, plot_path, title)
     if as_json:
         document: dict[str, object] = {"assignment": assignment_to_json(result)}
         if report:
-            document["report"] = stats.to_json()
+            document["report"] = {**stats.to_json(), **facts}
         emit_json(document)
         return
     rows = [[member, len(parts), compact_partitions(parts)] for member, parts in result.items()]
     caption = f"spread (max-min) {stats.spread}"
     if stats.previously_owned:
-        caption += f"; of {stats.previously_owned} previously owned: {stats.kept} kept, {stats.moved} moved"
-    print_table(f"{strategy} assignment", ["member", "count", "partitions"], rows, caption)
+        held = "in the current target" if protocol == "consumer" else "previously owned"
+        caption += f"; of {stats.previously_owned} {held}: {stats.kept} kept, {stats.moved} moved"
+    print_table(title, ["member", "count", "partitions"], rows, caption, notes)

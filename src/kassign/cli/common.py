@@ -21,15 +21,19 @@ def console() -> Console:
     return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
 
 
-def print_table(title: str, columns: list[str], rows: list[list[Any]], caption: str | None = None) -> None:
-    """A rich table; numeric columns are right-aligned."""
+def print_table(title: str, columns: list[str], rows: list[list[Any]], caption: str | None = None,
+                notes: list[str] = ()) -> None:
+    """A rich table; numeric columns are right-aligned; ``notes`` follow it, a line each."""
     table = Table(title=title, caption=caption)
     for i, column in enumerate(columns):
         numeric = bool(rows) and all(isinstance(row[i], (int, float)) for row in rows)
         table.add_column(column, justify="right" if numeric else "left", overflow="fold")
     for row in rows:
         table.add_row(*(str(cell) for cell in row))
-    console().print(table)
+    out = console()
+    out.print(table)
+    for note in notes:
+        out.print(f"note: {note}")
 
 
 def compact_partitions(partitions: list[tuple[str, int]]) -> str:
