@@ -35,6 +35,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
 
+import numpy as np
+from numba import njit
+
 _MASK32 = 0xFFFFFFFF
 _TREEIFY_KEYS = 9  # the insertion that makes a bucket this full grows a small table
 _MIN_TREEIFY_CAPACITY = 64
@@ -145,6 +148,48 @@ class JavaHashOrder:
     def keys(self) -> list:
         mask = self._capacity - 1
         return sorted(self._entries, key=lambda k: (self._entries[k][0] & mask, self._entries[k][1]))
+
+
+def hash_iteration_order(hashes: np.ndarray, initial_capacity: int | None = None) -> np.ndarray:
+    """Positions of distinct keys, inserted in this order with these hash codes, in Java's iteration order.
+
+    The array form of :class:`JavaHashOrder` for large maps filled by insertions only."""
+    spreads = np.asarray(hashes, dtype=np.int64) & _MASK32
+    spreads ^= spreads >> 16
+    # Only a table below 64 can grow for a crowded bucket, so replaying the first insertions
+    # until the table reaches 64 settles that; beyond it only the size matters.
+    order = JavaHashOrder(initial_capacity)
+    i = 0
+    while i < len(spreads) and order.capacity < _MIN_TREEIFY_CAPACITY:
+        order.add(i, int(spreads[i]))
+        i += 1
+    capacity = order.capacity
+    while len(spreads) > capacity * 3 // 4:
+        capacity *= 2
+    return np.lexsort((np.arange(len(spreads)), spreads & (capacity - 1)))
+
+
+def java_string_hashes(texts: Sequence[str]) -> np.ndarray:
+    """``String.hashCode()`` of each text, unsigned 32-bit, computed over all of them at once."""
+    joined = "".join(texts)
+    units = np.frombuffer(joined.encode("utf-16-be", "surrogatepass"), dtype=">u2").astype(np.int64)
+    if len(units) == len(joined):  # no surrogate pairs: one code unit per character
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    else:
+        lengths = np.array([len(t.encode("utf-16-be", "surrogatepass")) // 2 for t in texts], dtype=np.int64)
+    ends = np.cumsum(lengths)
+    return _polynomial_hashes(units, ends - lengths, ends)
+
+
+@njit(cache=True)
+def _polynomial_hashes(units, starts, ends):
+    out = np.empty(len(starts), dtype=np.int64)
+    for i in range(len(starts)):
+        h = 0
+        for j in range(starts[i], ends[i]):
+            h = (31 * h + units[j]) & 0xFFFFFFFF
+        out[i] = h
+    return out
 
 
 def java_hash_order(keys: Sequence[Hashable], hashes: Sequence[int], initial_capacity: int | None = None) -> list:

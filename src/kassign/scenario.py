@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,7 @@ def _parse_member(member_id: str, doc: Any) -> MemberSpec:
     if "topics" not in doc:
         raise _fail(path, 'missing "topics" (the list of topics this member subscribes to)')
     topics = doc["topics"]
-    if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+    if not isinstance(topics, list) or not all(map(isinstance, topics, repeat(str))):
         raise _fail(f"{path}.topics", f"expected a list of topic names, got {json.dumps(topics)}")
     generation = doc.get("generation", -1)
     if not _is_int(generation):

@@ -6,8 +6,9 @@ assignor named by ``group.remote.assignor`` (one of ``group.consumer.assignors``
 default ``uniform``). kassign reproduces both of Kafka's: ``uniform``
 (:mod:`.uniform`) and ``range`` (:mod:`.range_server`).
 
-Each takes a :class:`~kassign.assignors.server.group.ServerGroup` and returns, per
-topic, an array of owners; :func:`assign_server_side` turns that into SPEC's shape.
+Each takes a :class:`~kassign.assignors.server.group.ServerGroup` and returns one
+owner per partition (member numbers by flat partition id, -1 for none);
+:func:`assign_server_side` turns that into SPEC's shape at the edge.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from kassign.assignors.server.uniform import uniform_assign
 from kassign.errors import UnknownAssignorError
 from kassign.scenario import Scenario
 
-ServerAssignor = Callable[[ServerGroup], list[np.ndarray]]
+ServerAssignor = Callable[[ServerGroup], np.ndarray]
 
 SERVER_ASSIGNORS: dict[str, ServerAssignor] = {
     "uniform": uniform_assign,
@@ -60,14 +61,13 @@ def assign_server_side(name: object, scenario: Scenario) -> dict[str, list[tuple
     return materialise(group, owners)
 
 
-def materialise(group: ServerGroup, owners: list[np.ndarray]) -> dict[str, list[tuple[str, int]]]:
-    """Owner arrays -> SPEC's ``{member: sorted [(topic, partition)]}``, members in sorted order."""
-    per_member: list[list[tuple[str, int]]] = [[] for _ in range(group.num_members)]
+def materialise(group: ServerGroup, owners: np.ndarray) -> dict[str, list[tuple[str, int]]]:
+    """Owners by flat partition id -> ``{member: sorted [(topic, partition)]}``, members sorted."""
     by_name = sorted(range(group.num_topics), key=lambda t: group.topic_names[t])
-    for t in by_name:
-        name = group.topic_names[t]
-        for p, member in enumerate(owners[t].tolist()):
-            if member >= 0:
-                per_member[member].append((name, p))
-    return {group.member_ids[m]: per_member[m] for m in sorted(range(group.num_members),
-                                                                 key=lambda m: group.member_ids[m])}
+    flat = np.concatenate([np.arange(group.offsets[t], group.offsets[t + 1]) for t in by_name] or [np.zeros(0, np.int64)])
+    flat = flat[owners[flat] >= 0]
+    flat = flat[np.argsort(owners[flat], kind="stable")]  # by member, then topic name, then partition
+    bounds = np.searchsorted(owners[flat], np.arange(group.num_members + 1))
+    names = [group.topic_names[t] for t in group.topic_of_partition[flat].tolist()]
+    pairs = list(zip(names, (flat - group.offsets[group.topic_of_partition[flat]]).tolist()))
+    return {member: pairs[bounds[m]:bounds[m + 1]] for member, m in sorted(zip(group.member_ids, range(group.num_members)))}

@@ -35,7 +35,9 @@ from kassign.errors import ScenarioError
 from kassign.javaorder import (
     JavaHashOrder,
     copy_constructor_capacity,
+    hash_iteration_order,
     java_string_hash,
+    java_string_hashes,
     java_uuid_hash,
 )
 from kassign.scenario import MemberSpec, Scenario
@@ -134,23 +136,59 @@ class ServerGroup:
         return result
 
     @cached_property
-    def current_owner(self) -> list[np.ndarray]:
-        """Per topic, each partition's owner in the current target (-1: nobody)."""
-        owners = [np.full(int(n), -1, dtype=np.int64) for n in self.num_partitions]
+    def offsets(self) -> np.ndarray:
+        """Topic ``t``'s partitions are flat ids ``offsets[t] .. offsets[t+1]-1``."""
+        offsets = np.zeros(self.num_topics + 1, dtype=np.int64)
+        np.cumsum(self.num_partitions, out=offsets[1:])
+        return offsets
+
+    @cached_property
+    def topic_of_partition(self) -> np.ndarray:
+        """Topic number of each flat partition id."""
+        return np.repeat(np.arange(self.num_topics, dtype=np.int64), self.num_partitions)
+
+    @cached_property
+    def _current_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every (member, flat partition id) of the current targets, partitions that exist only."""
+        members: list[int] = []
+        topics: list[int] = []
+        partitions: list[int] = []
+        index = self._topic_index
         for member, spec in enumerate(self._specs):
             for topic, partition in spec.owned:
-                t = self._topic_index.get(topic)
-                if t is None or not 0 <= partition < len(owners[t]):
-                    continue
-                holder = owners[t][partition]
-                if holder >= 0 and holder != member:
-                    raise ScenarioError(
-                        f"scenario members: partition {topic}-{partition} is in the current target of both "
-                        f"{self.member_ids[holder]!r} and {self.member_ids[member]!r}; a consumer group's "
-                        "target assignment gives each partition to one member"
-                    )
-                owners[t][partition] = member
-        return owners
+                members.append(member)
+                topics.append(index.get(topic, -1))
+                partitions.append(partition)
+        member = np.array(members, dtype=np.int64)
+        topic = np.array(topics, dtype=np.int64)
+        partition = np.array(partitions, dtype=np.int64)
+        exists = topic >= 0
+        exists[exists] &= (partition[exists] >= 0) & (partition[exists] < self.num_partitions[topic[exists]])
+        return member[exists], self.offsets[topic[exists]] + partition[exists]
+
+    @cached_property
+    def current_owner(self) -> np.ndarray:
+        """Each flat partition's owner in the current target (-1: nobody)."""
+        member, flat = self._current_pairs
+        owner = np.full(int(self.offsets[-1]), -1, dtype=np.int64)
+        owner[flat] = member
+        clash = owner[flat] != member
+        if clash.any():
+            i = int(np.flatnonzero(clash)[0])
+            t = int(self.topic_of_partition[flat[i]])
+            raise ScenarioError(
+                f"scenario members: partition {self.topic_names[t]}-{int(flat[i] - self.offsets[t])} is in the "
+                f"current target of both {self.member_ids[int(owner[flat[i]])]!r} and "
+                f"{self.member_ids[int(member[i])]!r}; a consumer group's target assignment gives each "
+                "partition to one member"
+            )
+        return owner
+
+    def current_counts(self, topics: np.ndarray) -> np.ndarray:
+        """Per member, how many partitions of ``topics`` (a bool mask over topics) it currently holds."""
+        member, flat = self._current_pairs
+        keep = topics[self.topic_of_partition[flat]]
+        return np.bincount(member[keep], minlength=self.num_members)
 
 
 def _dedup(items: Sequence[str]) -> list[str]:
@@ -166,7 +204,8 @@ def _java_int_set(values: Sequence[int]) -> list[int]:
 
 def member_order(member_ids: Sequence[str]) -> list[str]:
     """The coordinator's members ``HashMap`` (filled in the order given), as Java iterates it."""
-    return JavaHashOrder.of(member_ids, java_string_hash).keys()
+    positions = hash_iteration_order(java_string_hashes(member_ids))
+    return [member_ids[i] for i in positions.tolist()]
 
 
 def build_server_group(scenario: Scenario) -> ServerGroup:
@@ -202,7 +241,7 @@ def _subscription(topics: tuple[str, ...], topic_index: Mapping[str, int],
                   cache: dict[tuple[str, ...], frozenset[int]]) -> frozenset[int]:
     found = cache.get(topics)
     if found is None:
-        found = frozenset(topic_index[name] for name in topics if name in topic_index)
+        found = frozenset(map(topic_index.get, topics)).difference((None,))
         cache[topics] = found
     return found
 

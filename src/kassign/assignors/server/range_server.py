@@ -31,9 +31,9 @@ from kassign.assignors.server.group import ServerGroup
 from kassign.javaorder import java_string_key
 
 
-def range_assign(group: ServerGroup) -> list[np.ndarray]:
-    """Each topic's partition owners (member numbers, -1 none) in the new target."""
-    owners = [np.full(int(n), -1, dtype=np.int64) for n in group.num_partitions]
+def range_assign(group: ServerGroup) -> np.ndarray:
+    """Each partition's owner (member number, -1 none) in the new target, by flat partition id."""
+    owners = np.full(int(group.offsets[-1]), -1, dtype=np.int64)
     ranked = sorted(range(group.num_members), key=lambda m: _rank(group, m))
     subscribers: list[list[int]] = [[] for _ in range(group.num_topics)]
     for member in ranked:
@@ -43,11 +43,9 @@ def range_assign(group: ServerGroup) -> list[np.ndarray]:
         if not members:
             continue
         base, extra = divmod(int(group.num_partitions[t]), len(members))
-        start = 0
-        for i, member in enumerate(members):
-            end = start + base + (1 if i < extra else 0)
-            owners[t][start:end] = member
-            start = end
+        sizes = np.full(len(members), base, dtype=np.int64)
+        sizes[:extra] += 1
+        owners[group.offsets[t]:group.offsets[t + 1]] = np.repeat(np.array(members, dtype=np.int64), sizes)
     return owners
 
 

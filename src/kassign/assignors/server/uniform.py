@@ -43,7 +43,10 @@ and names are put back only at the edge.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
+from numba import njit
 
 from kassign.assignors.server.group import ServerGroup
 
@@ -51,10 +54,10 @@ from kassign.assignors.server.group import ServerGroup
 MAX_BALANCE_PASSES = 16
 
 
-def uniform_assign(group: ServerGroup) -> list[np.ndarray]:
-    """Each topic's partition owners (member numbers, -1 none) in the new target."""
+def uniform_assign(group: ServerGroup) -> np.ndarray:
+    """Each partition's owner (member number, -1 none) in the new target, by flat partition id."""
     if group.num_members == 0:
-        return [np.full(int(n), -1, dtype=np.int64) for n in group.num_partitions]
+        return np.full(int(group.offsets[-1]), -1, dtype=np.int64)
     if group.homogeneous:
         return _homogeneous(group)
     return _heterogeneous(group)
@@ -62,123 +65,136 @@ def uniform_assign(group: ServerGroup) -> list[np.ndarray]:
 
 # -- every member subscribes to the same topics ---------------------------------------------------
 
-def _homogeneous(group: ServerGroup) -> list[np.ndarray]:
-    owners = [np.full(int(n), -1, dtype=np.int64) for n in group.num_partitions]
+def _homogeneous(group: ServerGroup) -> np.ndarray:
+    offsets = group.offsets
+    owners = np.full(int(offsets[-1]), -1, dtype=np.int64)
     topics = group.subscription_order(0)
     if not topics:
         return owners
-    subscribed = set(topics)
+    subscribed = np.zeros(group.num_topics, dtype=bool)
+    subscribed[topics] = True
     held = group.current_owner
-    unassigned: list[tuple[int, int]] = []
-    for t in topics:
-        unassigned.extend((t, int(p)) for p in np.flatnonzero(held[t] < 0))
-    total = int(sum(int(group.num_partitions[t]) for t in topics))
+    unheld = [np.arange(offsets[t], offsets[t + 1])[held[offsets[t]:offsets[t + 1]] < 0] for t in topics]
+    total = int(group.num_partitions[topics].sum())
     base, extra = divmod(total, group.num_members)
+    quota = np.full(group.num_members, base, dtype=np.int64)
+    quota[:extra] += 1
 
-    unfilled: list[tuple[int, int]] = []
-    for member in range(group.num_members):
-        quota = base + (1 if member < extra else 0)
-        for t, partitions in _current_target(group, member, held, subscribed, quota):
-            if t not in subscribed:
+    # Members within quota keep everything; only the others walk their target in Java's order.
+    keep = subscribed[group.topic_of_partition] & (held >= 0)
+    owners[keep] = held[keep]
+    counts = group.current_counts(subscribed)
+    released: list[int] = []
+    for member in np.flatnonzero(counts > quota).tolist():
+        room = int(quota[member])
+        for t, partitions in group.current_target(member):
+            if t < 0 or not subscribed[t]:
                 continue
-            keep, release = partitions[:quota], partitions[quota:]
-            quota -= len(keep)
-            owners[t][keep] = member
-            unassigned.extend((t, p) for p in release)
-        if quota > 0:
-            unfilled.append((member, quota))
+            flat = offsets[t] + np.asarray(partitions, dtype=np.int64)
+            owners[flat[room:]] = -1
+            released.extend(flat[room:].tolist())
+            room = max(room - len(flat), 0)
+        counts[member] = quota[member]
 
-    cursor = 0
-    for member, quota in unfilled:
-        for t, p in unassigned[cursor:cursor + quota]:
-            owners[t][p] = member
-        cursor += quota
+    # Members below quota, in member order, take what nobody holds, then what was released.
+    room = np.maximum(quota - counts, 0)
+    takers = np.repeat(np.arange(group.num_members, dtype=np.int64), room)
+    free = np.concatenate([*unheld, np.array(released, dtype=np.int64)])
+    owners[free] = takers[:len(free)]
     return owners
-
-
-def _current_target(group: ServerGroup, member: int, held: list[np.ndarray], subscribed: set[int], quota: int):
-    """The member's current target; Java's iteration order is worked out only when it can matter."""
-    mine = [(t, np.flatnonzero(held[t] == member)) for t in subscribed]
-    if sum(len(p) for _, p in mine) <= quota:
-        return [(t, list(p)) for t, p in mine if len(p)]
-    return group.current_target(member)
 
 
 # -- subscriptions differ ------------------------------------------------------------------------
 
-def _heterogeneous(group: ServerGroup) -> list[np.ndarray]:
-    sizes = [0] * group.num_members
-    subscribers: dict[int, list[int]] = {}
-    for member, topics in enumerate(group.subscriptions):
-        for t in topics:
-            subscribers.setdefault(t, []).append(member)
-    if not subscribers:
-        return [np.full(int(n), -1, dtype=np.int64) for n in group.num_partitions]
-    owners = [[-1] * int(n) for n in group.num_partitions]
+def _heterogeneous(group: ServerGroup) -> np.ndarray:
+    num_topics, num_members = group.num_topics, group.num_members
+    sub_topic = np.fromiter(chain.from_iterable(group.subscriptions), dtype=np.int64)
+    sub_member = np.repeat(np.arange(num_members, dtype=np.int64), [len(s) for s in group.subscriptions])
+    order = np.lexsort((sub_member, sub_topic))  # per topic, subscribers by member number
+    sub_start = np.zeros(num_topics + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sub_topic, minlength=num_topics), out=sub_start[1:])
+    subscribers = sub_member[order]
+
     held = group.current_owner
-    for t in subscribers:
-        for p in np.flatnonzero(held[t] >= 0):
-            member = int(held[t][p])
-            if t in group.subscriptions[member]:
-                owners[t][p] = member
+    # a current partition stays only with a member still subscribed to its topic
+    valid = np.isin(held * num_topics + group.topic_of_partition, sub_member * num_topics + sub_topic) & (held >= 0)
+    owners = np.where(valid, held, -1)
+    sizes = np.bincount(owners[owners >= 0], minlength=num_members).astype(np.int64)
+
+    count = sub_start[1:] - sub_start[:-1]
+    per_subscriber = np.zeros(num_topics)
+    np.divide(group.num_partitions, count, out=per_subscriber, where=count > 0)
+    # partitions per subscriber descending, then subscriber count ascending, then topic id (= number)
+    topic_order = np.lexsort((np.arange(num_topics), count, -per_subscriber))
+    _heterogeneous_kernel(owners, sizes, group.offsets, sub_start, subscribers, topic_order[count[topic_order] > 0],
+                          MAX_BALANCE_PASSES)
+    return owners
+
+
+@njit(cache=True)
+def _heterogeneous_kernel(owners, sizes, offsets, sub_start, subscribers, topic_order, max_passes):
+    """Kafka's heterogeneous uniform builder on arrays: fill what is unowned, then balance topic by topic."""
+    state = np.zeros(8, dtype=np.int64)
+    order = np.empty(len(sizes), dtype=np.int64)
+    for t in topic_order:
+        lo, hi = offsets[t], offsets[t + 1]
+        unowned = False
+        for flat in range(lo, hi):
+            if owners[flat] < 0:
+                unowned = True
+                break
+        if not unowned:
+            continue
+        members = subscribers[sub_start[t]:sub_start[t + 1]]
+        _reset(state, order, sizes, members)
+        for flat in range(lo, hi):
+            if owners[flat] < 0:
+                member = _next_least_loaded(state, order, sizes, len(members))
+                owners[flat] = member
                 sizes[member] += 1
 
-    def topic_order(topics) -> list[int]:
-        # partitions per subscriber descending (as Java doubles), subscribers ascending, topic id
-        return sorted(topics, key=lambda t: (-(int(group.num_partitions[t]) / len(subscribers[t])),
-                                             len(subscribers[t]), t))
-
-    balancer = _Balancer(sizes)
-    for t in topic_order(t for t in subscribers if -1 in owners[t]):
-        balancer.reset(subscribers[t])
-        for p, owner in enumerate(owners[t]):
-            if owner == -1:
-                member = balancer.next_least_loaded()
-                owners[t][p] = member
-                sizes[member] += 1
-
-    shared = topic_order(t for t in subscribers if len(subscribers[t]) >= 2)
-    if shared:
-        _balance_topics(shared, owners, sizes, subscribers, balancer)
-    return [np.array(o, dtype=np.int64) for o in owners]
-
-
-def _balance_topics(topics: list[int], owners: list[list[int]], sizes: list[int],
-                    subscribers: dict[int, list[int]], balancer: _Balancer) -> None:
-    """Passes over the topics until a whole pass moves nothing (or the pass limit)."""
+    shared = topic_order[(sub_start[topic_order + 1] - sub_start[topic_order]) >= 2]
+    start = np.zeros(len(sizes), dtype=np.int64)
+    end = np.zeros(len(sizes), dtype=np.int64)
     last_moved = -1
-    for _ in range(MAX_BALANCE_PASSES):
-        for index, t in enumerate(topics):
+    for _ in range(max_passes):
+        for index in range(len(shared)):
             if index == last_moved:
                 return
-            moved = _balance_topic(owners[t], sizes, subscribers[t], balancer)
-            if moved or last_moved == -1:
+            t = shared[index]
+            moved = _balance_topic(owners[offsets[t]:offsets[t + 1]], sizes, subscribers[sub_start[t]:sub_start[t + 1]],
+                                   state, order, start, end)
+            if moved > 0 or last_moved == -1:
                 last_moved = index
 
 
-def _balance_topic(owner: list[int], sizes: list[int], members: list[int], balancer: _Balancer) -> int:
+@njit(cache=True)
+def _balance_topic(owner, sizes, members, state, order, start, end):
     """Move one topic's partitions from its most to its least loaded subscribers."""
-    if balancer.reset(members) <= 1:
+    n = len(members)
+    if _reset(state, order, sizes, members) <= 1:
         return 0
     # partitions grouped by owner (ascending), ascending within; each owner gives from its end
-    by_owner = sorted(range(len(owner)), key=lambda p: (owner[p], p))
-    start: dict[int, int] = {}
-    end: dict[int, int] = {}
-    for i, p in enumerate(by_owner):
-        start.setdefault(owner[p], i)
-        end[owner[p]] = i + 1
+    by_owner = np.argsort(owner * len(owner) + np.arange(len(owner)), kind="mergesort")
+    for i in range(n):
+        start[members[i]] = 0
+        end[members[i]] = 0
+    for i in range(len(by_owner) - 1, -1, -1):
+        start[owner[by_owner[i]]] = i
+    for i in range(len(by_owner)):
+        end[owner[by_owner[i]]] = i + 1
     moved = 0
-    while not balancer.balanced():
-        giver = balancer.next_most_loaded()
-        while giver != -1 and end.get(giver, 0) - start.get(giver, 0) <= 0:
-            balancer.exclude_last_most_loaded()
-            giver = balancer.next_most_loaded()
+    while state[_HIGH_LEVEL] - state[_LOW_LEVEL] > 1:
+        giver = _next_most_loaded(state, order, sizes)
+        while giver != -1 and end[giver] - start[giver] <= 0:
+            _exclude_last_most_loaded(state, order)
+            giver = _next_most_loaded(state, order, sizes)
         if giver == -1:
             break
         end[giver] -= 1
         partition = by_owner[end[giver]]
-        taker = balancer.next_least_loaded()
-        if balancer.balanced():
+        taker = _next_least_loaded(state, order, sizes, n)
+        if state[_HIGH_LEVEL] - state[_LOW_LEVEL] <= 1:
             break
         sizes[giver] -= 1
         sizes[taker] += 1
@@ -187,68 +203,68 @@ def _balance_topic(owner: list[int], sizes: list[int], members: list[int], balan
     return moved
 
 
-class _Balancer:
-    """Hands out the least loaded and most loaded of one topic's subscribers, in turn.
+# The balancer hands out the least and the most loaded of one topic's subscribers in turn.
+# Members are sorted by (load, member number) into ``order``. The least loaded range grows
+# from the left: each member in it gets one partition per level, then the level rises and
+# members at the new level join. The most loaded range grows from the right in the same
+# way. The order is fixed at reset; loads are read live as partitions move. Members with
+# nothing of the topic to give are swapped out of the most loaded range. Its state lives in
+# one small int array so the compiled loops can share it.
+_LOW_END, _LOW_LEVEL, _LOW_NEXT, _HIGH_START, _HIGH_END, _HIGH_LEVEL, _HIGH_NEXT = 0, 1, 2, 3, 4, 5, 6
 
-    Members are sorted by (load, member number). The least loaded range grows from the
-    left: each member in it gets one partition per level, then the level rises and
-    members at the new level join. The most loaded range grows from the right in the
-    same way, one partition taken per member per level. The order is fixed at reset;
-    loads are read live, as partitions move. Members with nothing of the topic to give
-    are swapped out of the most loaded range.
-    """
 
-    def __init__(self, sizes: list[int]) -> None:
-        self.sizes = sizes
-        self.order: list[int] = []
+@njit(cache=True)
+def _reset(state, order, sizes, members):
+    n = len(members)
+    keys = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        keys[i] = sizes[members[i]] * (len(sizes) + 1) + members[i]
+    ranked = np.argsort(keys, kind="mergesort")
+    for i in range(n):
+        order[i] = members[ranked[i]]
+    state[_LOW_END] = 0
+    state[_LOW_LEVEL] = sizes[order[0]] - 1
+    state[_LOW_NEXT] = 0
+    state[_HIGH_START] = n
+    state[_HIGH_END] = n
+    state[_HIGH_LEVEL] = sizes[order[n - 1]] + 1
+    state[_HIGH_NEXT] = n - 1
+    return sizes[order[n - 1]] - sizes[order[0]]
 
-    def reset(self, members: list[int]) -> int:
-        sizes = self.sizes
-        self.order = order = sorted(members, key=lambda m: (sizes[m], m))
-        n = len(order)
-        self.low_end = 0
-        self.low_level = sizes[order[0]] - 1
-        self.low_next = 0
-        self.high_start = n
-        self.high_end = n
-        self.high_level = sizes[order[-1]] + 1
-        self.high_next = n - 1
-        return sizes[order[-1]] - sizes[order[0]]
 
-    def next_least_loaded(self) -> int:
-        order, sizes = self.order, self.sizes
-        if self.low_next >= self.low_end:
-            self.low_level += 1
-            while self.low_end < len(order) and sizes[order[self.low_end]] == self.low_level:
-                self.low_end += 1
-            self.low_next = 0
-        member = order[self.low_next]
-        self.low_next += 1
-        return member
+@njit(cache=True)
+def _next_least_loaded(state, order, sizes, n):
+    if state[_LOW_NEXT] >= state[_LOW_END]:
+        state[_LOW_LEVEL] += 1
+        while state[_LOW_END] < n and sizes[order[state[_LOW_END]]] == state[_LOW_LEVEL]:
+            state[_LOW_END] += 1
+        state[_LOW_NEXT] = 0
+    member = order[state[_LOW_NEXT]]
+    state[_LOW_NEXT] += 1
+    return member
 
-    def next_most_loaded(self) -> int:
-        order, sizes = self.order, self.sizes
-        if self.high_next < self.high_start:
-            if self.high_end <= self.high_start and self.high_start > 0:
-                # every member of the range was excluded: restart from the next member's level
-                self.high_level = sizes[order[self.high_start - 1]]
-            else:
-                self.high_level -= 1
-            while self.high_start > 0 and sizes[order[self.high_start - 1]] == self.high_level:
-                self.high_start -= 1
-            self.high_next = self.high_end - 1
-        if self.high_next < 0:
-            return -1
-        member = order[self.high_next]
-        self.high_next -= 1
-        return member
 
-    def exclude_last_most_loaded(self) -> None:
-        """Swap the member just returned by ``next_most_loaded`` out of the most loaded range."""
-        order = self.order
-        i, last = self.high_next + 1, self.high_end - 1
-        order[i], order[last] = order[last], order[i]
-        self.high_end -= 1
+@njit(cache=True)
+def _next_most_loaded(state, order, sizes):
+    if state[_HIGH_NEXT] < state[_HIGH_START]:
+        if state[_HIGH_END] <= state[_HIGH_START] and state[_HIGH_START] > 0:
+            # every member of the range was excluded: restart from the next member's level
+            state[_HIGH_LEVEL] = sizes[order[state[_HIGH_START] - 1]]
+        else:
+            state[_HIGH_LEVEL] -= 1
+        while state[_HIGH_START] > 0 and sizes[order[state[_HIGH_START] - 1]] == state[_HIGH_LEVEL]:
+            state[_HIGH_START] -= 1
+        state[_HIGH_NEXT] = state[_HIGH_END] - 1
+    if state[_HIGH_NEXT] < 0:
+        return -1
+    member = order[state[_HIGH_NEXT]]
+    state[_HIGH_NEXT] -= 1
+    return member
 
-    def balanced(self) -> bool:
-        return self.high_level - self.low_level <= 1
+
+@njit(cache=True)
+def _exclude_last_most_loaded(state, order):
+    """Swap the member just returned by ``_next_most_loaded`` out of the most loaded range."""
+    i, last = state[_HIGH_NEXT] + 1, state[_HIGH_END] - 1
+    order[i], order[last] = order[last], order[i]
+    state[_HIGH_END] -= 1
