@@ -45,10 +45,13 @@ def test_cooperative_rebalance_runs_until_revoked_partitions_find_an_owner():
     assert cost["member_leaves"]["partitions"] == cost["member_leaves"]["forced_partitions"] == 2
 
 
-def test_broker_load_matches_kafkas_placement():
+@pytest.mark.parametrize("placer", ["striped", "legacy"])
+def test_broker_load_matches_kafkas_placement(placer):
     brokers = [(0, "r1"), (1, "r2"), (2, "r1")]
-    result = stage.broker_load(brokers, {"t": 6}, 2, LOADS, seed=5)
-    placement = kassign.assign_replicas(brokers, 6, 2, seed=5)
+    result = stage.broker_load(brokers, {"t": 6}, 2, LOADS, seed=5, placer=placer)
+    placement = kassign.assign_replicas(brokers, 6, 2, placer=placer, seed=5)
+    assert (result["placer"], result["seed"]) == (placer, 5)
+    assert result["placement"]["t"] == {str(p): r for p, r in placement.items()}
     for broker, row in result["brokers"].items():
         assert row["leader_bytes"] == sum(LOADS[("t", p)][1] for p, r in placement.items() if r[0] == int(broker))
         assert row["replica_bytes"] == sum(LOADS[("t", p)][1] for p, r in placement.items() if int(broker) in r)
@@ -75,5 +78,17 @@ def test_a_scenario_file_sets_members_and_partition_counts():
 
 
 def test_unavailable_strategies_are_skipped_with_the_reason():
-    usable, skipped = stage.available_strategies(["range", "no-such-strategy"])
-    assert usable == ["range"] and "no-such-strategy" in skipped
+    usable, skipped = stage.available_strategies(["range", "no-such-strategy", "consumer:uniform", "consumer:sticky"])
+    assert usable == ["range", "consumer:uniform"] and set(skipped) == {"no-such-strategy", "consumer:sticky"}
+
+
+def test_consumer_protocol_strategies_run_the_group_coordinators_assignors():
+    consumers = stage.consumer_load(SCENARIO, ["consumer:uniform", "consumer:range"], LOADS)
+    for name in ("uniform", "range"):
+        expected = kassign.assign(name, SCENARIO, protocol="consumer")
+        assert consumers[f"consumer:{name}"]["assignment"] == {m: [list(tp) for tp in v] for m, v in expected.items()}
+    cost = stage.rebalance_cost(SCENARIO, consumers, LOADS)
+    # uniform keeps the two members' targets within quota: the leaver's 2 partitions move, nothing else
+    assert cost["consumer:uniform"]["member_leaves"]["partitions"] == 2
+    # a joiner of 4 members on 6 partitions: quotas 2,2,1,1 -> at least one partition moves, at most 2
+    assert 1 <= cost["consumer:uniform"]["member_joins"]["partitions"] <= 2

@@ -42,9 +42,10 @@ def test_scenario_group_end_to_end(spark, tmp_path) -> None:
         bytes_per_partition[(row["topic"], row["partition"])] += row["bytes"]
     assert sum(bytes_per_partition.values()) == sum(r["size"] for r in ORDERS + SKEWED)
 
-    for strategy in ("range", "roundrobin", "sticky", "cooperative-sticky"):
+    for strategy in ("range", "roundrobin", "sticky", "cooperative-sticky", "consumer:uniform", "consumer:range"):
         load = summary["consumers"][strategy]
-        expected = kassign.assign(strategy, SCENARIO)
+        protocol, _, name = strategy.rpartition(":")
+        expected = kassign.assign(name, SCENARIO, protocol=protocol or "classic")
         assert {m: sorted(map(tuple, parts)) for m, parts in load["assignment"].items()} == expected, strategy
         for member, partitions in expected.items():
             assert load["members"][member]["bytes"] == sum(bytes_per_partition[tp] for tp in partitions), (strategy, member)

@@ -51,7 +51,9 @@ def _scenario_file(path: str | None) -> dict | None:
 @click.option("--max-partitions", type=int, default=64, show_default=True, help="Sweep partition counts 1..N.")
 @click.option("--target-share", type=float, default=0.1, show_default=True,
               help="Sweep: the hottest partition may carry at most this share of the bytes.")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed for the sample, null keys, replica start.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed for the sample, null keys, replica placement.")
+@click.option("--placer", type=click.Choice(["striped", "legacy"]), default="striped", show_default=True,
+              help="Replica placement: striped (KRaft controller, Kafka 4) or legacy (ZooKeeper-era AdminUtils).")
 @click.option("--engine", type=click.Choice(["auto", "jvm", "arrow"]), default="auto", show_default=True,
               help="murmur2 engine: our JVM UDF, or the Arrow+numba UDF.")
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
@@ -60,8 +62,8 @@ def _scenario_file(path: str | None) -> dict | None:
 def command(input_path: str | None, out: str, input_format: str | None, key_column: str, value_column: str | None,
             size_column: str | None, topic_column: str | None, rows: int, keys: int, skew: float, null_share: float,
             partitions: int, null_key_model: str, batch_size: int, members: int, scenario_path: str | None,
-            brokers: str, replication_factor: int, max_partitions: int, target_share: float, seed: int, engine: str,
-            master: str | None, confs: tuple[str, ...], as_json: bool) -> None:
+            brokers: str, replication_factor: int, max_partitions: int, target_share: float, seed: int, placer: str,
+            engine: str, master: str | None, confs: tuple[str, ...], as_json: bool) -> None:
     """Where a keyed data set's load lands: partitions, skew, consumers, brokers, rebalance cost.
 
     Without INPUT a Zipf-skewed sample is generated inside Spark. Writes Parquet tables,
@@ -75,7 +77,7 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
         size_column=size_column, topic_column=topic_column, rows=rows, keys=keys, skew=skew, null_share=null_share,
         partitions=partitions, null_key_model=null_key_model, batch_size=batch_size, members=members,
         scenario=_scenario_file(scenario_path), brokers=_brokers(brokers), replication_factor=replication_factor,
-        max_partitions=max_partitions, target_share=target_share, seed=seed, engine=engine)
+        max_partitions=max_partitions, target_share=target_share, seed=seed, placer=placer, engine=engine)
     check_options(options)
     conf = parse_conf(confs)
     if input_path is None and (value_column or size_column or topic_column or key_column != "key"):
@@ -108,6 +110,8 @@ def _print_summary(summary: dict, out: str) -> None:
                   summary["rebalance"].get(s, {}).get("member_joins", {}).get("bytes", "-")]
                  for s, c in summary["consumers"].items()])
     brokers = summary["brokers"]["brokers"]
+    placement = summary["brokers"]
     print_table("broker load", ["broker", "rack", "leader bytes", "replica bytes"],
-                [[b, v["rack"] or "-", v["leader_bytes"], v["replica_bytes"]] for b, v in brokers.items()])
+                [[b, v["rack"] or "-", v["leader_bytes"], v["replica_bytes"]] for b, v in brokers.items()],
+                caption=f"replicas placed by the {placement['placer']} placer, seed {placement['seed']}")
     print(f"tables, summary.json and report.html written to {out}")

@@ -12,21 +12,35 @@ from typing import Any
 
 from kassign.api import assign
 from kassign.assignors import get_assignor
+from kassign.assignors.server import server_assignor
 from kassign.errors import KassignError, UnknownAssignorError
 from kassign.replicas import assign_replicas
 
 log = logging.getLogger(__name__)
 
-STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "load-aware")
+# Classic (client-side) strategies by name; Kafka 4's consumer-protocol (server-side) ones as
+# "consumer:NAME", the group coordinator's assignor NAME.
+STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "load-aware", "consumer:uniform",
+              "consumer:range")
+CONSUMER_PREFIX = "consumer:"
 PartitionLoads = Mapping[tuple[str, int], tuple[int, int]]
 
 
+def _assign(strategy: str, scenario: dict, loads: PartitionLoads) -> dict[str, list[tuple[str, int]]]:
+    if strategy.startswith(CONSUMER_PREFIX):
+        return assign(strategy[len(CONSUMER_PREFIX):], scenario, protocol="consumer")
+    return assign(strategy, scenario, **_options(strategy, loads))
+
+
 def available_strategies(wanted: Sequence[str] = STRATEGIES) -> tuple[list[str], dict[str, str]]:
-    """Strategies the registry can build now, and why the others were skipped."""
+    """Strategies kassign can run now, and why the others were skipped."""
     usable, skipped = [], {}
     for name in wanted:
         try:
-            get_assignor(name)
+            if name.startswith(CONSUMER_PREFIX):
+                server_assignor(name[len(CONSUMER_PREFIX):])
+            else:
+                get_assignor(name)
             usable.append(name)
         except UnknownAssignorError as err:
             log.warning("skipping strategy %s: %s", name, err)
@@ -60,7 +74,7 @@ def consumer_load(scenario: dict, strategies: Sequence[str], loads: PartitionLoa
     """Per strategy: each member's partitions, records, bytes, and the spread of bytes."""
     result = {}
     for strategy in strategies:
-        assignment = assign(strategy, scenario, **_options(strategy, loads))
+        assignment = _assign(strategy, scenario, loads)
         members = _member_totals(assignment, loads)
         result[strategy] = {
             "assignment": {m: [[t, p] for t, p in tps] for m, tps in assignment.items()},
@@ -80,7 +94,7 @@ def _rebalance_rounds(strategy: str, scenario: dict, loads: PartitionLoads, owne
         doc = {"topics": scenario["topics"], "members": {
             m: {**spec, "owned": [list(tp) for tp in current[m]], "generation": generation}
             for m, spec in scenario["members"].items()}}
-        result = assign(strategy, doc, **_options(strategy, loads))
+        result = _assign(strategy, doc, loads)
         if all(sorted(map(tuple, result[m])) == sorted(map(tuple, current[m])) for m in result):
             break
         current = {m: [tuple(tp) for tp in result[m]] for m in result}
@@ -123,13 +137,17 @@ def rebalance_cost(scenario: dict, consumers: Mapping[str, Any], loads: Partitio
 
 
 def broker_load(brokers: Sequence[tuple[int, str | None]], partition_counts: Mapping[str, int], replication_factor: int,
-                loads: PartitionLoads, seed: int) -> dict[str, Any]:
-    """Leader and replica bytes per broker and per rack, with Kafka's replica placement per topic."""
+                loads: PartitionLoads, seed: int, placer: str = "striped") -> dict[str, Any]:
+    """Leader and replica bytes per broker and per rack, with Kafka's replica placement per topic.
+
+    ``placer="striped"`` is what a KRaft controller (Kafka 4) does when a topic is created,
+    ``"legacy"`` is ZooKeeper-era AdminUtils placement; topic ``i`` (by name) is placed with
+    seed ``seed + i``, so a run is reproducible from the seed in the summary."""
     per_broker = {b: {"rack": r, "leader_partitions": 0, "replicas": 0, "leader_records": 0, "leader_bytes": 0,
                       "replica_bytes": 0} for b, r in brokers}
     placements = {}
     for offset, (topic, count) in enumerate(sorted(partition_counts.items())):
-        placement = assign_replicas(list(brokers), count, replication_factor, seed=seed + offset)
+        placement = assign_replicas(list(brokers), count, replication_factor, placer=placer, seed=seed + offset)
         placements[topic] = {str(p): r for p, r in placement.items()}
         for p, replicas in placement.items():
             records, size = loads.get((topic, p), (0, 0))
@@ -145,7 +163,8 @@ def broker_load(brokers: Sequence[tuple[int, str | None]], partition_counts: Map
         rack = per_rack.setdefault(b["rack"] or "(none)", {"leader_bytes": 0, "replica_bytes": 0, "leader_records": 0})
         for k in rack:
             rack[k] += b[k]
-    return {"brokers": {str(b): v for b, v in per_broker.items()}, "racks": per_rack, "placement": placements,
+    return {"placer": placer, "seed": seed,
+            "brokers": {str(b): v for b, v in per_broker.items()}, "racks": per_rack, "placement": placements,
             "leader_records": sum(v["leader_records"] for v in per_broker.values()),
             "leader_bytes_spread": _spread([v["leader_bytes"] for v in per_broker.values()])}
 

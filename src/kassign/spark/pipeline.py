@@ -7,7 +7,9 @@ Stages (each written as Parquet under ``out``):
 2. partition_load: records, bytes, distinct keys (HyperLogLog), hottest keys per partition.
 3. partition_sweep: hottest partition and skew for counts 1..max from one pass over key hashes.
 4. consumer_load: per strategy, records and bytes per member (driver, from stage 2's rows).
-5. broker_load: leader and replica bytes per broker and rack.
+5. broker_load: leader and replica bytes per broker and rack, replicas placed as a KRaft
+   controller does (``placer="striped"``, the default) or as ZooKeeper-era AdminUtils did
+   (``"legacy"``); the summary records the placer and seed.
 6. rebalance_cost: what moves when a member leaves and when one joins.
 
 The driver only ever collects per-partition (or per partition count) aggregates.
@@ -69,6 +71,7 @@ class PipelineOptions:
     max_partitions: int = 64
     target_share: float = 0.1
     seed: int = 42
+    placer: str = "striped"
     engine: str = "auto"
     extra: dict = field(default_factory=dict)
 
@@ -350,7 +353,7 @@ def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
 
     consumers_strategies, skipped = stage_loads.available_strategies(opts.strategies)
     consumers = stage_loads.consumer_load(scenario, consumers_strategies, loads)
-    brokers = stage_loads.broker_load(opts.brokers, counts, opts.replication_factor, loads, opts.seed)
+    brokers = stage_loads.broker_load(opts.brokers, counts, opts.replication_factor, loads, opts.seed, opts.placer)
     rebalance = stage_loads.rebalance_cost(scenario, consumers, loads)
     _write_driver_tables(spark, out, consumers, brokers, rebalance)
 
