@@ -35,18 +35,36 @@ def range_assign(group: ServerGroup) -> np.ndarray:
     """Each partition's owner (member number, -1 none) in the new target, by flat partition id."""
     owners = np.full(int(group.offsets[-1]), -1, dtype=np.int64)
     ranked = sorted(range(group.num_members), key=lambda m: _rank(group, m))
-    subscribers: list[list[int]] = [[] for _ in range(group.num_topics)]
-    for member in ranked:
-        for t in group.subscriptions[member]:
-            subscribers[t].append(member)
-    for t, members in enumerate(subscribers):
-        if not members:
+    for t, members in enumerate(_subscribers_in_rank_order(group, ranked)):
+        if not len(members):
             continue
         base, extra = divmod(int(group.num_partitions[t]), len(members))
         sizes = np.full(len(members), base, dtype=np.int64)
         sizes[:extra] += 1
-        owners[group.offsets[t]:group.offsets[t + 1]] = np.repeat(np.array(members, dtype=np.int64), sizes)
+        owners[group.offsets[t]:group.offsets[t + 1]] = np.repeat(members, sizes)
     return owners
+
+
+def _subscribers_in_rank_order(group: ServerGroup, ranked: list[int]) -> list[np.ndarray]:
+    """Per topic, its subscribers in rank order; members sharing a subscription are handled as one block."""
+    blocks: dict[frozenset[int], list[int]] = {}
+    for member in ranked:
+        blocks.setdefault(group.subscriptions[member], []).append(member)
+    rank = np.empty(group.num_members, dtype=np.int64)
+    rank[ranked] = np.arange(group.num_members)
+    per_topic: list[list[np.ndarray]] = [[] for _ in range(group.num_topics)]
+    for topics, members in blocks.items():
+        block = np.array(members, dtype=np.int64)
+        for t in topics:
+            per_topic[t].append(block)
+    result = []
+    for parts in per_topic:
+        if len(parts) <= 1:
+            result.append(parts[0] if parts else np.zeros(0, dtype=np.int64))
+        else:
+            merged = np.concatenate(parts)
+            result.append(merged[np.argsort(rank[merged], kind="stable")])
+    return result
 
 
 def _rank(group: ServerGroup, member: int) -> tuple[int, bytes]:
