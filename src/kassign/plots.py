@@ -6,7 +6,7 @@ matplotlib runs headless (Agg); every function writes one PNG and returns its pa
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from kassign.errors import KassignError
@@ -63,13 +63,19 @@ def assignment_chart(assignment: Mapping[str, Sequence[tuple[str, int]]], path: 
     return _save(fig, path)
 
 
-def replica_chart(placement: Mapping[int, Sequence[int]], broker_racks: Mapping[int, str | None], path: str | Path) -> Path:
-    """Per broker: leaders (first replicas) and followers, grouped by rack."""
+def replica_chart(
+    placement: Mapping[int, Sequence[int]],
+    broker_racks: Mapping[int, str | None],
+    path: str | Path,
+    fenced: Collection[int] = (),
+) -> Path:
+    """Per broker: leaders (first replicas) and followers, grouped by rack; fenced brokers are marked."""
     plt = _pyplot()
     leaders = Counter(replicas[0] for replicas in placement.values() if replicas)
     followers = Counter(b for replicas in placement.values() for b in replicas[1:])
     brokers = sorted(broker_racks, key=lambda b: (broker_racks[b] or "", b))
     labels = [f"{b}\n{broker_racks[b]}" if broker_racks[b] else str(b) for b in brokers]
+    labels = [f"{label}\n(fenced)" if b in fenced else label for b, label in zip(brokers, labels)]
     fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(brokers) + 2), 4))
     lead = [leaders[b] for b in brokers]
     ax.bar(labels, lead, label="leader (first replica)", color="#d62728")

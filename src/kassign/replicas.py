@@ -1,5 +1,9 @@
 """replica -> broker: Kafka's replica placement for new topics and partitions.
 
+This module's own rule is the legacy one (AdminUtils): ZooKeeper-era topic creation and
+``kafka-reassign-partitions.sh --generate``. The KRaft controller's striped placer lives in
+``kassign.replicas_striped``; ``assign_replicas(..., placer="striped")`` reaches it.
+
 Rack-unaware (no broker has a rack). Brokers are taken in the order given. The
 first replica of partition p sits on broker ``(p + start) % n``; the followers sit
 at a shift from it that is the same for a whole lap of n partitions and grows by
@@ -27,6 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kassign.errors import KassignError, ReplicaPlacementError
+from kassign.javarandom import JavaRandom, check_seed, random_seed
+from kassign.replicas_striped import INT_MAX, SHORT_MAX, SHORT_MIN, normalise_striped_brokers, place_striped
 
 Broker = tuple[int, "str | None"]
 
@@ -77,22 +83,42 @@ def _normalise_brokers(brokers: Iterable[Any]) -> list[Broker]:
     return result
 
 
+PLACERS = ("legacy", "striped")
+
+
 def assign_replicas(
-    brokers: Iterable[Broker | int],
+    brokers: Iterable[Any],
     partitions: int,
     replication_factor: int,
     start_index: int = -1,
     start_partition: int = -1,
     *,
+    placer: str = "legacy",
     seed: int | None = None,
 ) -> dict[int, list[int]]:
-    """Replica lists per partition id, exactly as Kafka's ``assignReplicasToBrokers``.
+    """Replica lists per partition id, exactly as Kafka places them.
 
+    ``placer="legacy"`` (the default) is Kafka's ``assignReplicasToBrokers`` (AdminUtils:
+    ZooKeeper-era topic creation, and ``kafka-reassign-partitions.sh --generate``).
     ``brokers`` is ``[(id, rack_or_None), ...]``. A negative ``start_index`` means a
     random start (and random follower shift), as in Kafka; ``seed`` makes that
-    reproducible. Raises ``ReplicaPlacementError`` (with Kafka's exception name)
-    where Kafka refuses.
+    reproducible.
+
+    ``placer="striped"`` is the KRaft controller's striped placer (topic creation and
+    partition addition on KRaft), see ``kassign.replicas_striped``. ``brokers`` is
+    ``[(id, rack_or_None, fenced), ...]`` in the order the controller lists them (pairs
+    mean unfenced); ``seed`` seeds its ``java.util.Random`` (a Java long; None draws a
+    fresh one, as a controller would); ``start_index`` does not apply. ``start_partition``
+    numbers the first new partition (-1 means 0) and does not change the placement;
+    ``partitions`` may be 0.
+
+    Raises ``ReplicaPlacementError`` (with Kafka's exception name) where Kafka refuses,
+    ``KassignError`` for malformed input.
     """
+    if placer == "striped":
+        return _assign_striped(brokers, partitions, replication_factor, start_index, start_partition, seed)
+    if placer != "legacy":
+        raise KassignError(f"unknown replica placer {placer!r}; choose one of {', '.join(PLACERS)}")
     for name, value in (("partitions", partitions), ("replication factor", replication_factor),
                         ("start index", start_index), ("start partition", start_partition)):
         if not isinstance(value, int) or isinstance(value, bool):
@@ -165,6 +191,37 @@ def _rack_aware_replicas(
     return replicas
 
 
+def _assign_striped(
+    brokers: Iterable[Any],
+    partitions: int,
+    replication_factor: int,
+    start_index: int,
+    start_partition: int,
+    seed: int | None,
+) -> dict[int, list[int]]:
+    for name, value in (("partitions", partitions), ("replication factor", replication_factor),
+                        ("start index", start_index), ("start partition", start_partition)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise KassignError(f"{name} must be a whole number, got {value!r}")
+    if start_index != -1:
+        raise KassignError("start_index applies only to the legacy placer; the striped placer starts where its "
+                           "random seed puts it")
+    if not SHORT_MIN <= replication_factor <= SHORT_MAX:
+        raise KassignError(f"replication factor must fit a 16-bit integer, as in Kafka's requests "
+                           f"({SHORT_MIN} .. {SHORT_MAX}), got {replication_factor}")
+    if partitions < 0:
+        raise KassignError(f"partitions must be 0 or more, got {partitions}")
+    if start_partition < -1:
+        raise KassignError(f"start partition must be 0 or more (-1 means 0), got {start_partition}")
+    first = max(0, start_partition)
+    if first + partitions - 1 > INT_MAX:
+        raise KassignError(f"partition ids must stay below 2^31; {partitions} partitions from {first} do not")
+    broker_list = normalise_striped_brokers(brokers)
+    rng = JavaRandom(random_seed() if seed is None else check_seed(seed))
+    placements = place_striped(broker_list, partitions, replication_factor, rng)
+    return {first + i: replicas for i, replicas in enumerate(placements)}
+
+
 def reassignment_json(topic: str, assignment: Mapping[int, Sequence[int]]) -> dict[str, Any]:
     """The document ``kafka-reassign-partitions.sh --execute --reassignment-json-file`` reads."""
     return {
@@ -192,3 +249,29 @@ def parse_broker_list(text: str) -> list[Broker]:
             raise KassignError(f"bad broker list {text!r}: broker {broker_id} has an empty rack after ':'")
         brokers.append((broker_id, rack or None))
     return _normalise_brokers(brokers)
+
+
+def parse_striped_broker_list(text: str) -> list[tuple[int, str | None, bool]]:
+    """``0:rack1,1:rack1:fenced,2,3::fenced`` -> ``[(0, 'rack1', False), (1, 'rack1', True),
+    (2, None, False), (3, None, True)]``: a ``:fenced`` suffix marks a fenced broker (so a rack
+    cannot be called ``fenced``; ``3:fenced`` and ``3::fenced`` both mean rack-less and fenced);
+    the rest is read as in ``parse_broker_list``."""
+    brokers: list[tuple[int, str | None, bool]] = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            raise KassignError(f"bad broker list {text!r}: empty entry; write id, id:rack, id:rack:fenced or id::fenced")
+        fenced = item.endswith(":fenced")
+        head = item[: -len(":fenced")] if fenced else item
+        broker_text, colon, rack = head.partition(":")
+        try:
+            broker_id = int(broker_text)
+        except ValueError:
+            raise KassignError(
+                f"bad broker list {text!r}: {broker_text!r} is not a broker id; write id, id:rack, id:rack:fenced "
+                "or id::fenced"
+            ) from None
+        if colon and not rack and not fenced:
+            raise KassignError(f"bad broker list {text!r}: broker {broker_id} has an empty rack after ':'")
+        brokers.append((broker_id, rack or None, fenced))
+    return normalise_striped_brokers(brokers)

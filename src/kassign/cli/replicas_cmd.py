@@ -6,38 +6,95 @@ import click
 
 from kassign.cli.common import emit_json, json_option, print_table
 from kassign.errors import KassignError, ReplicaPlacementError
+from kassign.javarandom import random_seed
 from kassign.plots import replica_chart
-from kassign.replicas import assign_replicas, parse_broker_list, reassignment_json
+from kassign.replicas import (
+    assign_replicas,
+    parse_broker_list,
+    parse_striped_broker_list,
+    reassignment_json,
+)
+
+HELP = """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, as Kafka does.
+
+\b
+--placer legacy (default): AdminUtils' placement, as kafka-reassign-partitions.sh
+  --generate (and ZooKeeper-era topic creation) uses it; rack-aware when every broker
+  has a rack. Brokers: ID or ID:RACK.
+--placer striped: the KRaft controller's StripedReplicaPlacer, as topic creation and
+  partition addition on KRaft use it. Brokers: ID, ID:RACK, ID:RACK:fenced or ID:fenced,
+  in the order the controller lists them; a fenced broker may hold a follower, never the
+  leader. --seed seeds its java.util.Random (without it a random seed is drawn and
+  reported, so the run can be repeated); --start-index does not apply.
+"""
 
 
-@click.command("replicas")
-@click.option("--brokers", "-b", required=True, metavar="ID[:RACK],...", help="Brokers, e.g. 0:rack1,1:rack3,2.")
-@click.option("--partitions", "-p", type=int, required=True, help="Number of partitions to place.")
+@click.command("replicas", help=HELP)
+@click.option("--brokers", "-b", required=True, metavar="ID[:RACK][:fenced],...",
+              help="Brokers, e.g. 0:rack1,1:rack3,2 (striped also 3:rack1:fenced, 4:fenced).")
+@click.option("--partitions", "-p", type=int, required=True, help="Number of partitions to place (striped: 0 allowed).")
 @click.option("--replication-factor", "-r", type=int, required=True, help="Replicas per partition.")
-@click.option("--start-index", type=int, default=-1, show_default=True, help="First broker position; -1 = random, as Kafka.")
-@click.option("--start-partition", type=int, default=-1, show_default=True, help="First partition id (adding partitions).")
-@click.option("--seed", type=int, default=None, help="Seed for the random start, for reproducible output.")
+@click.option("--placer", type=click.Choice(["legacy", "striped"]), default="legacy", show_default=True,
+              help="legacy: AdminUtils (reassign-partitions --generate); striped: the KRaft controller.")
+@click.option("--start-index", type=int, default=None,
+              help="legacy only: first broker position; -1 (the default) = random, as Kafka.")
+@click.option("--start-partition", type=int, default=-1, show_default=True, help="First partition id (adding partitions); striped: only numbers them.")
+@click.option("--seed", type=int, default=None,
+              help="legacy: seed for the random start; striped: the java.util.Random seed (a Java long).")
 @click.option("--topic", default=None, help="Topic name, for --reassignment-json.")
 @click.option("--reassignment-json", "as_reassignment", is_flag=True, help="Write the JSON kafka-reassign-partitions.sh --execute reads.")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png", help="Also draw leaders/followers per broker to a PNG.")
 @json_option
-def command(brokers: str, partitions: int, replication_factor: int, start_index: int, start_partition: int,
-            seed: int | None, topic: str | None, as_reassignment: bool, plot_path: str | None, as_json: bool) -> None:
-    """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, rack-aware when brokers have racks."""
+def command(brokers: str, partitions: int, replication_factor: int, placer: str, start_index: int | None,
+            start_partition: int, seed: int | None, topic: str | None, as_reassignment: bool,
+            plot_path: str | None, as_json: bool) -> None:
     if as_reassignment and not topic:
         raise KassignError("--reassignment-json needs --topic NAME")
-    broker_list = parse_broker_list(brokers)
-    try:
-        placement = assign_replicas(broker_list, partitions, replication_factor, start_index, start_partition, seed=seed)
-    except ReplicaPlacementError as err:
-        raise KassignError(f"{err.kafka_exception}: {err}") from None
+    fenced: set[int] = set()
+    note = None
+    if placer == "striped":
+        if start_index is not None:
+            raise KassignError("--start-index applies only to --placer legacy; the striped placer's start comes from --seed")
+        striped = parse_striped_broker_list(brokers)
+        racks = {b: rack for b, rack, _ in striped}
+        fenced = {b for b, _, is_fenced in striped if is_fenced}
+        if seed is None:
+            seed = random_seed()
+            note = f"random seed {seed}; pass --seed {seed} to repeat this placement"
+        try:
+            placement = assign_replicas(striped, partitions, replication_factor, -1, start_partition,
+                                        placer="striped", seed=seed)
+        except ReplicaPlacementError as err:
+            raise KassignError(f"{err.kafka_exception}: {err}") from None
+    else:
+        if any(item.strip().endswith(":fenced") for item in brokers.split(",")):
+            raise KassignError("':fenced' brokers only mean something to --placer striped")
+        broker_list = parse_broker_list(brokers)
+        racks = dict(broker_list)
+        try:
+            placement = assign_replicas(broker_list, partitions, replication_factor,
+                                        -1 if start_index is None else start_index, start_partition, seed=seed)
+        except ReplicaPlacementError as err:
+            raise KassignError(f"{err.kafka_exception}: {err}") from None
     if plot_path:
-        replica_chart(placement, dict(broker_list), plot_path)
+        replica_chart(placement, racks, plot_path, fenced=fenced)
     if as_reassignment:
         emit_json(reassignment_json(topic or "", placement))
+        if note:
+            click.echo(f"kassign: {note}", err=True)
     elif as_json:
-        emit_json({"assignment": {str(p): replicas for p, replicas in placement.items()}})
+        document: dict = {"assignment": {str(p): replicas for p, replicas in placement.items()}}
+        if placer == "striped":
+            document.update({"placer": "striped", "seed": seed})
+        emit_json(document)
     else:
-        racks = dict(broker_list)
-        rows = [[p, ", ".join(map(str, r)), ", ".join(str(racks[b] or "-") for b in r)] for p, r in placement.items()]
-        print_table("replica placement (first replica = preferred leader)", ["partition", "replicas", "racks"], rows)
+        rows = [[p, ", ".join(map(str, r)),
+                 ", ".join((racks[b] or "-") + (" (fenced)" if b in fenced else "") for b in r)]
+                for p, r in placement.items()]
+        title = "replica placement (first replica = preferred leader)"
+        if placer == "striped":
+            title = "KRaft striped placement (leader first)"
+            caption = note or f"seed {seed}"
+        else:
+            caption = None
+        print_table(title, ["partition", "replicas", "racks"], rows, caption=caption)
