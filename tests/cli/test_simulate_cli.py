@@ -54,3 +54,30 @@ def test_every_example_scenario_runs():
         result = kassign("simulate", str(path), "--json")
         assert result.returncode == 0, f"{path.name}: {result.stderr}"
         assert json.loads(result.stdout)["strategies"]
+
+
+def test_consumer_protocol_compared_with_eager_and_cooperative_on_one_timeline(tmp_path):
+    result = kassign("simulate", str(EXAMPLES / "consumer-protocol.yaml"), "--strategies",
+                     "range,cooperative-sticky,consumer:uniform", "--json", "--plot", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    runs = {r["strategy"]: r for r in doc["strategies"]}
+    assert [r["group_protocol"] for r in runs.values()] == ["classic", "classic", "consumer"]
+    assert doc["settings"]["heartbeat_interval"] == 5
+    consumer = runs["consumer:uniform"]
+    assert consumer["totals"]["heartbeats"] > 0 and runs["range"]["totals"]["heartbeats"] == 0
+    unowned = {s: r["totals"]["unowned_partition_seconds"] for s, r in runs.items()}
+    assert unowned["consumer:uniform"] < unowned["cooperative-sticky"] < unowned["range"]
+    assert [e["description"] for e in consumer["events"]][:4] == [
+        "4 members join", "join C4 (orders, payments)", "crash C1", "join C5 (orders, payments)"]
+    for name in ("moves.png", "unowned.png", "load-range.png", "load-consumer_uniform.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "consumer:uniform" in (tmp_path / "report.html").read_text()
+
+    table = kassign("simulate", str(EXAMPLES / "consumer-protocol.yaml"), "--events")
+    assert table.returncode == 0, table.stderr
+    assert "consumer:uniform: per event" in table.stdout and "heartbeats" in table.stdout
+    assert "session timed out" in table.stdout
+
+    bad = kassign("simulate", str(EXAMPLES / "consumer-protocol.yaml"), "--strategies", "consumer:sticky")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "uniform, range" in bad.stderr

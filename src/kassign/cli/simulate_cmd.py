@@ -1,4 +1,10 @@
-"""``kassign simulate``: replay a group's timeline under several strategies and compare the cost."""
+"""``kassign simulate``: replay a group's timeline under several strategies and compare the cost.
+
+Strategies are classic client-side assignors (eager or cooperative rebalancing) or
+``consumer:uniform`` / ``consumer:range`` / ``consumer``: Kafka 4's consumer group
+protocol (KIP-848) with that server-side assignor (or the broker's default), so one
+table compares eager, cooperative and consumer-protocol groups on the same timeline.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +20,25 @@ from kassign.cli.common import emit_json, json_option, print_table
 from kassign.errors import KassignError
 from kassign.simulate.engine import simulate
 from kassign.simulate.metrics import StrategyRun
-from kassign.simulate.scenario import SimScenario, load_sim_scenario
+from kassign.simulate.scenario import CLASSIC, CONSUMER, SimScenario, load_sim_scenario, member_plans, parse_strategy
 
-DEFAULT_STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+CLASSIC_DEFAULTS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+CONSUMER_DEFAULT = "consumer:uniform"
+DEFAULT_STRATEGIES = CLASSIC_DEFAULTS + (CONSUMER_DEFAULT,)
+
+
+def _default_strategies(scenario: SimScenario) -> list[str]:
+    """The scenario's list, else the defaults that fit its members: classic strategies unless some member
+    is set to the consumer protocol, the consumer protocol unless some member lists its own classic strategies."""
+    if scenario.strategies:
+        return list(scenario.strategies)
+    plans = [plan for _, _, plan in member_plans(scenario)]
+    own_consumer = any(p.group_protocol == CONSUMER for p in plans)
+    own_classic = any(p.group_protocol == CLASSIC or (p.strategies and p.group_protocol is None) for p in plans)
+    names = [] if own_consumer else list(CLASSIC_DEFAULTS)
+    if not own_classic:
+        names.append(CONSUMER_DEFAULT)
+    return names or list(CLASSIC_DEFAULTS)
 
 
 def _strategy_list(option: str | None, scenario: SimScenario) -> list[str]:
@@ -25,9 +47,10 @@ def _strategy_list(option: str | None, scenario: SimScenario) -> list[str]:
         if not names:
             raise KassignError("--strategies needs at least one name, e.g. --strategies range,sticky")
     else:
-        names = list(scenario.strategies or DEFAULT_STRATEGIES)
+        names = _default_strategies(scenario)
     for name in names:
-        get_assignor(name)  # fail early, with the registry's message, on an unknown name
+        if parse_strategy(name)[0] == CLASSIC:  # consumer[:assignor] is checked by parse_strategy itself
+            get_assignor(name)  # fail early, with the registry's message, on an unknown name
     return list(dict.fromkeys(names))
 
 
@@ -43,27 +66,44 @@ def _run_all(scenario: SimScenario, strategies: list[str], show_progress: bool) 
     return runs
 
 
+def _heartbeats(run: StrategyRun, value: int) -> int | str:
+    return value if run.group_protocol == CONSUMER else "-"
+
+
 def _print_events(run: StrategyRun) -> None:
     rows = [
-        [f"{r.at:g}", escape(r.description), r.rounds, r.moved, r.revoked, round(r.unowned_partition_seconds, 2), r.spread,
-         escape(r.note)]
+        [f"{r.at:g}", escape(r.description), r.rounds, _heartbeats(run, r.heartbeats), r.moved, r.revoked,
+         round(r.unowned_partition_seconds, 2), round(r.unsettled_seconds, 2), r.spread, escape(r.note)]
         for r in run.records
     ]
-    print_table(f"{run.strategy}: per event", ["at (s)", "event", "rounds", "moved", "revoked",
-                                              "unowned p·s", "spread", "note"], rows)
+    print_table(f"{run.strategy}: per event", ["at (s)", "event", "rounds", "heart-\nbeats", "moved", "revoked",
+                                              "unowned\np·s", "unsettled\ns", "spread", "note"], rows)
 
 
 @click.command("simulate")
 @click.argument("scenario_path", metavar="SCENARIO.yaml")
 @click.option("--strategies", "-s", "strategies_option", metavar="A,B,...",
-              help="Strategies to compare (default: the scenario's list, else range,roundrobin,sticky,cooperative-sticky).")
+              help="Strategies to compare: classic assignors (range, roundrobin, sticky, cooperative-sticky, ...) "
+                   "and Kafka 4's consumer group protocol (KIP-848) as consumer:uniform, consumer:range or consumer "
+                   "(the broker's default assignor), e.g. range,cooperative-sticky,consumer:uniform. Default: the "
+                   "scenario's list, else range,roundrobin,sticky,cooperative-sticky,consumer:uniform (those that "
+                   "fit its members).")
 @click.option("--plot", "plot_dir", metavar="DIR", help="Write PNG charts and a self-contained report.html into DIR.")
 @click.option("--events", "show_events", is_flag=True, help="Also print every event's row per strategy.")
 @json_option
 def command(scenario_path: str, strategies_option: str | None, plot_dir: str | None, show_events: bool,
             as_json: bool) -> None:
     """Play the timeline of SCENARIO.yaml with each strategy and compare rounds, moves, revocations,
-    unowned partition-seconds and spread."""
+    unowned partition-seconds and spread.
+
+    Classic strategies rebalance in JoinGroup/SyncGroup rounds (round_seconds each). consumer:...
+    strategies play Kafka 4's consumer group protocol: members heartbeat (settings heartbeat_interval,
+    default 5s, and session_timeout, default 45s), the coordinator computes the target assignment and
+    each member catches up with it on its own heartbeats, revoking before anyone receives what it gives
+    up, with no group-wide pause. Scenario members with group_protocol: consumer (and remote_assignor:
+    uniform|range) use it whatever the strategy; groups mixing both protocols are refused. For the
+    consumer protocol, rounds counts target assignments computed and heartbeats the requests sent until
+    the group settled; unsettled s is how long each protocol took to settle."""
     scenario = load_sim_scenario(scenario_path)
     strategies = _strategy_list(strategies_option, scenario)
     runs = _run_all(scenario, strategies, show_progress=not as_json and sys.stderr.isatty())
@@ -81,14 +121,18 @@ def command(scenario_path: str, strategies_option: str | None, plot_dir: str | N
     if show_events:
         for run in runs:
             _print_events(run)
-    columns = ["strategy", "rebalances", "rounds", "moved", "revoked", "unowned p·s", "max spread", "final spread"]
+    columns = ["strategy", "rebalances", "rounds", "heartbeats", "moved", "revoked", "unowned\np·s", "unsettled\ns",
+               "max\nspread", "final\nspread"]
     rows = []
     for run in runs:
         t = run.totals()
-        rows.append([run.strategy, t["rebalances"], t["rounds"], t["moved"], t["revoked"],
-                     t["unowned_partition_seconds"], t["max_spread"], t["final_spread"]])
+        rows.append([run.strategy, t["rebalances"], t["rounds"], _heartbeats(run, t["heartbeats"]), t["moved"],
+                     t["revoked"], round(t["unowned_partition_seconds"], 2), round(t["unsettled_seconds"], 2),
+                     t["max_spread"], t["final_spread"]])
     caption = (f"{len(scenario.events)} events; {scenario.settings['round_seconds']:g}s per round, "
                f"session timeout {scenario.settings['session_timeout']:g}s")
+    if any(run.group_protocol == CONSUMER for run in runs):
+        caption += f", heartbeat every {scenario.settings['heartbeat_interval']:g}s"
     print_table(f"{scenario.name}", columns, rows, caption)
     if written:
         click.echo(f"plots: {', '.join(str(p) for p in written)}")

@@ -5,8 +5,13 @@ bytes; ``coordinator`` is the broker's side (admission, protocol choice,
 generations, leader, static members); ``member`` is a consumer with its own
 assignor instances (eager or cooperative); ``rebalance`` plays the join/sync
 rounds and checks the safety invariant after every step.
+
+``consumer_group`` is the coordinator of Kafka 4's consumer group protocol (KIP-848):
+heartbeats, group / assignment / member epochs, server-side target assignment, and
+per-member reconciliation (revoke first, receive only what others have released).
 """
 
+from kassign.protocol.consumer_group import ConsumerGroupCoordinator, MemberState, TopicCatalog
 from kassign.protocol.coordinator import GroupCoordinator, InconsistentGroupProtocolError, JoinResult
 from kassign.protocol.member import GroupMember, RebalanceProtocol, rebalance_protocol_for
 from kassign.protocol.rebalance import InvariantViolation, RoundRecord, run_rebalance
@@ -22,13 +27,16 @@ from kassign.protocol.wire import (
 
 __all__ = [
     "LATEST_VERSION",
+    "ConsumerGroupCoordinator",
     "GroupCoordinator",
     "GroupMember",
     "InconsistentGroupProtocolError",
     "InvariantViolation",
     "JoinResult",
+    "MemberState",
     "RebalanceProtocol",
     "RoundRecord",
+    "TopicCatalog",
     "WireFormatError",
     "decode_assignment",
     "decode_subscription",

@@ -2,20 +2,24 @@
 
 ``scenario`` loads and checks the YAML timeline, ``engine`` plays it on a
 simulated clock through the real protocol model (``kassign.protocol``),
+``consumer_protocol`` plays it with Kafka 4's consumer group protocol (KIP-848),
 ``metrics`` defines what is measured, ``report`` draws the plots and the HTML page.
 """
 
+from kassign.simulate.consumer_protocol import ConsumerTimelineRun, TraceEntry
 from kassign.simulate.engine import TimelineRun, simulate
 from kassign.simulate.metrics import EventRecord, StrategyRun
 from kassign.simulate.scenario import Event, MemberPlan, SimScenario, load_sim_scenario, parse_sim_scenario
 
 __all__ = [
+    "ConsumerTimelineRun",
     "Event",
     "EventRecord",
     "MemberPlan",
     "SimScenario",
     "StrategyRun",
     "TimelineRun",
+    "TraceEntry",
     "load_sim_scenario",
     "parse_sim_scenario",
     "simulate",

@@ -27,6 +27,10 @@ that member's session expires (at most ``rebalance_timeout``) and then goes on
 without it; if it comes back later it joins as a newcomer.
 
 Data layout: see ``metrics``: ownership comparisons run on integer arrays.
+
+This engine plays the classic protocol; strategies of Kafka 4's consumer group
+protocol (``consumer:uniform``, ...) are played by ``consumer_protocol``, and
+``simulate`` picks the engine.
 """
 
 from __future__ import annotations
@@ -34,14 +38,15 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kassign.cluster import Cluster
+from kassign.errors import KassignError
 from kassign.protocol.coordinator import GroupCoordinator, InconsistentGroupProtocolError
 from kassign.protocol.member import GroupMember
 from kassign.protocol.rebalance import SHARING_ASSIGNORS, run_rebalance
 from kassign.simulate.metrics import EventRecord, OwnershipSnapshot, StrategyRun, moved_between, spread
-from kassign.simulate.scenario import Event, MemberPlan, SimScenario
+from kassign.simulate.scenario import CLASSIC, CONSUMER, Event, MemberPlan, SimScenario, run_protocol
 
 
 @dataclass
@@ -54,6 +59,9 @@ class TimelineRun:
     """One strategy over one scenario."""
 
     def __init__(self, scenario: SimScenario, strategy: str) -> None:
+        if run_protocol(scenario, strategy) != CLASSIC:
+            raise KassignError(f"strategy {strategy!r} runs the consumer group protocol here: simulate it with "
+                               "kassign.simulate.simulate() (or ConsumerTimelineRun), not TimelineRun")
         self.scenario = scenario
         self.strategy = strategy
         self.round_seconds = scenario.settings["round_seconds"]
@@ -239,8 +247,7 @@ class TimelineRun:
             self._return(name, record)
         elif kind == "subscribe":
             self.members[name].subscribe(event.topics)
-            self.plans[name] = MemberPlan(event.topics, *[getattr(self.plans[name], f) for f in
-                                                          ("instance_id", "rack", "strategies", "session_timeout")])
+            self.plans[name] = replace(self.plans[name], topics=event.topics)
             self._rebalance(record)
         else:
             self._metadata_change(event, record)
@@ -264,10 +271,12 @@ class TimelineRun:
     # -- the run
 
     def _record(self, event: Event, description: str) -> EventRecord:
-        return EventRecord(index=len(self.records), at=event.at, started=self.now, kind=event.type, description=description)
+        return EventRecord(index=len(self.records), at=event.at, started=self.now, kind=event.type, description=description,
+                           member=event.member)
 
     def _finish(self, record: EventRecord, before: OwnershipSnapshot) -> None:
         record.moved = moved_between(before, self._snapshot())
+        record.unsettled_seconds = self.now - record.started
         loads = {m: len(mb.owned) for m, mb in self.members.items()}
         record.loads = loads
         record.spread = spread(loads)
@@ -310,5 +319,15 @@ class TimelineRun:
 
 
 def simulate(scenario: SimScenario, strategy: str, on_event: Callable[[], None] | None = None) -> StrategyRun:
-    """Play the whole timeline with every member (without its own list) using ``strategy``."""
+    """Play the whole timeline with every member (without its own list) using ``strategy``.
+
+    ``consumer``, ``consumer:uniform`` and ``consumer:range`` play it with Kafka 4's
+    consumer group protocol (``kassign.simulate.consumer_protocol``); other names with
+    the classic protocol. A scenario whose members all set ``group_protocol: consumer``
+    runs the consumer protocol whatever the name.
+    """
+    if run_protocol(scenario, strategy) == CONSUMER:
+        from kassign.simulate.consumer_protocol import ConsumerTimelineRun
+
+        return ConsumerTimelineRun(scenario, strategy).run(on_event)
     return TimelineRun(scenario, strategy).run(on_event)

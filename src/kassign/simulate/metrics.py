@@ -17,6 +17,19 @@ Definitions (per event, i.e. per row of the timeline):
   follow-up round ends. A join phase that waits for a member that is down lasts
   until that member's session expires (at most ``rebalance_timeout``).
 - spread: max - min partitions per live member after the event.
+- unsettled seconds: how long, from this event until the next one starts, the
+  group was not settled: classic, the rebalance's duration; consumer protocol,
+  until the target is up to date and every member owns exactly its target.
+- heartbeats (consumer protocol only; 0 for classic runs, whose cost is
+  ``rounds``): ConsumerGroupHeartbeat requests sent while the group was not
+  settled, i.e. what it took to converge.
+
+For the consumer group protocol (KIP-848; ``consumer_protocol``) the same
+definitions hold with its own mechanics: ``rounds`` counts target assignments
+the coordinator computed; a partition is unowned from the moment its previous
+owner revokes it (or stops) until its next owner receives it on a heartbeat;
+``moved`` compares each partition's latest owner (a partition between owners
+still counts as its previous owner's) at this event and at the next.
 
 Data layout: ownership snapshots are int32 numpy arrays indexed by a global
 partition number (topic offset + partition), holding member indexes (-1 = none),
@@ -42,10 +55,13 @@ class EventRecord:
     kind: str
     description: str
     note: str = ""
+    member: str | None = None
     rounds: int = 0
     moved: int = 0
     revoked: int = 0
     unowned_partition_seconds: float = 0.0
+    unsettled_seconds: float = 0.0
+    heartbeats: int = 0
     spread: int = 0
     generation: int = 0
     protocol: str | None = None
@@ -55,6 +71,7 @@ class EventRecord:
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["unowned_partition_seconds"] = round(self.unowned_partition_seconds, 6)
+        doc["unsettled_seconds"] = round(self.unsettled_seconds, 6)
         return doc
 
 
@@ -63,6 +80,24 @@ class StrategyRun:
     strategy: str
     records: list[EventRecord]
     elapsed_seconds: float = 0.0
+    group_protocol: str = "classic"
+
+    def per_scenario_event(self, metric: str) -> list[tuple[str, float]]:
+        """``(label, value)`` per scenario event (the start first), with the rows an event caused
+        later (a session expiry after a crash or a restart, a restarted member's return) added to
+        the row of that event, so that runs of different protocols line up event by event."""
+        groups: list[tuple[str, float]] = []
+        owner: dict[str, int] = {}  # member -> group of its latest crash or restart
+        for record in self.records:
+            value = float(getattr(record, metric))
+            if record.kind in ("expire", "return") and groups:
+                i = owner.get(record.member or "", len(groups) - 1)
+                groups[i] = (groups[i][0], groups[i][1] + value)
+                continue
+            if record.kind in ("crash", "restart") and record.member:
+                owner[record.member] = len(groups)
+            groups.append((f"{record.at:g}s {record.description}", value))
+        return groups
 
     def totals(self) -> dict[str, Any]:
         rebalancing = [r for r in self.records if r.rounds]
@@ -72,6 +107,8 @@ class StrategyRun:
             "moved": sum(r.moved for r in self.records),
             "revoked": sum(r.revoked for r in self.records),
             "unowned_partition_seconds": round(sum(r.unowned_partition_seconds for r in self.records), 6),
+            "unsettled_seconds": round(sum(r.unsettled_seconds for r in self.records), 6),
+            "heartbeats": sum(r.heartbeats for r in self.records),
             "max_spread": max((r.spread for r in self.records), default=0),
             "final_spread": self.records[-1].spread if self.records else 0,
         }
@@ -79,6 +116,7 @@ class StrategyRun:
     def to_json(self) -> dict[str, Any]:
         return {
             "strategy": self.strategy,
+            "group_protocol": self.group_protocol,
             "totals": self.totals(),
             "events": [r.to_json() for r in self.records],
             "elapsed_seconds": round(self.elapsed_seconds, 4),

@@ -1,7 +1,9 @@
 """Pictures of a simulation: PNG charts and one self-contained HTML page.
 
 Charts: partitions moved per event and unowned partition-seconds per event
-(grouped bars, one colour per strategy), and per strategy the load of each member
+(grouped bars, one colour per strategy, one group per scenario event: what a crash
+or restart causes later, its session expiry or return, counts with it, so classic
+and consumer-protocol runs line up), and per strategy the load of each member
 over the timeline (a member x event heat map, with counts in the cells for small groups). The HTML
 page embeds the PNGs as base64, so it opens anywhere without network access.
 """
@@ -30,13 +32,16 @@ def _event_labels(run: StrategyRun) -> list[str]:
 
 
 def _grouped_bars(runs: Sequence[StrategyRun], metric: str, title: str, ylabel: str, path: Path) -> Path:
-    labels = _event_labels(runs[0])
-    n_events = max(len(r.records) for r in runs)
+    # one group of bars per scenario event, so runs line up even where one protocol has rows another
+    # has not (a session expiry or a return is counted with the crash or restart that caused it)
+    series = [run.per_scenario_event(metric) for run in runs]
+    labels = [label for label, _ in series[0]]
+    n_events = max(len(s) for s in series)
     width = 0.8 / len(runs)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * n_events * len(runs) + 2), 4.2))
     x = np.arange(n_events)
-    for i, run in enumerate(runs):
-        values = [getattr(rec, metric) for rec in run.records] + [0] * (n_events - len(run.records))
+    for i, (run, values_) in enumerate(zip(runs, series)):
+        values = [v for _, v in values_] + [0] * (n_events - len(values_))
         ax.bar(x + (i - (len(runs) - 1) / 2) * width, values, width, label=run.strategy)
     ax.set_title(title)
     ax.set_ylabel(ylabel)

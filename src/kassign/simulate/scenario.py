@@ -12,6 +12,7 @@ A scenario is YAML (or JSON, which YAML reads too)::
       round_seconds: 2             # one JoinGroup + SyncGroup round
       session_timeout: 45          # how long a silent member stays in the group
       rebalance_timeout: 300       # longest a join phase waits for a member
+      heartbeat_interval: 5        # consumer protocol only: seconds between a member's heartbeats
     strategies: [range, sticky]    # optional: what `simulate` compares by default
     events:
       - {at: 10, type: leave, member: C1}
@@ -26,6 +27,19 @@ A scenario is YAML (or JSON, which YAML reads too)::
 A member without ``strategies`` lists just the strategy being simulated; one with
 ``strategies`` keeps its own list (that is how mixed groups and protocol choice
 are replayed). Everything is checked up front, with the path of what is wrong.
+
+Kafka 4's consumer group protocol (KIP-848): a member (or a join event) with
+``group_protocol: consumer`` heartbeats to the coordinator, which assigns with a
+server-side assignor (``remote_assignor: uniform`` or ``range``, Kafka's
+``group.remote.assignor``; without one the group uses the broker's default,
+uniform). Simulating the strategy ``consumer:uniform`` (or ``consumer:range``,
+or ``consumer``) puts every member without its own protocol settings on the
+consumer protocol instead. Such members have no ``strategies`` and no own
+``session_timeout`` (both are classic client settings); the group's heartbeat
+interval and session timeout are the settings ``heartbeat_interval`` (default 5,
+``group.consumer.heartbeat.interval.ms``) and ``session_timeout`` (default 45,
+``group.consumer.session.timeout.ms``). A group holds members of one protocol:
+mixing classic and consumer members (Kafka 4's upgrade path) is not simulated.
 """
 
 from __future__ import annotations
@@ -44,7 +58,8 @@ from kassign.scenario import read_scenario_text
 
 EVENT_FIELDS: dict[str, tuple[set[str], set[str]]] = {
     # type: (required fields, optional fields) besides `at` and `type`
-    "join": ({"member", "topics"}, {"instance_id", "rack", "strategies", "session_timeout"}),
+    "join": ({"member", "topics"}, {"instance_id", "rack", "strategies", "session_timeout", "group_protocol",
+                                    "remote_assignor"}),
     "leave": ({"member"}, set()),
     "crash": ({"member"}, set()),
     "restart": ({"member", "down"}, set()),
@@ -53,8 +68,11 @@ EVENT_FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "create_topic": ({"topic", "partitions"}, set()),
     "delete_topic": ({"topic"}, set()),
 }
-_MEMBER_FIELDS = {"topics", "instance_id", "rack", "strategies", "session_timeout"}
-_SETTINGS = {"round_seconds": 2.0, "session_timeout": 45.0, "rebalance_timeout": 300.0}
+_MEMBER_FIELDS = {"topics", "instance_id", "rack", "strategies", "session_timeout", "group_protocol", "remote_assignor"}
+_SETTINGS = {"round_seconds": 2.0, "session_timeout": 45.0, "rebalance_timeout": 300.0, "heartbeat_interval": 5.0}
+GROUP_PROTOCOLS = ("classic", "consumer")
+REMOTE_ASSIGNORS = ("uniform", "range")  # the group coordinator's assignors (group.consumer.assignors)
+CLASSIC, CONSUMER = GROUP_PROTOCOLS
 _TOP_LEVEL = {"name", "description", "topics", "members", "settings", "strategies", "events"}
 
 
@@ -65,6 +83,8 @@ class MemberPlan:
     rack: str | None = None
     strategies: tuple[str, ...] = ()
     session_timeout: float | None = None
+    group_protocol: str | None = None  # None: whatever the simulated strategy implies
+    remote_assignor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +161,25 @@ def _member_plan(doc: Any, path: str) -> MemberPlan:
         raise _fail(path, f"unknown field(s) {sorted(unknown)}; allowed: {sorted(_MEMBER_FIELDS)}")
     if "topics" not in doc:
         raise _fail(path, "missing topics (the topics this member subscribes to)")
+    protocol = doc.get("group_protocol")
+    if protocol is not None and protocol not in GROUP_PROTOCOLS:
+        raise _fail(f"{path}.group_protocol", f"expected classic or consumer, got {json.dumps(protocol)}")
+    assignor = doc.get("remote_assignor")
+    if assignor is not None:
+        if protocol != CONSUMER:
+            raise _fail(f"{path}.remote_assignor", "only members with group_protocol: consumer have a remote "
+                        "(server-side) assignor; add group_protocol: consumer or drop remote_assignor")
+        if assignor not in REMOTE_ASSIGNORS:
+            raise _fail(f"{path}.remote_assignor", f"expected one of {', '.join(REMOTE_ASSIGNORS)} (the group "
+                        f"coordinator's assignors), got {json.dumps(assignor)}")
+    if protocol == CONSUMER:
+        for classic_only, what in (("strategies", "partition.assignment.strategy"),
+                                   ("session_timeout", "the client's session.timeout.ms")):
+            if doc.get(classic_only) is not None:
+                raise _fail(f"{path}.{classic_only}", f"a group_protocol: consumer member has no {classic_only} "
+                            f"({what} is a classic-protocol setting); "
+                            + ("use remote_assignor: uniform|range" if classic_only == "strategies"
+                               else "the group's settings.session_timeout applies"))
     return MemberPlan(
         topics=_names(doc["topics"], f"{path}.topics"),
         instance_id=None if doc.get("instance_id") is None else _name(doc["instance_id"], f"{path}.instance_id"),
@@ -148,6 +187,8 @@ def _member_plan(doc: Any, path: str) -> MemberPlan:
         strategies=_names(doc.get("strategies", []), f"{path}.strategies"),
         session_timeout=None if doc.get("session_timeout") is None
         else _number(doc["session_timeout"], f"{path}.session_timeout", 0.001),
+        group_protocol=protocol,
+        remote_assignor=assignor,
     )
 
 
@@ -248,8 +289,13 @@ def parse_sim_scenario(doc: Any) -> SimScenario:
     events = sorted(events, key=lambda e: e.at)  # stable: same-time events keep their listed order
     _check_timeline(topics, members, events)
     strategies = _names(doc.get("strategies", []), "strategies")
+    for strategy in strategies:
+        try:
+            parse_strategy(strategy)
+        except ScenarioError as err:
+            raise _fail("strategies", str(err)) from None
     name = doc.get("name", "scenario")
-    return SimScenario(
+    scenario = SimScenario(
         topics=topics,
         members=members,
         events=events,
@@ -258,6 +304,9 @@ def parse_sim_scenario(doc: Any) -> SimScenario:
         strategies=strategies,
         settings=settings,
     )
+    if any(plan.group_protocol == CONSUMER for _, _, plan in member_plans(scenario)):
+        run_protocol(scenario, CONSUMER_STRATEGY_PREFIX)  # a consumer-protocol group: check it now
+    return scenario
 
 
 def load_sim_scenario(path: str | Path) -> SimScenario:
@@ -270,3 +319,65 @@ def load_sim_scenario(path: str | Path) -> SimScenario:
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         raise ScenarioError(f"scenario file {str(path)!r} is not valid YAML{where}") from None
     return parse_sim_scenario(doc)
+
+
+# -- which protocol a run uses ----------------------------------------------------------------------
+
+CONSUMER_STRATEGY_PREFIX = "consumer"
+
+
+def parse_strategy(strategy: str) -> tuple[str, str | None]:
+    """``(group protocol, remote assignor)`` a simulated strategy name stands for.
+
+    ``consumer`` and ``consumer:uniform`` / ``consumer:range`` mean the consumer group
+    protocol (with that server-side assignor, or the broker's default); anything else
+    names a classic client-side strategy.
+    """
+    head, sep, tail = strategy.partition(":")
+    if head != CONSUMER_STRATEGY_PREFIX:
+        return CLASSIC, None
+    if not sep:
+        return CONSUMER, None
+    if tail not in REMOTE_ASSIGNORS:
+        raise ScenarioError(f"strategy {strategy!r}: the consumer protocol's server-side assignors are "
+                            f"{', '.join(REMOTE_ASSIGNORS)} (e.g. consumer:uniform)")
+    return CONSUMER, tail
+
+
+def member_plans(scenario: SimScenario) -> list[tuple[str, str, MemberPlan]]:
+    """Every member the timeline brings: ``(path for messages, member id, plan)``."""
+    plans = [(f"members.{name}", name, plan) for name, plan in scenario.members.items()]
+    plans += [(f"events[{i}] ({e.type} at {e.at:g}s)", e.member, e.plan)
+              for i, e in enumerate(scenario.events) if e.type == "join" and e.plan is not None]
+    return plans
+
+
+def member_protocol(plan: MemberPlan, strategy: str) -> str:
+    """The protocol one member runs when ``strategy`` is simulated."""
+    if plan.group_protocol:
+        return plan.group_protocol
+    if plan.strategies:
+        return CLASSIC
+    return parse_strategy(strategy)[0]
+
+
+def run_protocol(scenario: SimScenario, strategy: str) -> str:
+    """The protocol the group runs when ``strategy`` is simulated; refuses mixed groups."""
+    default = parse_strategy(strategy)[0]
+    first: dict[str, str] = {}
+    for path, _, plan in member_plans(scenario):
+        protocol = member_protocol(plan, strategy)
+        first.setdefault(protocol, path)
+        if len(first) > 1:
+            other = next(p for p in first if p != protocol)
+            raise _fail(path, f"this member would use the {protocol} protocol and {first[other]} the {other} "
+                        f"protocol when simulating {strategy!r}; a group mixing classic and consumer members "
+                        "(Kafka 4's upgrade path) is not simulated: give every member the same group_protocol, "
+                        "or simulate a strategy that fits them all")
+    protocol = next(iter(first), default)
+    if protocol == CONSUMER:
+        interval, timeout = scenario.settings["heartbeat_interval"], scenario.settings["session_timeout"]
+        if interval >= timeout:
+            raise _fail("settings.heartbeat_interval", f"{interval:g}s must be less than session_timeout "
+                        f"({timeout:g}s), as Kafka requires of the consumer protocol's settings")
+    return protocol

@@ -1,0 +1,585 @@
+"""Play a scenario's timeline with Kafka 4's consumer group protocol (KIP-848).
+
+The classic engine (``engine``) plays each rebalance as a block of JoinGroup /
+SyncGroup rounds during which the group waits. Here nothing waits for anybody: the
+clock moves from one thing to the next, and the things are scenario events and
+``ConsumerGroupHeartbeat`` requests. The coordinator (``kassign.protocol.consumer_group``)
+computes the target assignment with the real server-side assignor
+(``kassign.assign(..., protocol="consumer")``) and moves each member towards it one
+heartbeat at a time; a partition goes to its next owner only after its previous
+owner has said, on a heartbeat, that it revoked it.
+
+The members, as the Java consumer behaves (``group.protocol=consumer``):
+
+- a member heartbeats every ``heartbeat_interval`` seconds, counted from its last
+  heartbeat; it heartbeats at once when it joins (epoch 0), when it leaves (epoch -1,
+  after revoking everything; a static member shutting down sends -2 and keeps its
+  assignment on the coordinator), and right after applying a new assignment (revoke
+  first, then take the new partitions), to acknowledge it;
+- a subscription change goes out with the next regular heartbeat; subscribing to
+  nothing leaves the group;
+- requests, callbacks and commits take no time: a revocation is acknowledged at the
+  instant it is asked for. What costs time is waiting for heartbeats: the new owner
+  of a partition receives it on its first heartbeat after the previous owner let go;
+- a crashed member stops heartbeating; the coordinator fences it when its session
+  expires, ``session_timeout`` after its last heartbeat (not after the crash);
+- a deleted topic's partitions are gone at once (lost, not revoked); partition and
+  topic changes reach the group on its next heartbeat, as Kafka's coordinator acts
+  on new metadata;
+- the starting members start one after another, evenly spread over the first
+  heartbeat interval (member i of n at i/n of it): real consumers never start in
+  the same instant, and since each keeps the heartbeat rhythm its start gave it,
+  a later event finds them at different points of their interval (on average
+  half an interval from their next heartbeat), not all at once;
+- at the same instant, scenario events go first, then heartbeats in the order they
+  were scheduled. Member ids are the scenario's names, members sit in the order they
+  joined (the coordinator's member map order that the assignor sees).
+
+Worked example (``examples/consumer-protocol.yaml`` plays a larger timeline against
+eager and cooperative groups): topic t with 4 partitions, uniform assignor, heartbeat
+interval 5 s, A alone since time 0 and owning all four; B joins at 12 s.
+``ConsumerTimelineRun(scenario, "consumer:uniform", trace=True)`` records each step
+(``TraceEntry``); ``tests/simulate/test_consumer_protocol.py`` checks this sequence.
+
+======  ==========================================  =============  =============
+time    what happens                                A owns         B owns
+======  ==========================================  =============  =============
+12      B joins (epoch 0): group epoch 2, target    t-0..3         -
+        A: t-0,t-1  B: t-2,t-3; B gets nothing yet
+        (t-2, t-3 still A's), UNRELEASED
+15      A's regular heartbeat: revoke t-2,t-3       t-0,t-1        -
+        (UNREVOKED); A revokes, acknowledges at
+        once; A at epoch 2, STABLE
+17      B's regular heartbeat: t-2,t-3 are free,    t-0,t-1        t-2,t-3
+        B receives them, STABLE
+======  ==========================================  =============  =============
+
+A never stops consuming t-0 and t-1; t-2 and t-3 are idle from 15 s to 17 s (4
+unowned partition-seconds), where an eager rebalance would idle all four for a
+round and cooperative-sticky the two that move for its second round.
+
+Metrics are those of ``metrics`` (one table and one plot for every protocol):
+``rounds`` counts target assignments computed, ``heartbeats`` the requests sent
+while the group was converging, ``unsettled_seconds`` how long it was converging.
+After every step the safety invariant is checked: no partition has two owners at
+any instant (``InvariantViolation`` otherwise). When the timeline is over the run
+goes on until the group has settled (every member owns exactly its target), so the
+last row's figures include the convergence.
+
+Data layout: partitions are dense integers (``TopicCatalog``); who consumes what and
+who consumed it last are numpy int32 arrays indexed by partition (member index, -1
+for none), so the unowned count and ``moved`` are vector operations.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from kassign.errors import KassignError
+from kassign.protocol.consumer_group import (
+    LEAVE_GROUP_EPOCH,
+    LEAVE_GROUP_STATIC_EPOCH,
+    AssignFunction,
+    ConsumerGroupCoordinator,
+    HeartbeatRequest,
+    TopicCatalog,
+    server_assign,
+)
+from kassign.protocol.rebalance import InvariantViolation
+from kassign.simulate.metrics import EventRecord, StrategyRun, spread
+from kassign.simulate.scenario import CONSUMER, Event, MemberPlan, SimScenario, parse_strategy, run_protocol
+
+_SETTLE_LIMIT_INTERVALS = 1000  # after the timeline, give up (and say so) if the group has not settled by then
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One step of a traced run (``ConsumerTimelineRun(..., trace=True)``).
+
+    ``action`` is ``heartbeat`` (``epoch``: the member epoch the response carried,
+    ``state``: the member's state on the coordinator afterwards, ``sent_epoch``: the
+    epoch the request carried), ``revoke``, ``assign`` or ``lose`` (``partitions``:
+    what the member gave up, received, or lost without a revocation), or ``fenced``.
+    """
+
+    at: float
+    member: str
+    action: str
+    epoch: int = 0
+    sent_epoch: int = 0
+    state: str = ""
+    group_epoch: int = 0
+    partitions: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(eq=False)
+class _Client:
+    """One consumer process (the Java client's side of the protocol)."""
+
+    name: str
+    index: int
+    plan: MemberPlan
+    topics: tuple[str, ...]
+    assignor: str | None
+    running: bool = True
+    joined: bool = False  # sends heartbeats as a member of the group
+    epoch: int = 0
+    owned: set[int] = field(default_factory=set)
+    sent_topics: tuple[str, ...] | None = None
+    hb_token: int = 0
+    expiry_token: int = 0
+    expiry_pending: bool = False
+    _frozen: frozenset[int] | None = None
+
+    def owned_report(self) -> frozenset[int]:
+        if self._frozen is None:
+            self._frozen = frozenset(self.owned)
+        return self._frozen
+
+    def set_owned(self, owned: set[int]) -> None:
+        self.owned = owned
+        self._frozen = None
+
+
+class ConsumerTimelineRun:
+    """One consumer-protocol run (``consumer``, ``consumer:uniform`` or ``consumer:range``) over one scenario."""
+
+    def __init__(self, scenario: SimScenario, strategy: str = "consumer", assign: AssignFunction | None = None,
+                 *, trace: bool = False) -> None:
+        if run_protocol(scenario, strategy) != CONSUMER:
+            raise KassignError(f"strategy {strategy!r} runs the classic protocol here; use kassign.simulate.simulate()")
+        self.scenario = scenario
+        self.strategy = strategy
+        self.run_assignor = parse_strategy(strategy)[1]
+        settings = scenario.settings
+        self.interval = settings["heartbeat_interval"]
+        self.session_timeout = settings["session_timeout"]
+        self.catalog = TopicCatalog(scenario.topics)
+        self.coordinator = ConsumerGroupCoordinator(self.catalog, session_timeout=self.session_timeout,
+                                                    assign=assign or server_assign)
+        self.clients: dict[str, _Client] = {}
+        self.member_index: dict[str, int] = {}
+        self.member_names: list[str] = []
+        self.owner = np.full(self.catalog.size, -1, dtype=np.int32)  # who consumes each partition now
+        self.last_owner = self.owner.copy()  # who consumed it last (a partition between owners: the previous)
+        self._pid_slot = np.asarray(self.catalog.pid_slot, dtype=np.int32)
+        self.now = 0.0
+        self.records: list[EventRecord] = []
+        self._before: np.ndarray = self.last_owner.copy()
+        self._queue: list[tuple[float, int, str, object]] = []
+        self._seq = 0
+        self._timers = 0  # scenario events, returns and session expiries still to come
+        self._pending: set[str] = set()  # clients whose join or subscription change the coordinator has not seen
+        self._unserved: int | None = None
+        self._targets_seen = 0
+        self.trace: list[TraceEntry] | None = [] if trace else None
+
+    def _log(self, member: str, action: str, partitions: set[int] = (), **fields: object) -> None:
+        if self.trace is not None:
+            tps = tuple(sorted(self.catalog.topic_partition(pid) for pid in partitions))
+            self.trace.append(TraceEntry(self.now, member, action, partitions=tps,
+                                         group_epoch=self.coordinator.group_epoch, **fields))  # type: ignore[arg-type]
+
+    # -- clock and bookkeeping
+
+    def _push(self, at: float, kind: str, payload: object) -> None:
+        heapq.heappush(self._queue, (at, self._seq, kind, payload))
+        self._seq += 1
+        if kind != "heartbeat":
+            self._timers += 1
+
+    def _schedule_heartbeat(self, client: _Client, at: float) -> None:
+        client.hb_token += 1
+        self._push(at, "heartbeat", (client, client.hb_token))
+
+    def settled(self) -> bool:
+        coordinator = self.coordinator
+        refresh_due = coordinator.metadata_refresh and bool(coordinator.members)
+        return coordinator.settled() and not refresh_due and not self._pending
+
+    def _advance(self, to: float) -> None:
+        if to > self.now:
+            if self.records:
+                record = self.records[-1]
+                record.unowned_partition_seconds += self.unserved() * (to - self.now)
+                if not self.settled():
+                    record.unsettled_seconds += to - self.now
+            self.now = to
+
+    def _grow(self) -> None:
+        """New partitions appeared in the catalog: extend the per-partition arrays."""
+        extra = self.catalog.size - len(self.owner)
+        if extra > 0:
+            pad = np.full(extra, -1, dtype=np.int32)
+            self.owner = np.concatenate([self.owner, pad])
+            self.last_owner = np.concatenate([self.last_owner, pad])
+            self._pid_slot = np.asarray(self.catalog.pid_slot, dtype=np.int32)
+        self._unserved = None
+
+    def unserved(self) -> int:
+        """Subscribed partitions that no running member is consuming."""
+        if self._unserved is None:
+            catalog = self.catalog
+            subscribed: set[str] = set(self.coordinator.subscribed_topics())
+            for client in self.clients.values():
+                if client.joined:
+                    subscribed.update(client.topics)
+            live = [catalog.slot_of[t] for t in subscribed if t in catalog.slot_of]
+            total = sum(len(catalog.slot_pids[s]) for s in live)
+            mask = np.zeros(len(catalog.slot_name), dtype=bool)
+            mask[live] = True
+            served = int(np.count_nonzero((self.owner >= 0) & mask[self._pid_slot])) if len(self.owner) else 0
+            self._unserved = total - served
+        return self._unserved
+
+    def _dirty(self) -> None:
+        self._unserved = None
+
+    # -- records
+
+    def _open(self, at: float, kind: str, description: str, member: str | None = None) -> EventRecord:
+        self._close()
+        record = EventRecord(index=len(self.records), at=at, started=self.now, kind=kind, description=description,
+                             member=member)
+        self.records.append(record)
+        self._before = self.last_owner.copy()
+        return record
+
+    def _close(self) -> None:
+        if not self.records:
+            return
+        record = self.records[-1]
+        before, after = self._before, self.last_owner[: len(self._before)]
+        record.moved = int(np.count_nonzero((before >= 0) & (after >= 0) & (before != after)))
+        members = self.coordinator.members
+        record.loads = {name: len(c.owned) for name, c in self.clients.items() if c.running and name in members}
+        record.spread = spread(record.loads)
+        record.generation = self.coordinator.group_epoch
+        record.protocol = self.coordinator.last_assignor or self.coordinator.group_assignor()
+        record.leader = None
+
+    def _count_rounds(self) -> None:
+        computed = self.coordinator.targets_computed
+        if computed != self._targets_seen and self.records:
+            self.records[-1].rounds += computed - self._targets_seen
+        self._targets_seen = computed
+
+    # -- the client's side
+
+    def _new_client(self, name: str, plan: MemberPlan) -> _Client:
+        index = self.member_index.get(name)
+        if index is None:
+            index = self.member_index[name] = len(self.member_names)
+            self.member_names.append(name)
+        client = _Client(name, index, plan, tuple(plan.topics), plan.remote_assignor or self.run_assignor)
+        self.clients[name] = client
+        return client
+
+    def _take(self, client: _Client, partitions: set[int]) -> None:
+        owner = self.owner
+        for pid in partitions:
+            other = int(owner[pid])
+            if other >= 0:
+                topic, p = self.catalog.topic_partition(pid)
+                raise InvariantViolation(
+                    f"at {self.now:g}s {topic}-{p} would be owned by both {self.member_names[other]!r} and "
+                    f"{client.name!r}: the coordinator handed it over before it was revoked")
+            owner[pid] = client.index
+            self.last_owner[pid] = client.index
+
+    def _drop(self, client: _Client, partitions: set[int]) -> None:
+        for pid in partitions:
+            if self.owner[pid] == client.index:
+                self.owner[pid] = -1
+
+    def _apply_assignment(self, client: _Client, assignment: frozenset[int]) -> bool:
+        """Revoke what is no longer assigned, then take what is new; True when anything changed."""
+        catalog = self.catalog
+        assigned = {pid for pid in assignment if catalog.is_live(pid)}
+        owned = client.owned
+        revoke = owned - assigned
+        add = assigned - owned
+        if not revoke and not add:
+            return False
+        if revoke:
+            self._drop(client, revoke)
+            self.records[-1].revoked += len(revoke)
+            self._log(client.name, "revoke", revoke)
+        self._take(client, add)
+        if add:
+            self._log(client.name, "assign", add)
+        client.set_owned(assigned)
+        self._dirty()
+        return True
+
+    def _lose_everything(self, client: _Client) -> None:
+        """The process stops or is fenced: what it owned is gone without a revocation."""
+        if client.owned:
+            self._log(client.name, "lose", client.owned)
+        self._drop(client, client.owned)
+        client.set_owned(set())
+        self._dirty()
+
+    def _heartbeat(self, client: _Client, epoch: int | None = None) -> None:
+        was_settled = self.settled()
+        coordinator = self.coordinator
+        epoch = client.epoch if epoch is None else epoch
+        send_topics = client.topics if client.sent_topics != client.topics or epoch == 0 else None
+        request = HeartbeatRequest(
+            client.name, epoch, instance_id=client.plan.instance_id, rack=client.plan.rack, topics=send_topics,
+            assignor=client.assignor, owned=client.owned_report(),
+        )
+        members_before = len(coordinator.members)
+        response = coordinator.heartbeat(request, self.now)
+        if self.trace is not None:
+            record = coordinator.members.get(client.name)
+            self._log(client.name, "heartbeat", epoch=response.epoch, sent_epoch=epoch,
+                      state=record.state.name if record is not None and response.error is None else (response.error or ""))
+        if len(coordinator.members) != members_before:
+            self._dirty()
+        if epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
+            client.joined = False
+            self._pending.discard(client.name)
+            self._dirty()
+        elif response.error == "UNRELEASED_INSTANCE_ID":
+            # the previous instance with this group.instance.id has not left yet: try again later
+            self._schedule_heartbeat(client, self.now + self.interval)
+        elif response.error is not None:
+            # fenced or unknown: give up everything and rejoin with epoch 0
+            self._lose_everything(client)
+            client.epoch = 0
+            client.sent_topics = None
+            self._pending.add(client.name)
+            self._schedule_heartbeat(client, self.now)
+        else:
+            if send_topics is not None:
+                client.sent_topics = send_topics
+            self._pending.discard(client.name)
+            client.epoch = response.epoch
+            changed = response.assignment is not None and self._apply_assignment(client, response.assignment)
+            # after applying a new assignment the member acknowledges it at once
+            self._schedule_heartbeat(client, self.now if changed else self.now + self.interval)
+        self._count_rounds()
+        if self.records and (not was_settled or not self.settled()):
+            self.records[-1].heartbeats += 1
+
+    def _join(self, client: _Client) -> None:
+        client.joined = True
+        client.epoch = 0
+        client.sent_topics = None
+        self._pending.add(client.name)
+        self._dirty()
+        self._heartbeat(client, 0)
+
+    def _leave(self, client: _Client, record: EventRecord, *, static: bool = False) -> None:
+        """Shut down (or unsubscribe) cleanly: revoke, then the leave heartbeat."""
+        if not static:
+            record.revoked += len(client.owned)
+        self._lose_everything(client)
+        client.hb_token += 1  # no more regular heartbeats
+        if client.joined:
+            self._heartbeat(client, LEAVE_GROUP_STATIC_EPOCH if static else LEAVE_GROUP_EPOCH)
+
+    def _stop(self, client: _Client) -> None:
+        client.running = False
+        client.hb_token += 1
+        self._pending.discard(client.name)
+        self._dirty()
+
+    def _watch_session(self, client: _Client) -> float | None:
+        """The member stopped heartbeating: the coordinator will fence it at its session deadline."""
+        deadline = self.coordinator.session_deadline.get(client.name)
+        if deadline is None or client.name not in self.coordinator.members:
+            return None
+        client.expiry_token += 1
+        client.expiry_pending = True
+        self._push(deadline, "expire", (client.name, client.expiry_token))
+        return deadline
+
+    def _unwatch_session(self, client: _Client) -> None:
+        if client.expiry_pending:
+            client.expiry_pending = False
+            client.expiry_token += 1
+            self._timers -= 1
+
+    # -- events
+
+    def _event(self, event: Event) -> None:
+        kind, name = event.type, event.member
+        client = self.clients.get(name) if name is not None else None
+        if kind == "expire":
+            self._expire(client, event)
+            return
+        labels = {"return": f"{name} is back"}
+        record = self._open(event.at, kind, labels.get(kind) or event.describe(), name)
+        if name is not None and kind not in ("join", "return") and (client is None or not client.running):
+            record.note = f"skipped: {name} is not running at this time"
+            return
+        if kind == "join":
+            client = self._new_client(name, event.plan)
+            if client.topics:
+                self._join(client)
+            else:
+                record.note = "subscribes to nothing: stays out of the group until it subscribes"
+            if event.plan.session_timeout is not None:
+                record.note = (record.note + "; " if record.note else "") + (
+                    "its own session_timeout is a classic setting; the consumer protocol uses the group's")
+        elif kind == "leave":
+            self._leave(client, record)
+            self._stop(client)
+        elif kind == "crash":
+            self._lose_everything(client)
+            self._stop(client)
+            deadline = self._watch_session(client)
+            if deadline is not None:
+                record.note = f"session expires at {deadline:g}s (its last heartbeat + {self.session_timeout:g}s)"
+        elif kind == "restart":
+            static = bool(client.plan.instance_id)
+            self._leave(client, record, static=static)
+            self._stop(client)
+            if static:
+                self._watch_session(client)
+                record.note = "static member leaves with epoch -2: keeps its assignment for its session timeout"
+            self._push(self.now + event.down, "event", Event(self.now + event.down, "return", member=name))
+        elif kind == "return":
+            self._return(client, record)
+        elif kind == "subscribe":
+            self._subscribe(client, event.topics, record)
+        else:
+            self._metadata_change(event, record)
+
+    def _expire(self, client: _Client, event: Event) -> None:
+        epoch_before = self.coordinator.group_epoch
+        if not self.coordinator.expire_session(client.name, self.now):
+            return
+        self._log(client.name, "fenced")
+        record = self._open(event.at, "expire", f"{client.name} session expires", client.name)
+        record.note = "session timed out: fenced" + (
+            "" if self.coordinator.group_epoch == epoch_before else f"; group epoch {self.coordinator.group_epoch}")
+        self._dirty()
+
+    def _return(self, client: _Client, record: EventRecord) -> None:
+        plan = client.plan
+        old = client
+        client = self._new_client(old.name, plan)
+        client.topics = old.topics
+        client.expiry_token, client.expiry_pending = old.expiry_token, old.expiry_pending
+        self._unwatch_session(client)
+        epoch_before = self.coordinator.group_epoch
+        kept = plan.instance_id is not None and old.name in self.coordinator.members
+        if not client.topics:
+            record.note = "subscribes to nothing: stays out of the group"
+            return
+        self._join(client)
+        if kept and self.coordinator.group_epoch == epoch_before:
+            record.note = "static member back within its session timeout: same assignment, no new group epoch"
+        else:
+            record.note = "rejoins as a new member"
+
+    def _subscribe(self, client: _Client, topics: tuple[str, ...], record: EventRecord) -> None:
+        client.plan = replace(client.plan, topics=topics)
+        client.topics = tuple(dict.fromkeys(topics))
+        self._dirty()
+        if not client.topics:
+            if client.joined:
+                self._leave(client, record)
+                record.note = "subscribes to nothing: leaves the group"
+            return
+        if not client.joined:
+            self._join(client)
+            record.note = "joins the group with its new subscription"
+            return
+        if client.sent_topics != client.topics:
+            self._pending.add(client.name)
+            record.note = "the new subscription goes out with its next heartbeat"
+
+    def _metadata_change(self, event: Event, record: EventRecord) -> None:
+        catalog, topic = self.catalog, event.topic
+        if event.type == "add_partitions":
+            catalog.add_partitions(topic, event.count)
+        elif event.type == "create_topic":
+            catalog.create(topic, event.count)
+        else:
+            gone = catalog.delete(topic)
+            gone_set = set(gone)
+            for client in self.clients.values():
+                lost = client.owned & gone_set
+                if lost:
+                    self._drop(client, lost)
+                    client.set_owned(client.owned - lost)
+            if gone:
+                self.last_owner[gone] = -1  # gone, so not "moved" either
+        self._grow()
+        if topic in self.coordinator.subscribed_topics():
+            self.coordinator.request_metadata_refresh()
+            record.note = "the group sees it on its next heartbeat"
+        else:
+            record.note = "no member subscribes to it: no rebalance"
+
+    # -- the run
+
+    def _quiet(self) -> bool:
+        return self._timers == 0 and self.settled()
+
+    def run(self, on_event: Callable[[], None] | None = None) -> StrategyRun:
+        started = time.perf_counter()
+        start = self._open(0.0, "start", f"{len(self.scenario.members)} members join")
+        starters = list(self.scenario.members.items())
+        own_timeouts = [name for name, plan in starters if plan.session_timeout is not None]
+        if own_timeouts:
+            start.note = (f"{', '.join(own_timeouts)}: a member's own session_timeout is a classic setting; "
+                          "the consumer protocol uses the group's")
+        for i, (name, plan) in enumerate(starters):
+            client = self._new_client(name, plan)
+            self._push(i * self.interval / len(starters), "start", client)
+        for event in self.scenario.events:
+            self._push(event.at, "event", event)
+        limit: float | None = None
+        while self._queue:
+            if self._quiet():
+                break
+            at, _, kind, payload = heapq.heappop(self._queue)
+            if kind == "heartbeat":
+                client, token = payload  # type: ignore[misc]
+                if token != client.hb_token or not client.running:
+                    continue
+            elif kind == "expire":
+                name, token = payload  # type: ignore[misc]
+                client = self.clients[name]
+                if token != client.expiry_token:
+                    continue
+                client.expiry_pending = False
+                self._timers -= 1
+                payload = Event(at, "expire", member=client.name)
+            else:
+                self._timers -= 1
+                if kind == "start":
+                    client = payload  # type: ignore[assignment]
+                    if self.clients.get(client.name) is not client or not client.running or client.joined:
+                        continue
+            if self._timers == 0 and limit is None:
+                limit = at + _SETTLE_LIMIT_INTERVALS * self.interval
+            if limit is not None and at > limit:
+                raise InvariantViolation(
+                    f"the consumer group did not settle within {_SETTLE_LIMIT_INTERVALS} heartbeat intervals "
+                    f"after the timeline ended (at {self.now:g}s)")
+            self._advance(at)
+            if kind == "heartbeat":
+                self._heartbeat(payload[0])  # type: ignore[index]
+            elif kind == "start":
+                if payload.topics:  # type: ignore[union-attr]
+                    self._join(payload)  # type: ignore[arg-type]
+            else:
+                event: Event = payload  # type: ignore[assignment]
+                self._event(event)
+                self._count_rounds()
+                if on_event is not None and event.type not in ("expire", "return"):
+                    on_event()
+        self._close()
+        run = StrategyRun(self.strategy, self.records, time.perf_counter() - started, group_protocol=CONSUMER)
+        return run
