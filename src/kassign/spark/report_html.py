@@ -53,17 +53,18 @@ def chart_sweep(summary: Mapping[str, Any]) -> str:
 
 def chart_members(summary: Mapping[str, Any]) -> str:
     consumers = summary["consumers"]
-    fig, ax = plt.subplots(figsize=(9, 3.2))
+    fig, ax = plt.subplots(figsize=(9, 3.8))
     strategies = list(consumers)
     members = sorted({m for c in consumers.values() for m in c["members"]})
     width = 0.8 / max(1, len(members))
     for i, member in enumerate(members):
         values = [consumers[s]["members"].get(member, {"bytes": 0})["bytes"] / MIB for s in strategies]
         ax.bar([x + i * width for x in range(len(strategies))], values, width, label=member)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(strategies))], strategies)
+    # consumer-protocol names ("consumer:uniform") are long: slant the labels so they never overlap
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(strategies))], strategies, rotation=20, ha="right")
     ax.set_ylabel("MiB")
     ax.set_title("Bytes per consumer, by strategy")
-    ax.legend(fontsize=7, ncol=min(6, max(1, len(members))), loc="upper center", bbox_to_anchor=(0.5, -0.1))
+    ax.legend(fontsize=7, ncol=min(6, max(1, len(members))), loc="upper center", bbox_to_anchor=(0.5, -0.3))
     return _png(fig)
 
 
