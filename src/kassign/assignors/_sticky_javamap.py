@@ -19,17 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-_MASK32 = 0xFFFFFFFF
+from kassign.javaorder import java_string_hash
 
-
-def java_string_hash(text: str) -> int:
-    """``String.hashCode()`` as an unsigned 32-bit value."""
-    units = text.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & _MASK32
-    return h
-
+__all__ = ["java_hashmap_order", "java_string_hash"]
 
 def _spread(h: int) -> int:
     return h ^ (h >> 16)
