@@ -15,11 +15,10 @@ from kassign.replicas import parse_striped_broker_list
 from kassign.replicas_striped import (
     StripedPlacer,
     check_striped_request,
-    java_hashmap_order,
-    java_string_hash,
     normalise_striped_brokers,
     place_striped,
 )
+from kassign.javaorder import JavaOrderUndefined, hashmap_positions, java_string_hash, signed32
 from tests.conftest import vector_params
 
 
@@ -186,19 +185,19 @@ def test_java_string_hash() -> None:
     assert java_string_hash("hello") == 99162322
     assert java_string_hash("") == 0
     assert java_string_hash("Aa") == java_string_hash("BB") == 2112
-    assert java_string_hash("rack-a") == -938608917
+    assert signed32(java_string_hash("rack-a")) == -938608917
     assert java_string_hash("\U0001F600") == 1772899  # two UTF-16 code units, as Java counts them
 
 
 def test_hashmap_order_is_bucket_order_then_insertion_order() -> None:
     # hashes: "b" 98 -> bucket 2, "a" 97 -> bucket 1, empty rack 0 -> bucket 0; "q" 113 -> bucket 1
-    assert java_hashmap_order([java_string_hash("b"), java_string_hash("a"), 0, java_string_hash("q")]) == [2, 1, 3, 0]
+    assert hashmap_positions([java_string_hash("b"), java_string_hash("a"), 0, java_string_hash("q")]) == [2, 1, 3, 0]
 
 
 def test_hashmap_order_after_growing_to_32_buckets() -> None:
     names = [f"k{i}" for i in range(13)]  # the 13th key doubles the table to 32 buckets
     hashes = [java_string_hash(n) for n in names]
-    order = java_hashmap_order(hashes)
+    order = hashmap_positions(hashes)
     spread = [(h ^ ((h & 0xFFFFFFFF) >> 16)) & 31 for h in hashes]
     assert order == sorted(range(13), key=lambda i: (spread[i], i))
 
@@ -210,7 +209,7 @@ def test_hashmap_tree_bin_order() -> None:
     fill = [f"rack-{k}" for k in range(25)]
     crowd = ["z106", "z128", "z205", "z227", "z249", "z304", "z326", "z348", "z403"]
     names = fill + crowd
-    order = [names[i] for i in java_hashmap_order([java_string_hash(n) for n in names])]
+    order = [names[i] for i in hashmap_positions([java_string_hash(n) for n in names])]
     in_bucket_5 = [n for n in order if n in crowd or n == "rack-21"]
     assert in_bucket_5 == ["z227", "rack-21", "z403", "z106", "z128", "z205", "z249", "z304", "z326", "z348"]
 
@@ -220,8 +219,12 @@ def test_equal_hashes_in_a_tree_bin_are_refused() -> None:
     fill = [f"rack-{k}" for k in range(25)]
     crowd = ["Aa" * 4, "BB" * 4, "AaBB" * 2, "BBAa" * 2, "AaAaBBAa", "BBBBAaAa", "AaBBBBAa", "BBAaAaBB", "AaAaAaBB"]
     hashes = [java_string_hash(n) for n in fill + crowd]
-    with pytest.raises(KassignError, match="identity"):
-        java_hashmap_order(hashes)
+    with pytest.raises(JavaOrderUndefined, match="identity"):
+        hashmap_positions(hashes)
+    # the placer says what to do about it
+    brokers = [(i, rack, False) for i, rack in enumerate(fill + crowd)]
+    with pytest.raises(KassignError, match="rename the racks"):
+        striped(brokers, 3, 3, seed=1)
 
 
 # --- input checking ---------------------------------------------------------------------------

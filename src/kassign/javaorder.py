@@ -23,8 +23,9 @@ How the capacity evolves (``java.util.HashMap``, JDK 8 to 17):
   (Java grows the table rather than turning such a small bucket into a tree).
 
 Buckets that Java does turn into trees (9+ keys sharing one bucket of a table of 64
-or more) iterate in an order that is not modelled here; it takes hundreds of keys
-crafted to collide.
+or more) iterate along a list threaded through a red-black tree; only
+:func:`hashmap_positions` (insertions only) models them, since it takes keys crafted to
+collide (rack names chosen by hand can be).
 
 Hash codes, as Java computes them: :func:`java_string_hash` (``String``),
 ``Integer.hashCode`` is the value itself, and :func:`java_uuid_hash` (Kafka's
@@ -37,6 +38,8 @@ from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 from numba import njit
+
+from kassign.errors import KassignError
 
 _MASK32 = 0xFFFFFFFF
 _TREEIFY_KEYS = 9  # the insertion that makes a bucket this full grows a small table
@@ -55,6 +58,12 @@ def java_string_hash(text: str) -> int:
     for i in range(0, len(units), 2):
         h = (31 * h + (units[i] << 8 | units[i + 1])) & _MASK32
     return h
+
+
+def signed32(value: int) -> int:
+    """A 32-bit value as Java's signed ``int``."""
+    value &= _MASK32
+    return value - (1 << 32) if value & 0x80000000 else value
 
 
 def java_uuid_hash(most: int, least: int) -> int:
@@ -130,6 +139,11 @@ class JavaHashOrder:
         if len(self._entries) > self._capacity * 3 // 4:
             self._grow()
 
+    def grow_for(self, size: int) -> None:
+        """Grow as the table did when it once held ``size`` entries."""
+        while size > self._capacity * 3 // 4:
+            self._grow()
+
     def remove(self, key: Hashable) -> None:
         entry = self._entries.pop(key, None)
         if entry is not None and self._bucket_sizes is not None:
@@ -200,9 +214,17 @@ def java_hash_order(keys: Sequence[Hashable], hashes: Sequence[int], initial_cap
     return order.keys()
 
 
-def java_string_hash_order(keys: Sequence[str], initial_capacity: int | None = None) -> list[str]:
-    """String keys in ``HashMap<String, ...>`` iteration order, inserted in the order given."""
-    return java_hash_order(keys, [java_string_hash(k) for k in keys], initial_capacity)
+def java_string_hash_order(keys: Iterable[str], initial_capacity: int | None = None,
+                           largest_size: int = 0) -> list[str]:
+    """String keys in ``HashMap<String, ...>`` iteration order, inserted in the order given.
+
+    ``largest_size``: the most entries the map ever held, if others were removed since (a
+    table never shrinks, so the capacity it reached still decides the buckets)."""
+    order = JavaHashOrder(initial_capacity)
+    for key in keys:
+        order.add(key, java_string_hash(key))
+    order.grow_for(largest_size)
+    return order.keys()
 
 
 def java_int_set_order(values: Iterable[int], initial_capacity: int | None = None) -> list[int]:
@@ -211,3 +233,191 @@ def java_int_set_order(values: Iterable[int], initial_capacity: int | None = Non
     for v in values:
         order.add(v, v)
     return order.keys()
+
+
+# --- insert-only maps with tree bins ------------------------------------------------------------
+
+
+class JavaOrderUndefined(KassignError):
+    """Java's iteration order depends on identity hash codes here, so no run reproduces another's."""
+
+
+_EQUAL_HASHES = (
+    "9 or more keys share one Java hash bucket and some of them have equal hash codes; Java orders "
+    "those by object identity, which changes from run to run"
+)
+
+
+def _signed_spread(hash_code: int) -> int:
+    """``HashMap.hash`` as Java's signed int: tree bins compare these signed."""
+    return signed32(spread(hash_code))
+
+
+class _TreeBin:
+    """A HashMap bin that grew past 8 entries on a table of 64+ buckets.
+
+    Java then keeps the bin as a red-black tree ordered by hash, and iteration follows a
+    linked list threaded through it whose order depends on the tree's shape (the root
+    always moves to the front). Here only the shape and that list are kept. Java breaks
+    ties between equal hashes by identity hash codes, which differ from run to run, so a
+    bin with two equal hashes has no reproducible order and is refused.
+    """
+
+    __slots__ = ("order", "left", "right", "parent", "red", "root")
+
+    def __init__(self, items: list[tuple[int, int]]) -> None:
+        self.order: list[tuple[int, int]] = []
+        self._build(items)
+
+    def _build(self, items: list[tuple[int, int]]) -> None:
+        if len({h for h, _ in items}) < len(items):
+            raise JavaOrderUndefined(_EQUAL_HASHES)
+        self.left: dict[tuple[int, int], tuple[int, int] | None] = {}
+        self.right: dict[tuple[int, int], tuple[int, int] | None] = {}
+        self.parent: dict[tuple[int, int], tuple[int, int] | None] = {}
+        self.red: dict[tuple[int, int], bool] = {}
+        self.root: tuple[int, int] | None = None
+        for item in items:
+            self._insert(item)
+        self.order = list(items)
+        self._root_to_front()
+
+    def _root_to_front(self) -> None:
+        self.order.remove(self.root)  # type: ignore[arg-type]
+        self.order.insert(0, self.root)  # type: ignore[arg-type]
+
+    def _insert(self, x: tuple[int, int]) -> tuple[int, int] | None:
+        """Plain binary-search-tree insert by hash, then Java's rebalancing; returns the parent."""
+        self.left[x] = self.right[x] = None
+        if self.root is None:
+            self.parent[x] = None
+            self.red[x] = False
+            self.root = x
+            return None
+        p = self.root
+        while True:
+            go_left = p[0] > x[0]
+            child = self.left[p] if go_left else self.right[p]
+            if child is None:
+                self.parent[x] = p
+                if go_left:
+                    self.left[p] = x
+                else:
+                    self.right[p] = x
+                self._rebalance(x)
+                return p
+            p = child
+
+    def add(self, x: tuple[int, int]) -> None:
+        if any(h == x[0] for h, _ in self.order):
+            raise JavaOrderUndefined(_EQUAL_HASHES)
+        parent = self._insert(x)
+        self.order.insert(self.order.index(parent) + 1, x)  # type: ignore[arg-type]
+        self._root_to_front()
+
+    def _rotate(self, p: tuple[int, int], to_left: bool) -> None:
+        near, far = (self.left, self.right) if to_left else (self.right, self.left)
+        r = far[p]
+        if r is None:
+            return
+        inner = near[r]
+        far[p] = inner
+        if inner is not None:
+            self.parent[inner] = p
+        pp = self.parent[p]
+        self.parent[r] = pp
+        if pp is None:
+            self.root = r
+            self.red[r] = False
+        elif self.left[pp] == p:
+            self.left[pp] = r
+        else:
+            self.right[pp] = r
+        near[r] = p
+        self.parent[p] = r
+
+    def _rebalance(self, x: tuple[int, int]) -> None:
+        self.red[x] = True
+        while True:
+            xp = self.parent[x]
+            if xp is None:
+                self.red[x] = False
+                self.root = x
+                return
+            xpp = self.parent[xp]
+            if not self.red[xp] or xpp is None:
+                return
+            xp_is_left = self.left[xpp] == xp
+            uncle = self.right[xpp] if xp_is_left else self.left[xpp]
+            if uncle is not None and self.red[uncle]:
+                self.red[uncle] = self.red[xp] = False
+                self.red[xpp] = True
+                x = xpp
+                continue
+            inner = self.right[xp] if xp_is_left else self.left[xp]
+            if x == inner:
+                x = xp
+                self._rotate(x, to_left=xp_is_left)
+                xp = self.parent[x]
+                xpp = None if xp is None else self.parent[xp]
+            if xp is not None:
+                self.red[xp] = False
+                if xpp is not None:
+                    self.red[xpp] = True
+                    self._rotate(xpp, to_left=not xp_is_left)
+
+
+def hashmap_positions(hash_codes: Sequence[int]) -> list[int]:
+    """Positions of distinct keys, put in this order into a new ``java.util.HashMap``, in the
+    order the map iterates them. ``hash_codes`` are the keys' ``hashCode()`` values.
+
+    Buckets are visited in index order (``spread(hash) & (capacity - 1)``); a bucket lists
+    its keys in insertion order. The table starts at 16 buckets and doubles when it holds
+    more than 3/4 of its capacity, or when one bucket reaches 9 keys on a table below 64
+    buckets; from 64 buckets on such a bucket becomes a tree bin instead (``_TreeBin``).
+    Unlike :class:`JavaHashOrder` this models tree bins, for maps filled by insertions only.
+    """
+    capacity, threshold = 16, 12
+    bins: dict[int, list[tuple[int, int]] | _TreeBin] = {}
+
+    def resize() -> None:
+        nonlocal capacity, threshold, bins
+        capacity, threshold = capacity * 2, threshold * 2
+        old, bins = bins, {}
+        for index in sorted(old):
+            content = old[index]
+            items = content.order if isinstance(content, _TreeBin) else content
+            halves: dict[int, list[tuple[int, int]]] = {}
+            for item in items:
+                halves.setdefault(item[0] & (capacity - 1), []).append(item)
+            for new_index, part in halves.items():
+                if isinstance(content, _TreeBin) and len(part) > 6:
+                    # stays a tree: rebuilt only if the bin really split, else kept as it was
+                    bins[new_index] = _TreeBin(part) if len(halves) > 1 else content
+                else:
+                    bins[new_index] = part
+
+    for position, hash_code in enumerate(hash_codes):
+        item = (_signed_spread(hash_code), position)
+        index = item[0] & (capacity - 1)
+        content = bins.get(index)
+        if content is None:
+            bins[index] = [item]
+        elif isinstance(content, _TreeBin):
+            content.add(item)
+        else:
+            content.append(item)
+            if len(content) > 8:
+                if capacity < 64:
+                    resize()
+                else:
+                    bins[index] = _TreeBin(content)
+        if position + 1 > threshold:
+            resize()
+    order: list[int] = []
+    for index in sorted(bins):
+        content = bins[index]
+        order.extend(position for _, position in (content.order if isinstance(content, _TreeBin) else content))
+    return order
+
+

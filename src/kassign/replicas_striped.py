@@ -63,7 +63,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kassign.errors import KassignError, ReplicaPlacementError
-from kassign.javaorder import java_string_key
+from kassign.javaorder import JavaOrderUndefined, hashmap_positions, java_string_hash, java_string_key
 from kassign.javarandom import JavaRandom, java_shuffle
 
 StripedBroker = tuple[int, "str | None", bool]
@@ -72,199 +72,11 @@ INT_MAX = (1 << 31) - 1
 SHORT_MAX = (1 << 15) - 1
 SHORT_MIN = -(1 << 15)
 _INVALID_RF = "InvalidReplicationFactorException"
-
-
-# --- Java's HashMap iteration order over the rack names -------------------------------------
-
-
-def java_string_hash(text: str) -> int:
-    """``String.hashCode()``: ``h = 31 * h + unit`` over the UTF-16 code units, as a signed int."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h > INT_MAX else h
-
-
-def _spread(hash_code: int) -> int:
-    """HashMap's bucket hash: the high half folded into the low half; a signed int."""
-    h = hash_code & 0xFFFFFFFF
-    h ^= h >> 16
-    return h - (1 << 32) if h > INT_MAX else h
-
-
 _EQUAL_HASHES = (
     "9 or more rack names share one Java hash bucket and some of them have equal Java hash codes; "
     "Kafka orders those by object identity, which changes from run to run, so its placement cannot be "
     "reproduced: rename the racks"
 )
-
-
-class _TreeBin:
-    """A HashMap bin that grew past 8 entries on a table of 64+ buckets.
-
-    Java then keeps the bin as a red-black tree ordered by hash, and iteration follows a
-    linked list threaded through it whose order depends on the tree's shape (the root
-    always moves to the front). Here only the shape and that list are kept. Java breaks
-    ties between equal hashes by identity hash codes, which differ from run to run, so a
-    bin with two equal hashes has no reproducible order and is refused.
-    """
-
-    __slots__ = ("order", "left", "right", "parent", "red", "root")
-
-    def __init__(self, items: list[tuple[int, int]]) -> None:
-        self.order: list[tuple[int, int]] = []
-        self._build(items)
-
-    def _build(self, items: list[tuple[int, int]]) -> None:
-        if len({h for h, _ in items}) < len(items):
-            raise KassignError(_EQUAL_HASHES)
-        self.left: dict[tuple[int, int], tuple[int, int] | None] = {}
-        self.right: dict[tuple[int, int], tuple[int, int] | None] = {}
-        self.parent: dict[tuple[int, int], tuple[int, int] | None] = {}
-        self.red: dict[tuple[int, int], bool] = {}
-        self.root: tuple[int, int] | None = None
-        for item in items:
-            self._insert(item)
-        self.order = list(items)
-        self._root_to_front()
-
-    def _root_to_front(self) -> None:
-        self.order.remove(self.root)  # type: ignore[arg-type]
-        self.order.insert(0, self.root)  # type: ignore[arg-type]
-
-    def _insert(self, x: tuple[int, int]) -> tuple[int, int] | None:
-        """Plain binary-search-tree insert by hash, then Java's rebalancing; returns the parent."""
-        self.left[x] = self.right[x] = None
-        if self.root is None:
-            self.parent[x] = None
-            self.red[x] = False
-            self.root = x
-            return None
-        p = self.root
-        while True:
-            go_left = p[0] > x[0]
-            child = self.left[p] if go_left else self.right[p]
-            if child is None:
-                self.parent[x] = p
-                if go_left:
-                    self.left[p] = x
-                else:
-                    self.right[p] = x
-                self._rebalance(x)
-                return p
-            p = child
-
-    def add(self, x: tuple[int, int]) -> None:
-        if any(h == x[0] for h, _ in self.order):
-            raise KassignError(_EQUAL_HASHES)
-        parent = self._insert(x)
-        self.order.insert(self.order.index(parent) + 1, x)  # type: ignore[arg-type]
-        self._root_to_front()
-
-    def _rotate(self, p: tuple[int, int], to_left: bool) -> None:
-        near, far = (self.left, self.right) if to_left else (self.right, self.left)
-        r = far[p]
-        if r is None:
-            return
-        inner = near[r]
-        far[p] = inner
-        if inner is not None:
-            self.parent[inner] = p
-        pp = self.parent[p]
-        self.parent[r] = pp
-        if pp is None:
-            self.root = r
-            self.red[r] = False
-        elif self.left[pp] == p:
-            self.left[pp] = r
-        else:
-            self.right[pp] = r
-        near[r] = p
-        self.parent[p] = r
-
-    def _rebalance(self, x: tuple[int, int]) -> None:
-        self.red[x] = True
-        while True:
-            xp = self.parent[x]
-            if xp is None:
-                self.red[x] = False
-                self.root = x
-                return
-            xpp = self.parent[xp]
-            if not self.red[xp] or xpp is None:
-                return
-            xp_is_left = self.left[xpp] == xp
-            uncle = self.right[xpp] if xp_is_left else self.left[xpp]
-            if uncle is not None and self.red[uncle]:
-                self.red[uncle] = self.red[xp] = False
-                self.red[xpp] = True
-                x = xpp
-                continue
-            inner = self.right[xp] if xp_is_left else self.left[xp]
-            if x == inner:
-                x = xp
-                self._rotate(x, to_left=xp_is_left)
-                xp = self.parent[x]
-                xpp = None if xp is None else self.parent[xp]
-            if xp is not None:
-                self.red[xp] = False
-                if xpp is not None:
-                    self.red[xpp] = True
-                    self._rotate(xpp, to_left=not xp_is_left)
-
-
-def java_hashmap_order(hash_codes: Sequence[int]) -> list[int]:
-    """Positions of distinct keys, put in this order into a new ``java.util.HashMap``, in the
-    order the map iterates them. ``hash_codes`` are the keys' ``hashCode()`` values.
-
-    Buckets are visited in index order (``spread(hash) & (capacity - 1)``); a bucket lists
-    its keys in insertion order. The table starts at 16 buckets and doubles when it holds
-    more than 3/4 of its capacity, or when one bucket reaches 9 keys on a table below 64
-    buckets; from 64 buckets on such a bucket becomes a tree bin instead (``_TreeBin``).
-    """
-    capacity, threshold = 16, 12
-    bins: dict[int, list[tuple[int, int]] | _TreeBin] = {}
-
-    def resize() -> None:
-        nonlocal capacity, threshold, bins
-        capacity, threshold = capacity * 2, threshold * 2
-        old, bins = bins, {}
-        for index in sorted(old):
-            content = old[index]
-            items = content.order if isinstance(content, _TreeBin) else content
-            halves: dict[int, list[tuple[int, int]]] = {}
-            for item in items:
-                halves.setdefault(item[0] & (capacity - 1), []).append(item)
-            for new_index, part in halves.items():
-                if isinstance(content, _TreeBin) and len(part) > 6:
-                    # stays a tree: rebuilt only if the bin really split, else kept as it was
-                    bins[new_index] = _TreeBin(part) if len(halves) > 1 else content
-                else:
-                    bins[new_index] = part
-
-    for position, hash_code in enumerate(hash_codes):
-        item = (_spread(hash_code), position)
-        index = item[0] & (capacity - 1)
-        content = bins.get(index)
-        if content is None:
-            bins[index] = [item]
-        elif isinstance(content, _TreeBin):
-            content.add(item)
-        else:
-            content.append(item)
-            if len(content) > 8:
-                if capacity < 64:
-                    resize()
-                else:
-                    bins[index] = _TreeBin(content)
-        if position + 1 > threshold:
-            resize()
-    order: list[int] = []
-    for index in sorted(bins):
-        content = bins[index]
-        order.extend(position for _, position in (content.order if isinstance(content, _TreeBin) else content))
-    return order
 
 
 # --- input --------------------------------------------------------------------------------
@@ -339,7 +151,10 @@ class StripedPlacer:
             queues[2 * r + (1 if fenced else 0)].append(broker_id)
         names = list(rack_of)
         # racks in java.util.HashMap order: the order of the setup draws and of every shuffle
-        self.hash_order = java_hashmap_order([0 if n is None else java_string_hash(n) for n in names])
+        try:
+            self.hash_order = hashmap_positions([0 if n is None else java_string_hash(n) for n in names])
+        except JavaOrderUndefined:
+            raise KassignError(_EQUAL_HASHES) from None
         self.queues = queues
         count = len(queues)
         self.cursor = [0] * count

@@ -12,15 +12,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from kassign.assignors.base import Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
 from kassign.cluster import Cluster
 from kassign.errors import ScenarioError
 
 
-@dataclass(frozen=True)
-class MemberSpec:
+class MemberSpec(NamedTuple):
+    """One member as the scenario states it (a tuple: a coordinator-sized group has many)."""
+
     topics: tuple[str, ...]
     owned: tuple[TopicPartition, ...] = ()
     generation: int = -1
@@ -57,64 +60,95 @@ def _fail(path: str, problem: str) -> ScenarioError:
     return ScenarioError(f"scenario {path}: {problem}")
 
 
+JAVA_INT_MAX = 2**31 - 1  # partition counts, partition numbers and generations are Java ints in Kafka
+
+
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _java_int(value: Any, path: str, *, low: int = -(2**31), must: str = "expected a whole number") -> int:
+    """``value`` as a Python int within ``low .. 2^31-1`` (numpy integer scalars accepted)."""
+    if not _is_int(value) or value < low:
+        raise _fail(path, f"{must}, got {_show(value)}")
+    if value > JAVA_INT_MAX:
+        raise _fail(path, f"{must} and at most {JAVA_INT_MAX} (Kafka keeps it in a Java int), got {_show(value)}")
+    return int(value)
+
+
+def _show(value: Any) -> str:
+    """A short JSON-ish rendering of a bad value for an error message."""
+    if isinstance(value, int) and value.bit_length() > 200:  # too long to print (and Python refuses > 4300 digits)
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _text(value: Any, path: str) -> str:
     if not isinstance(value, str):
-        raise _fail(path, f"expected a string, got {json.dumps(value)}")
+        raise _fail(path, f"expected a string, got {_show(value)}")
     return value
+
+
+def _names(doc: Any, path: str) -> Iterable[Any]:
+    """The keys of an object whose keys are names; JSON keys are strings, Python callers' must be too."""
+    for name in doc:
+        if not isinstance(name, str):
+            raise _fail(path, f"names must be strings, got {_show(name)} ({type(name).__name__})")
+    return doc
 
 
 def _parse_topics(doc: Any) -> dict[str, int]:
     if not isinstance(doc, Mapping):
         raise _fail("topics", 'expected an object of topic name -> partition count, e.g. {"t0": 3}')
-    topics: dict[str, int] = {}
-    for name, count in doc.items():
-        if not _is_int(count) or count < 0:
-            raise _fail(f"topics.{name}", f"partition count must be a whole number >= 0, got {json.dumps(count)}")
-        topics[name] = count
-    return topics
+    _names(doc, "topics")
+    return {name: _java_int(count, f"topics.{name}", low=0, must="partition count must be a whole number >= 0")
+            for name, count in doc.items()}
 
 
 def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
-    if not isinstance(doc, list):
+    if not isinstance(doc, (list, tuple)):
         raise _fail(path, 'expected a list of [topic, partition] pairs, e.g. [["t0", 2]]')
     owned = []
     for i, pair in enumerate(doc):
-        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and _is_int(pair[1])):
-            raise _fail(f"{path}[{i}]", f"expected [topic, partition], got {json.dumps(pair)}")
-        owned.append(TopicPartition(pair[0], pair[1]))
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) and _is_int(pair[1])):
+            raise _fail(f"{path}[{i}]", f"expected [topic, partition], got {_show(pair)}")
+        owned.append(TopicPartition(pair[0], _java_int(pair[1], f"{path}[{i}]")))
     return tuple(owned)
 
 
-_MEMBER_KEYS = {"topics", "owned", "generation", "rack", "instance_id"}
+_MEMBER_KEYS = frozenset({"topics", "owned", "generation", "rack", "instance_id"})
 
 
-def _parse_member(member_id: str, doc: Any) -> MemberSpec:
-    path = f"members.{member_id}"
+def _parse_member(member_id: Any, doc: Any) -> MemberSpec:
+    # The common member is {"topics": [...]} and maybe "owned": checked with few calls, since a
+    # coordinator-sized group has ten thousand of them.
+    if not isinstance(member_id, str):
+        raise _fail("members", f"member ids must be strings, got {_show(member_id)} ({type(member_id).__name__})")
     if not isinstance(doc, Mapping):
-        raise _fail(path, 'expected an object such as {"topics": ["t0"]}')
-    unknown = set(doc) - _MEMBER_KEYS
-    if unknown:
-        raise _fail(path, f"unknown field(s) {sorted(unknown)}; allowed: {sorted(_MEMBER_KEYS)}")
-    if "topics" not in doc:
-        raise _fail(path, 'missing "topics" (the list of topics this member subscribes to)')
-    topics = doc["topics"]
-    if not isinstance(topics, list) or not all(map(isinstance, topics, repeat(str))):
-        raise _fail(f"{path}.topics", f"expected a list of topic names, got {json.dumps(topics)}")
+        raise _fail(f"members.{member_id}", 'expected an object such as {"topics": ["t0"]}')
+    if not _MEMBER_KEYS.issuperset(doc):
+        unknown = sorted(map(str, set(doc) - _MEMBER_KEYS))
+        raise _fail(f"members.{member_id}", f"unknown field(s) {unknown}; allowed: {sorted(_MEMBER_KEYS)}")
+    topics = doc.get("topics")
+    if not isinstance(topics, (list, tuple)) or not all(map(isinstance, topics, repeat(str))):
+        if "topics" not in doc:
+            raise _fail(f"members.{member_id}", 'missing "topics" (the list of topics this member subscribes to)')
+        raise _fail(f"members.{member_id}.topics", f"expected a list of topic names, got {_show(topics)}")
+    owned = doc.get("owned")
     generation = doc.get("generation", -1)
-    if not _is_int(generation):
-        raise _fail(f"{path}.generation", f"expected a whole number, got {json.dumps(generation)}")
     rack = doc.get("rack")
     instance_id = doc.get("instance_id")
     return MemberSpec(
         topics=tuple(topics),
-        owned=_parse_owned(doc.get("owned", []), f"{path}.owned"),
-        generation=generation,
-        rack=None if rack is None else _text(rack, f"{path}.rack"),
-        instance_id=None if instance_id is None else _text(instance_id, f"{path}.instance_id"),
+        owned=_parse_owned(owned, f"members.{member_id}.owned") if owned is not None else (),
+        generation=generation if generation == -1 and type(generation) is int
+        else _java_int(generation, f"members.{member_id}.generation"),
+        rack=None if rack is None else _text(rack, f"members.{member_id}.rack"),
+        instance_id=None if instance_id is None else _text(instance_id, f"members.{member_id}.instance_id"),
     )
 
 
@@ -151,7 +185,7 @@ def parse_scenario(doc: Any) -> Scenario:
         raise ScenarioError('scenario: expected a JSON object with "topics" and "members"')
     unknown = set(doc).difference(_SCENARIO_KEYS)
     if unknown:
-        raise ScenarioError(f"scenario: unknown field(s) {sorted(unknown)}; allowed: {', '.join(_SCENARIO_KEYS)}")
+        raise ScenarioError(f"scenario: unknown field(s) {sorted(map(str, unknown))}; allowed: {', '.join(_SCENARIO_KEYS)}")
     for key in ("topics", "members"):
         if key not in doc:
             raise ScenarioError(f'scenario: missing "{key}"')
@@ -159,7 +193,7 @@ def parse_scenario(doc: Any) -> Scenario:
     members_doc = doc["members"]
     if not isinstance(members_doc, Mapping):
         raise _fail("members", 'expected an object of member id -> subscription, e.g. {"C0": {"topics": ["t0"]}}')
-    members = {member_id: _parse_member(member_id, spec) for member_id, spec in members_doc.items()}
+    members = dict(zip(members_doc, map(_parse_member, members_doc, members_doc.values())))
     partition_racks = _parse_partition_racks(doc.get("partition_racks", {}), topics)
     topic_ids = _parse_topic_ids(doc.get("topic_ids", {}))
     return Scenario(topics=topics, members=members, partition_racks=partition_racks, topic_ids=topic_ids)

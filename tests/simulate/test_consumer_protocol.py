@@ -19,6 +19,7 @@ from kassign.protocol.consumer_group import (
 )
 from kassign.simulate import parse_sim_scenario, simulate
 from kassign.simulate.consumer_protocol import ConsumerTimelineRun
+from tests.simulate.timelines import draw_events, draw_topics
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -291,7 +292,7 @@ class Checked(ConsumerTimelineRun):
 
 @st.composite
 def consumer_timelines(draw):
-    topics = {f"t{i}": draw(st.integers(1, 5)) for i in range(draw(st.integers(1, 3)))}
+    topics = draw_topics(draw)
     names = list(topics)
     assignors = st.sampled_from([None, "uniform", "range"])
 
@@ -305,41 +306,8 @@ def consumer_timelines(draw):
         return doc
 
     members = {f"C{i}": member_doc(i) for i in range(draw(st.integers(1, 4)))}
-    alive, events, t, fresh, existing = set(members), [], 0.0, 0, set(topics)
     interval = draw(st.sampled_from([1, 2, 5]))
-    for _ in range(draw(st.integers(1, 8))):
-        t += draw(st.sampled_from([0.3, 1, 2.5, 4, 9, 30]))
-        kind = draw(st.sampled_from(["join", "leave", "crash", "restart", "subscribe", "add", "create", "delete"]))
-        pick = sorted(alive)
-        if kind == "join" or not pick and kind in ("leave", "crash", "restart", "subscribe"):
-            name = f"N{fresh}"
-            fresh += 1
-            events.append({"at": t, "type": "join", "member": name,
-                           "topics": draw(st.lists(st.sampled_from(names), min_size=1, unique=True))})
-            alive.add(name)
-        elif kind in ("leave", "crash"):
-            name = draw(st.sampled_from(pick))
-            events.append({"at": t, "type": kind, "member": name})
-            alive.discard(name)
-        elif kind == "restart":
-            events.append({"at": t, "type": "restart", "member": draw(st.sampled_from(pick)),
-                           "down": draw(st.sampled_from([0.5, 3, 40]))})
-        elif kind == "subscribe":
-            events.append({"at": t, "type": "subscribe", "member": draw(st.sampled_from(pick)),
-                           "topics": draw(st.lists(st.sampled_from(names), unique=True))})
-        elif kind == "add" and existing:
-            events.append({"at": t, "type": "add_partitions", "topic": draw(st.sampled_from(sorted(existing))),
-                           "add": draw(st.integers(1, 3))})
-        elif kind == "create":
-            new = draw(st.sampled_from([f"x{len(events)}"] + [n for n in names if n not in existing]))
-            if new not in names:
-                names.append(new)
-            existing.add(new)
-            events.append({"at": t, "type": "create_topic", "topic": new, "partitions": draw(st.integers(1, 4))})
-        elif kind == "delete" and existing:
-            gone = draw(st.sampled_from(sorted(existing)))
-            existing.discard(gone)
-            events.append({"at": t, "type": "delete_topic", "topic": gone})
+    events = draw_events(draw, topics, members, gaps=[0.3, 1, 2.5, 4, 9, 30], downs=[0.5, 3, 40], recreate=True)
     return {"topics": topics, "members": members, "events": events,
             "settings": {"heartbeat_interval": interval, "session_timeout": interval * draw(st.sampled_from([2, 5])),
                          "rebalance_timeout": 30}}

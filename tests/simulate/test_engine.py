@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kassign.assignors.base import TopicPartition as TP
 from kassign.errors import ScenarioError
 from kassign.simulate import load_sim_scenario, parse_sim_scenario, simulate
+from tests.simulate.timelines import draw_events, draw_topics
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FOUR = ["t0", "t1", "t2", "t3"]
@@ -155,45 +156,12 @@ STRATEGIES = ["range", "roundrobin", "sticky", "cooperative-sticky"]
 
 @st.composite
 def timelines(draw):
-    topics = {f"t{i}": draw(st.integers(1, 5)) for i in range(draw(st.integers(1, 3)))}
+    topics = draw_topics(draw)
     names = list(topics)
     members = {f"C{i}": {"topics": draw(st.lists(st.sampled_from(names), min_size=1, unique=True)),
                          **({"instance_id": f"h{i}"} if draw(st.booleans()) else {})}
                for i in range(draw(st.integers(1, 4)))}
-    alive, events, t, fresh = set(members), [], 0.0, 0
-    existing = set(topics)
-    for _ in range(draw(st.integers(1, 8))):
-        t += draw(st.sampled_from([0.5, 1, 3, 7, 20]))
-        kind = draw(st.sampled_from(["join", "leave", "crash", "restart", "subscribe", "add", "create", "delete"]))
-        pick = sorted(alive)
-        if kind == "join" or not pick and kind in ("leave", "crash", "restart", "subscribe"):
-            name = f"N{fresh}"
-            fresh += 1
-            events.append({"at": t, "type": "join", "member": name,
-                           "topics": draw(st.lists(st.sampled_from(names), min_size=1, unique=True))})
-            alive.add(name)
-        elif kind in ("leave", "crash"):
-            name = draw(st.sampled_from(pick))
-            events.append({"at": t, "type": kind, "member": name})
-            alive.discard(name)
-        elif kind == "restart":
-            events.append({"at": t, "type": "restart", "member": draw(st.sampled_from(pick)),
-                           "down": draw(st.sampled_from([1, 5, 60]))})
-        elif kind == "subscribe":
-            events.append({"at": t, "type": "subscribe", "member": draw(st.sampled_from(pick)),
-                           "topics": draw(st.lists(st.sampled_from(names), unique=True))})
-        elif kind == "add" and existing:
-            events.append({"at": t, "type": "add_partitions", "topic": draw(st.sampled_from(sorted(existing))),
-                           "add": draw(st.integers(1, 3))})
-        elif kind == "create" and f"x{len(events)}" not in existing:
-            new = f"x{len(events)}"
-            names.append(new)
-            existing.add(new)
-            events.append({"at": t, "type": "create_topic", "topic": new, "partitions": draw(st.integers(1, 4))})
-        elif kind == "delete" and existing:
-            gone = draw(st.sampled_from(sorted(existing)))
-            existing.discard(gone)
-            events.append({"at": t, "type": "delete_topic", "topic": gone})
+    events = draw_events(draw, topics, members, gaps=[0.5, 1, 3, 7, 20], downs=[1, 5, 60], recreate=False)
     return {"topics": topics, "members": members, "events": events,
             "settings": {"round_seconds": 1, "session_timeout": 10, "rebalance_timeout": 30}}
 

@@ -33,7 +33,7 @@ from kassign.assignors._sticky_claims import (
     TopicLayout,
     resolve_previous_owners,
 )
-from kassign.assignors._sticky_javamap import java_hashmap_order
+from kassign.javaorder import java_string_hash_order
 from kassign.assignors._sticky_round import even_out_round
 from kassign.assignors._sticky_uniform import RackContext, StickyInvariantError, assign_uniform, rack_context
 from kassign.assignors.base import Assignment, Subscription, subscribed_partition_counts
@@ -52,7 +52,7 @@ class GroupView:
     def __init__(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> None:
         self.cluster = cluster
         self.subscriptions = subscriptions
-        self.members: list[str] = java_hashmap_order(list(subscriptions))
+        self.members: list[str] = java_string_hash_order(subscriptions)
         self.layout = TopicLayout(subscribed_partition_counts(cluster, subscriptions))
         ranks = sorted(range(len(self.members)), key=lambda i: java_string_key(self.members[i]))
         self.name_rank = np.empty(len(self.members), dtype=np.int64)

@@ -71,7 +71,7 @@ from enum import IntEnum
 from typing import Any
 
 from kassign.errors import KassignError
-from kassign.protocol.javamap import hashmap_order
+from kassign.javaorder import java_string_hash_order
 
 SERVER_ASSIGNORS = ("uniform", "range")  # Kafka's group.consumer.assignors default; the first is the default
 LEAVE_GROUP_EPOCH = -1
@@ -394,7 +394,7 @@ class ConsumerGroupCoordinator:
         if not counts:
             return self.default_assignor
         best = max(counts.values())
-        return next(name for name in hashmap_order(counts) if counts[name] == best)
+        return next(name for name in java_string_hash_order(counts) if counts[name] == best)
 
     # -- internals
 

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kassign.errors import KassignError
-from kassign.protocol.javamap import hashmap_order
+from kassign.javaorder import java_string_hash_order
 from kassign.protocol.wire import decode_subscription
 
 
@@ -82,7 +82,7 @@ class GroupCoordinator:
     # -- membership
 
     def member_order(self) -> list[str]:
-        return hashmap_order(self.members, self._largest_size)
+        return java_string_hash_order(self.members, largest_size=self._largest_size)
 
     def static_member(self, instance_id: str) -> str | None:
         for record in self.members.values():
@@ -174,7 +174,7 @@ class GroupCoordinator:
             votes[choice] = votes.get(choice, 0) + 1
         best = max(votes.values())
         # Kafka keeps votes in a HashMap and takes the first maximum it meets
-        return next(name for name in hashmap_order(votes) if votes[name] == best)
+        return next(name for name in java_string_hash_order(votes) if votes[name] == best)
 
     # -- rounds
 

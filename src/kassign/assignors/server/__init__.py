@@ -63,11 +63,12 @@ def assign_server_side(name: object, scenario: Scenario) -> dict[str, list[tuple
 
 def materialise(group: ServerGroup, owners: np.ndarray) -> dict[str, list[tuple[str, int]]]:
     """Owners by flat partition id -> ``{member: sorted [(topic, partition)]}``, members sorted."""
-    by_name = sorted(range(group.num_topics), key=lambda t: group.topic_names[t])
+    by_name = sorted(range(group.num_topics), key=group.topic_names.__getitem__)
     flat = np.concatenate([np.arange(group.offsets[t], group.offsets[t + 1]) for t in by_name] or [np.zeros(0, np.int64)])
     flat = flat[owners[flat] >= 0]
     flat = flat[np.argsort(owners[flat], kind="stable")]  # by member, then topic name, then partition
-    bounds = np.searchsorted(owners[flat], np.arange(group.num_members + 1))
-    names = [group.topic_names[t] for t in group.topic_of_partition[flat].tolist()]
-    pairs = list(zip(names, (flat - group.offsets[group.topic_of_partition[flat]]).tolist()))
+    bounds = np.searchsorted(owners[flat], np.arange(group.num_members + 1)).tolist()
+    topic = group.topic_of_partition[flat]
+    names = map(group.topic_names.__getitem__, topic.tolist())
+    pairs = list(zip(names, (flat - group.offsets[topic]).tolist()))
     return {member: pairs[bounds[m]:bounds[m + 1]] for member, m in sorted(zip(group.member_ids, range(group.num_members)))}

@@ -7,8 +7,12 @@ Data layout. Everything the assignors loop over is an integer:
 * existing topics are numbered ``0..T-1`` in topic-id order (Kafka's ``Uuid``
   order: most significant 64 bits, then least, each signed), so "ties broken by topic
   id" is "ties broken by topic number"; ``num_partitions[t]`` is a numpy array;
-* a member's subscription is a ``frozenset`` of topic numbers (names of topics that
-  do not exist drop out, as Kafka's name -> id view drops them);
+* members listing the same topic names share a *subscription class*:
+  ``member_class[m]`` numbers it, and class ``c``'s topic numbers, distinct, in listing
+  order, are ``class_topics[class_start[c]:class_start[c+1]]`` (names of topics that
+  do not exist drop out, as Kafka's name -> id view drops them). A group of ten thousand
+  members usually has a handful of classes, so per-subscription work is done once per
+  class, and the (member, topic) pairs are expanded by compiled loops;
 * a member's current target is a list of ``(topic number, [partitions])`` in Java's
   ``HashMap<Uuid, HashSet<Integer>>`` iteration order, computed only when an assignor
   asks for it (only the homogeneous uniform builder's revocation depends on it).
@@ -27,9 +31,11 @@ import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
+from itertools import chain
 
 import numpy as np
+from numba import njit
 
 from kassign.errors import ScenarioError
 from kassign.javaorder import (
@@ -51,6 +57,12 @@ def derived_topic_id(name: str) -> str:
     """The id kassign gives a topic whose real id the scenario does not state."""
     raw = uuid.uuid5(uuid.NAMESPACE_URL, "kafka-topic:" + name).bytes
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+@lru_cache(maxsize=1 << 16)
+def _derived_uuid(name: str) -> tuple[int, int]:
+    # A pure function of the name; a coordinator has its ids at hand, so kassign keeps them too.
+    return parse_topic_id(derived_topic_id(name), name)
 
 
 def parse_topic_id(text: str, topic: str) -> tuple[int, int]:
@@ -88,7 +100,9 @@ class ServerGroup:
     topic_names: list[str]
     topic_uuids: list[tuple[int, int]]
     num_partitions: np.ndarray
-    subscriptions: list[frozenset[int]]
+    member_class: np.ndarray
+    class_start: np.ndarray
+    class_topics: np.ndarray
     homogeneous: bool
     _specs: list[MemberSpec] = field(repr=False)
     _topic_index: dict[str, int] = field(repr=False)
@@ -134,6 +148,32 @@ class ServerGroup:
                 partitions = [p for p in partitions if 0 <= p < self.num_partitions[t]]
             result.append((t, partitions))
         return result
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.class_start) - 1
+
+    def class_topic_list(self, cls: int) -> np.ndarray:
+        """Topic numbers subscribed by class ``cls`` (distinct, in listing order)."""
+        return self.class_topics[self.class_start[cls]:self.class_start[cls + 1]]
+
+    @cached_property
+    def subscriptions(self) -> list[frozenset[int]]:
+        """Each member's subscribed topic numbers (shared objects for members of one class)."""
+        per_class = [frozenset(self.class_topic_list(c).tolist()) for c in range(self.num_classes)]
+        return [per_class[c] for c in self.member_class.tolist()]
+
+    @cached_property
+    def subscribers_by_topic(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(start, members)``: topic ``t``'s subscribers, ascending member numbers, are
+        ``members[start[t]:start[t+1]]``."""
+        return _expand_subscribers(self.member_class, self.class_start, self.class_topics, self.num_topics)
+
+    def subscribes(self, members: np.ndarray, topics: np.ndarray) -> np.ndarray:
+        """Whether each ``members[i]`` subscribes to ``topics[i]``."""
+        start, subscribers = self.subscribers_by_topic
+        key = subscribers + np.repeat(np.arange(self.num_topics, dtype=np.int64), np.diff(start)) * self.num_members
+        return np.isin(topics * self.num_members + members, key)
 
     @cached_property
     def offsets(self) -> np.ndarray:
@@ -215,35 +255,90 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
     topic_index = {name: i for i, name in enumerate(existing)}
     ordered = member_order(list(scenario.members))
     specs = [scenario.members[m] for m in ordered]
-    subscription_of: dict[tuple[str, ...], frozenset[int]] = {}
-    name_sets: dict[tuple[str, ...], frozenset[str]] = {}
-    subscriptions = []
-    for spec in specs:
-        subscriptions.append(_subscription(spec.topics, topic_index, subscription_of))
-        if spec.topics not in name_sets:
-            name_sets[spec.topics] = frozenset(spec.topics)
-    homogeneous = len(set(name_sets.values())) <= 1
+    class_of_tuple: dict[tuple[str, ...], int] = {}
+    member_class = np.fromiter((class_of_tuple.setdefault(spec.topics, len(class_of_tuple)) for spec in specs),
+                               dtype=np.int64, count=len(specs))
+    distinct = list(class_of_tuple)
+    class_start, class_topics = _class_topics(distinct, topic_index)
     return ServerGroup(
         member_ids=ordered,
         instance_ids=[spec.instance_id for spec in specs],
         topic_names=existing,
         topic_uuids=[uuid_of_name[name] for name in existing],
         num_partitions=np.array([scenario.topics[name] for name in existing], dtype=np.int64),
-        subscriptions=subscriptions,
-        homogeneous=homogeneous,
+        member_class=member_class,
+        class_start=class_start,
+        class_topics=class_topics,
+        homogeneous=_same_names(distinct),
         _specs=specs,
         _topic_index=topic_index,
         _uuid_of_name=uuid_of_name,
     )
 
 
-def _subscription(topics: tuple[str, ...], topic_index: Mapping[str, int],
-                  cache: dict[tuple[str, ...], frozenset[int]]) -> frozenset[int]:
-    found = cache.get(topics)
-    if found is None:
-        found = frozenset(map(topic_index.get, topics)).difference((None,))
-        cache[topics] = found
-    return found
+class _TopicNumbers(dict):
+    """Topic name -> number; a name that does not exist is -1 (Kafka's name -> id view drops it)."""
+
+    def __missing__(self, name: str) -> int:
+        return -1
+
+
+def _class_topics(distinct: list[tuple[str, ...]], topic_index: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of each class's topic numbers, distinct, in listing order, names that do not exist dropped."""
+    lookup = _TopicNumbers(topic_index)
+    lengths = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
+    topics = np.fromiter(map(lookup.__getitem__, chain.from_iterable(distinct)), dtype=np.int64,
+                         count=int(lengths.sum()))
+    return _distinct_per_class(topics, lengths, len(topic_index))
+
+
+@njit(cache=True)
+def _distinct_per_class(topics, lengths, num_topics):
+    """Each class's slice of ``topics`` without repeats and without -1 (no such topic), as CSR."""
+    start = np.zeros(len(lengths) + 1, dtype=np.int64)
+    out = np.empty(len(topics), dtype=np.int64)
+    last_class = np.full(num_topics, -1, dtype=np.int64)
+    read = 0
+    for c in range(len(lengths)):
+        write = start[c]
+        for i in range(read, read + lengths[c]):
+            t = topics[i]
+            if t >= 0 and last_class[t] != c:
+                last_class[t] = c
+                out[write] = t
+                write += 1
+        read += lengths[c]
+        start[c + 1] = write
+    return start, out[:start[-1]]
+
+
+@njit(cache=True)
+def _expand_subscribers(member_class, class_start, class_topics, num_topics):
+    """Per topic, its subscribers in member order: a counting sort of every (member, topic) pair."""
+    start = np.zeros(num_topics + 1, dtype=np.int64)
+    for m in range(len(member_class)):
+        c = member_class[m]
+        for i in range(class_start[c], class_start[c + 1]):
+            start[class_topics[i] + 1] += 1
+    for t in range(num_topics):
+        start[t + 1] += start[t]
+    fill = start[:-1].copy()
+    members = np.empty(start[num_topics], dtype=np.int64)
+    for m in range(len(member_class)):
+        c = member_class[m]
+        for i in range(class_start[c], class_start[c + 1]):
+            t = class_topics[i]
+            members[fill[t]] = m
+            fill[t] += 1
+    return start, members
+
+
+def _same_names(distinct: list[tuple[str, ...]]) -> bool:
+    """Kafka's homogeneous test: every member subscribes to the same topic *names* (existing or not)."""
+    if len(distinct) <= 1:
+        return True
+    first = frozenset(distinct[0])
+    return all(first.issuperset(names) and first.issubset(names) for names in distinct[1:])
 
 
 def _topic_uuids(scenario: Scenario) -> dict[str, tuple[int, int]]:
@@ -256,7 +351,7 @@ def _topic_uuids(scenario: Scenario) -> dict[str, tuple[int, int]]:
     seen: dict[tuple[int, int], str] = {}
     for name in names:
         stated = scenario.topic_ids.get(name)
-        value = parse_topic_id(stated, name) if stated is not None else parse_topic_id(derived_topic_id(name), name)
+        value = parse_topic_id(stated, name) if stated is not None else _derived_uuid(name)
         if value in seen:
             raise ScenarioError(f"scenario topic_ids: topics {seen[value]!r} and {name!r} have the same id")
         seen[value] = name

@@ -47,15 +47,16 @@ def range_assign(group: ServerGroup) -> np.ndarray:
 
 def _subscribers_in_rank_order(group: ServerGroup, ranked: list[int]) -> list[np.ndarray]:
     """Per topic, its subscribers in rank order; members sharing a subscription are handled as one block."""
-    blocks: dict[frozenset[int], list[int]] = {}
-    for member in ranked:
-        blocks.setdefault(group.subscriptions[member], []).append(member)
+    ranked_members = np.array(ranked, dtype=np.int64)
+    classes = group.member_class[ranked_members]
+    by_class = np.argsort(classes, kind="stable")  # each class's members, in rank order
+    bounds = np.searchsorted(classes[by_class], np.arange(group.num_classes + 1))
     rank = np.empty(group.num_members, dtype=np.int64)
-    rank[ranked] = np.arange(group.num_members)
+    rank[ranked_members] = np.arange(group.num_members)
     per_topic: list[list[np.ndarray]] = [[] for _ in range(group.num_topics)]
-    for topics, members in blocks.items():
-        block = np.array(members, dtype=np.int64)
-        for t in topics:
+    for cls in range(group.num_classes):
+        block = ranked_members[by_class[bounds[cls]:bounds[cls + 1]]]
+        for t in group.class_topic_list(cls).tolist():
             per_topic[t].append(block)
     result = []
     for parts in per_topic:

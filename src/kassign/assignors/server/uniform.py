@@ -43,8 +43,6 @@ and names are put back only at the edge.
 
 from __future__ import annotations
 
-from itertools import chain
-
 import numpy as np
 from numba import njit
 
@@ -108,18 +106,15 @@ def _homogeneous(group: ServerGroup) -> np.ndarray:
 
 def _heterogeneous(group: ServerGroup) -> np.ndarray:
     num_topics, num_members = group.num_topics, group.num_members
-    sub_topic = np.fromiter(chain.from_iterable(group.subscriptions), dtype=np.int64)
-    sub_member = np.repeat(np.arange(num_members, dtype=np.int64), [len(s) for s in group.subscriptions])
-    order = np.lexsort((sub_member, sub_topic))  # per topic, subscribers by member number
-    sub_start = np.zeros(num_topics + 1, dtype=np.int64)
-    np.cumsum(np.bincount(sub_topic, minlength=num_topics), out=sub_start[1:])
-    subscribers = sub_member[order]
+    sub_start, subscribers = group.subscribers_by_topic
 
     held = group.current_owner
     # a current partition stays only with a member still subscribed to its topic
-    valid = np.isin(held * num_topics + group.topic_of_partition, sub_member * num_topics + sub_topic) & (held >= 0)
-    owners = np.where(valid, held, -1)
-    sizes = np.bincount(owners[owners >= 0], minlength=num_members).astype(np.int64)
+    owners = np.full(len(held), -1, dtype=np.int64)
+    flat = np.flatnonzero(held >= 0)
+    stays = flat[group.subscribes(held[flat], group.topic_of_partition[flat])]
+    owners[stays] = held[stays]
+    sizes = np.bincount(owners[stays], minlength=num_members).astype(np.int64)
 
     count = sub_start[1:] - sub_start[:-1]
     per_subscriber = np.zeros(num_topics)
@@ -172,8 +167,13 @@ def _heterogeneous_kernel(owners, sizes, offsets, sub_start, subscribers, topic_
 def _balance_topic(owner, sizes, members, state, order, start, end):
     """Move one topic's partitions from its most to its least loaded subscribers."""
     n = len(members)
-    if _reset(state, order, sizes, members) <= 1:
+    low = high = sizes[members[0]]
+    for member in members:  # most topics are balanced already: skip the sort then
+        low = min(low, sizes[member])
+        high = max(high, sizes[member])
+    if high - low <= 1:
         return 0
+    _reset(state, order, sizes, members)
     # partitions grouped by owner (ascending), ascending within; each owner gives from its end
     by_owner = np.argsort(owner * len(owner) + np.arange(len(owner)), kind="mergesort")
     for i in range(n):
