@@ -29,7 +29,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from kassign.assignors.cooperative_sticky import CooperativeStickyAssignor
-from kassign.assignors.sticky import StickyAssignor
+from kassign.assignors.eager_sticky import StickyAssignor
 from kassign.cluster import Cluster
 
 
@@ -86,7 +86,7 @@ def kafka_python_worker(topics: int, partitions: int, members: int) -> None:
     from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
     from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
-    from kassign.assignors._sticky_userdata import encode_sticky_user_data
+    from kassign.assignors.sticky.userdata import encode_sticky_user_data
 
     topic_names = [f"topic-{i:04d}" for i in range(topics)]
     all_partitions = set(range(partitions))

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from kassign.assignors._sticky_claims import Claim, TopicLayout, resolve_previous_owners
-from kassign.assignors._sticky_optimal import assign_general
+from kassign.assignors.sticky.claims import Claim, TopicLayout, resolve_previous_owners
+from kassign.assignors.sticky.optimal import assign_general
 from kassign.assignors.server.group import build_server_group
 from kassign.scenario import MemberSpec, Scenario
 

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 import kassign
 from kassign.assignors import get_assignor
-from kassign.assignors._sticky_claims import Claim, TopicLayout, resolve_previous_owners
-from kassign.assignors._sticky_uniform import _Quotas, _round_robin_blocks, _round_robin_loop
-from kassign.assignors._sticky_userdata import encode_sticky_user_data
+from kassign.assignors.sticky.claims import Claim, TopicLayout, resolve_previous_owners
+from kassign.assignors.sticky.uniform import _Quotas, _round_robin_blocks, _round_robin_loop
+from kassign.assignors.sticky.userdata import encode_sticky_user_data
 from kassign.assignors.base import Assignment, Subscription, TopicPartition
-from kassign.assignors.sticky import StickyAssignor
+from kassign.assignors.eager_sticky import StickyAssignor
 from kassign.cluster import Cluster
 from tests.conftest import vector_params
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from kassign.assignors._sticky_optimal import assign_general
+from kassign.assignors.sticky.optimal import assign_general
 from tests.conftest import load_vectors, vector_params
 
 # ---------------------------------------------------------------------------------------------

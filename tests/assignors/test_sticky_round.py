@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kassign
-from kassign.assignors._sticky_round import NO_OWNER, even_out_round
+from kassign.assignors.sticky.round import NO_OWNER, even_out_round
 from kassign.report import assignment_report
 from kassign.scenario import parse_scenario
 from tests.conftest import vector_params

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kassign.javaorder import java_string_hash, java_string_hash_order
-from kassign.assignors._sticky_userdata import (
+from kassign.assignors.sticky.userdata import (
     UserDataError,
     decode_cooperative_user_data,
     decode_sticky_user_data,
@@ -136,7 +136,7 @@ blobs = st.one_of(
 @settings(max_examples=80, deadline=None)
 @given(st.lists(blobs, min_size=1, max_size=6))
 def test_batch_decoder_agrees_with_the_reference_decoder(many):
-    from kassign.assignors._sticky_userdata_batch import BROKEN, OK_V1, decode_many
+    from kassign.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
 
     known = ["t0", "t1", "tö"]
     batch = decode_many(many, known)

@@ -47,7 +47,7 @@ __all__ = [
 _BUILTIN: dict[str, str] = {
     "range": "kassign.assignors.range:RangeAssignor",
     "roundrobin": "kassign.assignors.roundrobin:RoundRobinAssignor",
-    "sticky": "kassign.assignors.sticky:StickyAssignor",
+    "sticky": "kassign.assignors.eager_sticky:StickyAssignor",
     "cooperative-sticky": "kassign.assignors.cooperative_sticky:CooperativeStickyAssignor",
     "random": "kassign.assignors.random:RandomAssignor",
     "broadcast": "kassign.assignors.broadcast:BroadcastAssignor",

@@ -13,7 +13,7 @@ Example. C0 owns t0p0..t0p3 (generation 4), C1 joins fresh::
     this round:   C0: t0p0 t0p1   C1: (nothing; t0p2 and t0p3 are being revoked)
     next round:   C0: t0p0 t0p1   C1: t0p2 t0p3
 
-Hot path on integers: see ``_sticky_engine``.
+Hot path on integers: see ``sticky.engine``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from kassign.assignors._sticky_claims import Claim, ResolvedOwnership
-from kassign.assignors._sticky_engine import GroupView, previous_ownership, sticky_assign
-from kassign.assignors._sticky_userdata import (
+from kassign.assignors.sticky.claims import Claim, ResolvedOwnership
+from kassign.assignors.sticky.engine import GroupView, previous_ownership, sticky_assign
+from kassign.assignors.sticky.userdata import (
     DEFAULT_GENERATION,
     UserDataError,
     decode_cooperative_user_data,

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kassign.assignors._sticky_claims import NO_OWNER, TopicLayout
+from kassign.assignors.sticky.claims import NO_OWNER, TopicLayout
 
 
 class StickyInvariantError(RuntimeError):

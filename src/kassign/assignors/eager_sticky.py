@@ -4,13 +4,13 @@ Rule. Every member ends as balanced as its subscription allows; among balanced
 assignments the one that moves the fewest partitions away from their rightful
 previous owner is chosen. Under the eager protocol a member gives up everything
 before it re-joins, so its history travels in its subscription user data, in
-Kafka's own byte format (``_sticky_userdata``: owned partitions by topic, plus
+Kafka's own byte format (``sticky.userdata``: owned partitions by topic, plus
 the generation since version 1). When two members claim one partition the higher
-generation wins; same-generation twins both lose it (``_sticky_claims``).
+generation wins; same-generation twins both lose it (``sticky.claims``).
 
 * Every member subscribes to the same topics: output identical to Kafka's
-  (``_sticky_uniform``), racks included (KIP-881).
-* Different subscriptions: the optimal general algorithm (``_sticky_optimal``).
+  (``sticky.uniform``), racks included (KIP-881).
+* Different subscriptions: the optimal general algorithm (``sticky.optimal``).
 
 Example. C0, C1, C2 all subscribe to t0..t3, two partitions each::
 
@@ -19,8 +19,8 @@ Example. C0, C1, C2 all subscribe to t0..t3, two partitions each::
 
 C0 and C2 keep all they had and share C1's three partitions.
 
-Hot path on integers: see ``_sticky_engine``; every member's user data is decoded
-in one numba pass straight into integer arrays (``_sticky_userdata_batch``).
+Hot path on integers: see ``sticky.engine``; every member's user data is decoded
+in one numba pass straight into integer arrays (``sticky.userdata.decode_many``).
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from kassign.assignors._sticky_claims import Claim, ResolvedOwnership
-from kassign.assignors._sticky_engine import GroupView, previous_ownership, sticky_assign
-from kassign.assignors._sticky_userdata import (
+from kassign.assignors.sticky.claims import Claim, ResolvedOwnership
+from kassign.assignors.sticky.engine import GroupView, previous_ownership, sticky_assign
+from kassign.assignors.sticky.userdata import (
     DEFAULT_GENERATION,
     UserDataError,
     decode_sticky_user_data,
     encode_sticky_user_data,
 )
-from kassign.assignors._sticky_userdata_batch import BROKEN, OK_V1, decode_many
+from kassign.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
 from kassign.assignors.base import EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
 from kassign.cluster import Cluster
 

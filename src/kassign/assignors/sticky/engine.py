@@ -7,10 +7,10 @@ partitions that change owner are withheld for a round. Everything else runs here
 1. number every subscribed partition (``TopicLayout``) and order the members the
    way Kafka's HashMap walks them;
 2. settle previous ownership with ``resolve_previous_owners``;
-3. same subscriptions everywhere: Kafka's constrained algorithm (``_sticky_uniform``);
-   otherwise the optimal general algorithm (``_sticky_optimal.assign_general``);
+3. same subscriptions everywhere: Kafka's constrained algorithm (``sticky.uniform``);
+   otherwise the optimal general algorithm (``sticky.optimal.assign_general``);
 4. cooperative: withhold every partition another member must first give up (general path: first
-   pick, among equally optimal targets, one whose current round is most even, ``_sticky_round``);
+   pick, among equally optimal targets, one whose current round is most even, ``sticky.round``);
 5. only now build ``TopicPartition`` objects.
 
 Hot path on integers: one int32 owner array for the whole group; member ids and
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
-from kassign.assignors._sticky_claims import (
+from kassign.assignors.sticky.claims import (
     NO_OWNER,
     Claim,
     ResolvedOwnership,
@@ -34,8 +34,8 @@ from kassign.assignors._sticky_claims import (
     resolve_previous_owners,
 )
 from kassign.javaorder import java_string_hash_order
-from kassign.assignors._sticky_round import even_out_round
-from kassign.assignors._sticky_uniform import RackContext, StickyInvariantError, assign_uniform, rack_context
+from kassign.assignors.sticky.round import even_out_round
+from kassign.assignors.sticky.uniform import RackContext, StickyInvariantError, assign_uniform, rack_context
 from kassign.assignors.base import Assignment, Subscription, subscribed_partition_counts
 from kassign.cluster import Cluster
 from kassign.errors import KassignError
@@ -81,11 +81,11 @@ def previous_ownership(view: GroupView, read_claims: ClaimReader) -> ResolvedOwn
 
 def _general_owner(view: GroupView, resolved: ResolvedOwnership, racks: RackContext | None) -> np.ndarray:
     try:
-        from kassign.assignors._sticky_optimal import assign_general
+        from kassign.assignors.sticky.optimal import assign_general
     except ImportError:
         raise KassignError(
             "sticky assignment for members with different subscriptions is not available in this build "
-            "(kassign.assignors._sticky_optimal is missing); give every member the same topics"
+            "(kassign.assignors.sticky.optimal is missing); give every member the same topics"
         ) from None
     layout = view.layout
     subs = [
@@ -123,7 +123,7 @@ def _raw_transfers(view: GroupView, owner: np.ndarray, claims: list[np.ndarray] 
 
 
 def _cooperative_general(view: GroupView, owner: np.ndarray, racks: RackContext | None) -> tuple[np.ndarray, np.ndarray]:
-    """The optimal target, evened out for this round (``_sticky_round``), and what it withholds."""
+    """The optimal target, evened out for this round (``sticky.round``), and what it withholds."""
     claims = _raw_claims(view)
     transferring = _raw_transfers(view, owner, claims)
     if len(transferring) == 0:

@@ -30,7 +30,7 @@ rack) node} -> member -> sink, where leaving the owner costs ``sticky`` per unit
 the member's rack costs 1, and a member's k-th unit costs ``balance * (2k - 1)``. The
 weights make each tier outweigh everything below it (``sticky`` > all rack costs,
 ``2 * balance`` > all sticky and rack costs), so the min-cost flow is exactly the
-lexicographic optimum. See ``_balance_flow`` for the solver. Concrete partitions are then
+lexicographic optimum. See ``sticky.flow`` for the solver. Concrete partitions are then
 handed out class by class following the arc flows; within a class every choice is
 equally good.
 
@@ -46,7 +46,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kassign.assignors._balance_flow import build_residual_csr, convex_min_cost_flow
+from kassign.assignors.sticky.flow import build_residual_csr, convex_min_cost_flow
 from kassign.errors import KassignError
 
 log = logging.getLogger(__name__)
