@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pyarrow as pa
+
 from kassign.assignors import ConsumerPartitionAssignor, get_assignor
 from kassign.assignors.server import assign_server_side
 from kassign.errors import KassignError
-from kassign.scenario import Scenario, parse_scenario, sorted_assignment
+from kassign.flat import FlatAssignment
+from kassign.scenario import Scenario, parse_scenario
 
 
 PROTOCOLS = ("classic", "consumer")
@@ -29,6 +32,29 @@ def assign(
     target). ``options`` go to a classic assignor's constructor (e.g. ``seed`` for ``random``).
     """
     parsed = parse_scenario(scenario)
+    return assign_flat(strategy, parsed, protocol, **options).to_dict(parsed.members)
+
+
+def assign_table(
+    strategy: str | ConsumerPartitionAssignor,
+    scenario: Mapping[str, Any] | Scenario,
+    protocol: str = "classic",
+    **options: Any,
+) -> pa.Table:
+    """The same assignment as :func:`assign`, as a ``pyarrow.Table`` with columns ``member``
+    (string), ``topic`` (string), ``partition`` (int32): one row per assigned partition, in
+    :func:`assign`'s order, built from integer arrays without a Python object per partition."""
+    return assign_flat(strategy, scenario, protocol, **options).to_table()
+
+
+def assign_flat(
+    strategy: str | ConsumerPartitionAssignor,
+    scenario: Mapping[str, Any] | Scenario,
+    protocol: str = "classic",
+    **options: Any,
+) -> FlatAssignment:
+    """The assignment as integer arrays (:class:`kassign.flat.FlatAssignment`), checked."""
+    parsed = parse_scenario(scenario)
     if protocol == "consumer":
         if options:
             raise KassignError(f"the consumer protocol's assignors take no options, got {sorted(options)}")
@@ -36,11 +62,21 @@ def assign(
     if protocol != "classic":
         raise KassignError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     assignor = get_assignor(strategy, **options)
-    subscriptions = parsed.subscriptions(assignor)
-    result = assignor.assign(parsed.cluster(), subscriptions)
-    if not isinstance(result, Mapping):
-        raise KassignError(f"assignor {assignor.name!r} returned {type(result).__name__}, expected a mapping of member -> Assignment")
-    strangers = set(result) - set(parsed.members)
-    if strangers:
-        raise KassignError(f"assignor {assignor.name!r} assigned partitions to unknown members {sorted(strangers)}")
-    return sorted_assignment(result, parsed.members)
+    return _run_classic(assignor, parsed)
+
+
+def _run_classic(assignor: ConsumerPartitionAssignor, scenario: Scenario) -> FlatAssignment:
+    ours = type(assignor).__module__.startswith("kassign.")
+    try:
+        subscriptions = scenario.subscriptions(assignor)
+        if isinstance(assignor, ConsumerPartitionAssignor):
+            return assignor.assign_flat(scenario.cluster(), subscriptions)
+        # an assignor by shape only (a `name` and an `assign`): the base class's conversion serves it too
+        return ConsumerPartitionAssignor.assign_flat(assignor, scenario.cluster(), subscriptions)  # type: ignore[arg-type]
+    except KassignError:
+        raise
+    except Exception as err:
+        if ours:
+            raise
+        name = getattr(assignor, "name", type(assignor).__name__)
+        raise KassignError(f"assignor {name!r} failed: {type(err).__name__}: {err}") from err

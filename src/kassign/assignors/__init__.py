@@ -27,7 +27,7 @@ from kassign.assignors.base import (
     Subscription,
     TopicPartition,
 )
-from kassign.errors import UnknownAssignorError
+from kassign.errors import KassignError, UnknownAssignorError
 
 __all__ = [
     "COOPERATIVE",
@@ -132,5 +132,9 @@ def get_assignor(strategy: str | ConsumerPartitionAssignor, **options: Any) -> C
         )
     try:
         return factory(**options)
+    except KassignError:
+        raise
     except TypeError as err:
         raise UnknownAssignorError(f"assignor {strategy!r} does not accept options {sorted(options)}: {err}") from None
+    except Exception as err:  # a user's constructor failed
+        raise UnknownAssignorError(f"assignor {strategy!r} could not be created: {type(err).__name__}: {err}") from None

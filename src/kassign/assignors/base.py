@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kassign.cluster import Cluster
+from kassign.flat import FlatAssignment
 from kassign.javaorder import java_string_key
 
 log = logging.getLogger(__name__)
@@ -81,11 +82,14 @@ class ConsumerPartitionAssignor(ABC):
 
     Subclasses set ``name`` (the value members list in ``partition.assignment.strategy``)
     and implement ``assign``. ``supported_protocols`` says which rebalance protocols the
-    assignor can run under; the first is preferred.
+    assignor can run under; the first is preferred. ``exclusive`` (True) means each
+    partition goes to one member at most, and kassign refuses a result that breaks it;
+    an assignor that hands a partition to several members on purpose sets it False.
     """
 
     name: str = ""
     supported_protocols: tuple[str, ...] = (EAGER,)
+    exclusive: bool = True
 
     def subscription_user_data(
         self, topics: Sequence[str], owned_partitions: Sequence[TopicPartition], generation: int
@@ -122,6 +126,16 @@ class ConsumerPartitionAssignor(ABC):
     def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
         """Run by the leader over every member's subscription."""
 
+    def assign_flat(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> FlatAssignment:
+        """The same assignment as integer arrays (:mod:`kassign.flat`), checked.
+
+        This default runs :meth:`assign` and converts and checks its result, so a user's own
+        assignor gets it for free; assignors that work on arrays return theirs directly."""
+        result = self.assign(cluster, subscriptions)
+        topics_of = {member: s.topics for member, s in subscriptions.items()}
+        return FlatAssignment.from_mapping(result, subscribed_partition_counts(cluster, subscriptions), topics_of,
+                                           f"assignor {self.name!r}", exclusive=getattr(self, "exclusive", True))
+
     def on_assignment(self, assignment: Assignment, generation: int) -> None:
         """Called on every member with its own assignment; stateless assignors ignore it."""
 
@@ -152,8 +166,8 @@ def subscribed_partition_counts(cluster: Cluster, subscriptions: Mapping[str, Su
     """Partition count for every subscribed topic that has metadata; others are skipped with a debug log."""
     counts: dict[str, int] = {}
     skipped: set[str] = set()
-    for subscription in subscriptions.values():
-        for topic in subscription.topics:
+    for topics in _distinct_topic_lists(subscriptions.values()):
+        for topic in topics:
             if topic in counts or topic in skipped:
                 continue
             count = cluster.partition_count(topic)
@@ -163,6 +177,14 @@ def subscribed_partition_counts(cluster: Cluster, subscriptions: Mapping[str, Su
                 skipped.add(topic)
                 log.debug("Skipping assignment for topic %s since no metadata is available", topic)
     return counts
+
+
+def _distinct_topic_lists(subscriptions: Iterable[Subscription]) -> list[Sequence[str]]:
+    """Each distinct topic list once (big groups mostly share one), in first-seen order."""
+    seen: dict[tuple[str, ...], None] = {}
+    for subscription in subscriptions:
+        seen.setdefault(tuple(subscription.topics), None)
+    return list(seen)
 
 
 def topic_subscribers(subscriptions: Mapping[str, Subscription]) -> dict[str, list[str]]:

@@ -22,6 +22,7 @@ from kassign.cluster import Cluster
 
 class BroadcastAssignor(AbstractPartitionAssignor):
     name = "broadcast"
+    exclusive = False  # every subscriber gets every partition, on purpose
 
     def assign_partitions(
         self,

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from kassign.assignors.sticky.claims import Claim, ResolvedOwnership
-from kassign.assignors.sticky.engine import GroupView, previous_ownership, sticky_assign
+from kassign.assignors.sticky.engine import GroupView, previous_ownership, sticky_assign, sticky_assign_flat
 from kassign.assignors.sticky.userdata import (
     DEFAULT_GENERATION,
     UserDataError,
@@ -31,23 +31,26 @@ from kassign.assignors.sticky.userdata import (
 )
 from kassign.assignors.base import COOPERATIVE, EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
 from kassign.cluster import Cluster
+from kassign.flat import FlatAssignment
 
 log = logging.getLogger("kassign.assignors.sticky")
 
 
-def read_subscription_claim(member: str, subscription: Subscription) -> Claim:
-    """Owned partitions from the subscription; generation from its field, else from the user data."""
+def read_subscription_claim(member: str, subscription: Subscription, topics: frozenset[str] | None = None) -> Claim:
+    """Owned partitions from the subscription; generation from its field, else from the user data.
+    ``topics``: the subscription's topic set, when the caller already has it."""
     generation = subscription.generation
     if generation == DEFAULT_GENERATION and subscription.user_data:
         try:
             generation = decode_cooperative_user_data(subscription.user_data)
         except UserDataError as err:
             log.warning("ignoring unreadable cooperative-sticky user data of member %s: %s", member, err)
-    return Claim.from_pairs(member, generation, subscription.topics, subscription.owned_partitions)
+    subscribed = subscription.topics if topics is None else topics
+    return Claim.from_pairs(member, generation, subscribed, subscription.owned_partitions)
 
 
 def read_subscription_claims(view: GroupView) -> list[Claim]:
-    return [read_subscription_claim(m, view.subscriptions[m]) for m in view.members]
+    return [read_subscription_claim(m, view.subscriptions[m], view.topic_set(m)) for m in view.members]
 
 
 class CooperativeStickyAssignor(ConsumerPartitionAssignor):
@@ -68,6 +71,11 @@ class CooperativeStickyAssignor(ConsumerPartitionAssignor):
 
     def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
         return sticky_assign(
+            cluster, subscriptions, read_subscription_claims, cooperative=True, prefer_rack_aware=self.prefer_rack_aware
+        )
+
+    def assign_flat(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> FlatAssignment:
+        return sticky_assign_flat(
             cluster, subscriptions, read_subscription_claims, cooperative=True, prefer_rack_aware=self.prefer_rack_aware
         )
 

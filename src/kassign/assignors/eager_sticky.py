@@ -29,7 +29,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from kassign.assignors.sticky.claims import Claim, ResolvedOwnership
-from kassign.assignors.sticky.engine import GroupView, previous_ownership, sticky_assign
+from kassign.assignors.sticky.engine import GroupView, previous_ownership, sticky_assign, sticky_assign_flat
 from kassign.assignors.sticky.userdata import (
     DEFAULT_GENERATION,
     UserDataError,
@@ -39,6 +39,7 @@ from kassign.assignors.sticky.userdata import (
 from kassign.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
 from kassign.assignors.base import EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
 from kassign.cluster import Cluster
+from kassign.flat import FlatAssignment
 
 log = logging.getLogger("kassign.assignors.sticky")
 
@@ -49,7 +50,7 @@ def read_user_data_claims(view: GroupView) -> list[Claim]:
     batch = decode_many([s.user_data for s in subscriptions], view.layout.topics)
     claims = []
     for i, (member, subscription) in enumerate(zip(view.members, subscriptions)):
-        topics = frozenset(subscription.topics)
+        topics = view.topic_set(member)
         if not subscription.user_data:
             claims.append(Claim(member, DEFAULT_GENERATION, topics))  # a new member: no history
             continue
@@ -97,6 +98,11 @@ class StickyAssignor(ConsumerPartitionAssignor):
 
     def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
         return sticky_assign(
+            cluster, subscriptions, read_user_data_claims, cooperative=False, prefer_rack_aware=self.prefer_rack_aware
+        )
+
+    def assign_flat(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> FlatAssignment:
+        return sticky_assign_flat(
             cluster, subscriptions, read_user_data_claims, cooperative=False, prefer_rack_aware=self.prefer_rack_aware
         )
 

@@ -21,6 +21,7 @@ from kassign.assignors.server.group import ServerGroup, build_server_group, deri
 from kassign.assignors.server.range_server import range_assign
 from kassign.assignors.server.uniform import uniform_assign
 from kassign.errors import UnknownAssignorError
+from kassign.flat import FlatAssignment
 from kassign.scenario import Scenario
 
 ServerAssignor = Callable[[ServerGroup], np.ndarray]
@@ -52,23 +53,9 @@ def server_assignor(name: object) -> tuple[str, ServerAssignor]:
     return short, SERVER_ASSIGNORS[short]
 
 
-def assign_server_side(name: object, scenario: Scenario) -> dict[str, list[tuple[str, int]]]:
-    """The coordinator's new target assignment: ``{member: [(topic, partition), ...]}``,
-    sorted, every member present."""
+def assign_server_side(name: object, scenario: Scenario) -> FlatAssignment:
+    """The coordinator's new target assignment, as arrays (:mod:`kassign.flat`)."""
     _, assignor = server_assignor(name)
     group = build_server_group(scenario)
     owners = assignor(group)
-    return materialise(group, owners)
-
-
-def materialise(group: ServerGroup, owners: np.ndarray) -> dict[str, list[tuple[str, int]]]:
-    """Owners by flat partition id -> ``{member: sorted [(topic, partition)]}``, members sorted."""
-    by_name = sorted(range(group.num_topics), key=group.topic_names.__getitem__)
-    flat = np.concatenate([np.arange(group.offsets[t], group.offsets[t + 1]) for t in by_name] or [np.zeros(0, np.int64)])
-    flat = flat[owners[flat] >= 0]
-    flat = flat[np.argsort(owners[flat], kind="stable")]  # by member, then topic name, then partition
-    bounds = np.searchsorted(owners[flat], np.arange(group.num_members + 1)).tolist()
-    topic = group.topic_of_partition[flat]
-    names = map(group.topic_names.__getitem__, topic.tolist())
-    pairs = list(zip(names, (flat - group.offsets[topic]).tolist()))
-    return {member: pairs[bounds[m]:bounds[m + 1]] for member, m in sorted(zip(group.member_ids, range(group.num_members)))}
+    return FlatAssignment(group.member_ids, group.topic_names, group.offsets, owners)

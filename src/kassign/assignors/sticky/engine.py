@@ -19,10 +19,8 @@ topic names appear only in steps 1 and 5.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -33,13 +31,13 @@ from kassign.assignors.sticky.claims import (
     TopicLayout,
     resolve_previous_owners,
 )
-from kassign.javaorder import java_string_hash_order
 from kassign.assignors.sticky.round import even_out_round
 from kassign.assignors.sticky.uniform import RackContext, StickyInvariantError, assign_uniform, rack_context
 from kassign.assignors.base import Assignment, Subscription, subscribed_partition_counts
 from kassign.cluster import Cluster
 from kassign.errors import KassignError
-from kassign.javaorder import java_string_key
+from kassign.flat import FlatAssignment, no_cyclic_gc
+from kassign.javaorder import java_string_hash_order, java_string_key
 
 log = logging.getLogger("kassign.assignors.sticky")
 
@@ -52,15 +50,27 @@ class GroupView:
     def __init__(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> None:
         self.cluster = cluster
         self.subscriptions = subscriptions
+        self._topic_sets: dict[tuple[str, ...], frozenset[str]] = {}
         self.members: list[str] = java_string_hash_order(subscriptions)
         self.layout = TopicLayout(subscribed_partition_counts(cluster, subscriptions))
         ranks = sorted(range(len(self.members)), key=lambda i: java_string_key(self.members[i]))
         self.name_rank = np.empty(len(self.members), dtype=np.int64)
         self.name_rank[ranks] = np.arange(len(self.members))
 
+    def topic_set(self, member: str) -> frozenset[str]:
+        """The member's subscribed topics as a set, one shared object per distinct subscription
+        (two thousand members listing the same 500 topics build one set, not two thousand)."""
+        topics = self.subscriptions[member].topics
+        try:
+            found = self._topic_sets.get(topics)
+        except TypeError:  # an unhashable list of topics
+            return frozenset(topics)
+        if found is None:
+            found = self._topic_sets[topics] = frozenset(topics)
+        return found
+
     def same_subscriptions(self) -> bool:
-        topic_sets = {frozenset(s.topics) for s in self.subscriptions.values()}
-        return len(topic_sets) <= 1
+        return len({self.topic_set(m) for m in self.members}) <= 1
 
     def partition_racks(self) -> list[list[frozenset[str]]]:
         return [list(self.cluster.replica_racks(t)) for t in self.layout.topics]
@@ -162,17 +172,34 @@ def sticky_assign(
 ) -> dict[str, Assignment]:
     if not subscriptions:
         return {}
-    with _no_cyclic_gc():
-        return _sticky_assign(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware)
+    with no_cyclic_gc():
+        view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware)
+        return _materialize(view, owner)
 
 
-def _sticky_assign(
+def sticky_assign_flat(
+    cluster: Cluster,
+    subscriptions: Mapping[str, Subscription],
+    read_claims: ClaimReader,
+    *,
+    cooperative: bool,
+    prefer_rack_aware: bool = False,
+) -> FlatAssignment:
+    """The same assignment as :func:`sticky_assign`, left as arrays."""
+    if not subscriptions:
+        return FlatAssignment([], [], np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware)
+    return FlatAssignment(view.members, view.layout.topics, view.layout.offsets, owner)
+
+
+def _sticky_owner(
     cluster: Cluster,
     subscriptions: Mapping[str, Subscription],
     read_claims: ClaimReader,
     cooperative: bool,
     prefer_rack_aware: bool,
-) -> dict[str, Assignment]:
+) -> tuple[GroupView, np.ndarray]:
+    """Each partition's owner this round (``NO_OWNER`` for none), by ``view.layout`` index."""
     view = GroupView(cluster, subscriptions)
     resolved = previous_ownership(view, read_claims)
     racks = view.racks(prefer_rack_aware)
@@ -194,7 +221,7 @@ def _sticky_assign(
     if cooperative and len(transferring):
         owner = owner.copy()
         owner[transferring] = NO_OWNER
-    return _materialize(view, owner)
+    return view, owner
 
 
 def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
@@ -209,17 +236,5 @@ def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
         out[member] = Assignment(view.layout.materialize(per_member[member]))
     return out
 
-
-@contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: building a million small tuples (none of them in a
-    cycle) would otherwise trigger full collections that rescan every object the caller holds."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 

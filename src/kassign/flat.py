@@ -1,0 +1,204 @@
+"""An assignment as integers, and the two shapes users get it in.
+
+Every built-in assignor ends with the same thing: one owner per partition. Here that
+is a :class:`FlatAssignment`:
+
+* ``members``: member names, numbered ``0..M-1`` in whatever order the assignor
+  walked them;
+* ``topics`` and ``offsets``: topic ``t``'s partitions are the flat ids
+  ``offsets[t] .. offsets[t+1]-1``, partition ``p`` being ``offsets[t] + p``;
+* ``owner``: the member number holding each flat id, ``-1`` for nobody.
+
+An assignor that deliberately gives a partition to several members (``broadcast``;
+any assignor whose ``exclusive`` is False) is kept as ``(member, flat id)`` pairs in
+``shared`` instead; ``owner`` is then unused.
+
+Example: members ``["b", "a"]``, topics ``["t1", "t0"]`` with 1 and 2 partitions
+(``offsets [0, 1, 3]``), ``owner [0, 1, 0]``: ``b`` holds ``t1-0`` and ``t0-1``, ``a``
+holds ``t0-0``. As SPEC's dict: ``{"a": [("t0", 0)], "b": [("t0", 1), ("t1", 0)]}``;
+as a table, the same three rows in that order.
+
+Both shapes are built from the arrays: a compiled counting sort groups the flat ids by
+member (in name order), topics in name order within a member, partitions ascending
+within a topic, so no Python object exists per partition until the dict's tuples,
+and none at all for the table. (topic, partition) pairs are materialised only here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from numba import njit
+
+from kassign.errors import KassignError
+
+Pairs = list[tuple[str, int]]
+
+
+@dataclass(frozen=True)
+class FlatAssignment:
+    members: list[str]
+    topics: list[str]
+    offsets: np.ndarray
+    owner: np.ndarray
+    shared: tuple[np.ndarray, np.ndarray] | None = None
+
+    def grouped(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """``(names, bounds, flat)``: member ``names`` sorted; the flat ids of ``names[i]`` are
+        ``flat[bounds[i]:bounds[i+1]]``, by topic name, then partition."""
+        member_order = sorted(range(len(self.members)), key=self.members.__getitem__)
+        member_rank = np.empty(len(self.members), dtype=np.int64)
+        member_rank[member_order] = np.arange(len(self.members), dtype=np.int64)
+        topic_order = np.array(sorted(range(len(self.topics)), key=self.topics.__getitem__), dtype=np.int64)
+        offsets = np.asarray(self.offsets, dtype=np.int64)
+        names = [self.members[m] for m in member_order]
+        if self.shared is not None:
+            return (names, *_group_pairs(*self.shared, member_rank, topic_order, offsets))
+        return (names, *_group_by_owner(np.asarray(self.owner, dtype=np.int64), member_rank, topic_order, offsets))
+
+    def topic_and_partition(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        topic = np.searchsorted(self.offsets, flat, side="right") - 1
+        return topic, flat - self.offsets[topic]
+
+    def to_dict(self, members: Iterable[str] = ()) -> dict[str, Pairs]:
+        """SPEC's shape: ``{member: [(topic, partition), ...]}``, members sorted, each list sorted;
+        every member of ``members`` present (with ``[]`` if it holds nothing)."""
+        names, bounds, flat = self.grouped()
+        topic, partition = self.topic_and_partition(flat)
+        cut = bounds.tolist()
+        topic_name = self.topics.__getitem__
+        result: dict[str, Pairs] = {}
+        with no_cyclic_gc():
+            for i, member in enumerate(names):
+                lo, hi = cut[i], cut[i + 1]
+                result[member] = list(zip(map(topic_name, topic[lo:hi].tolist()), partition[lo:hi].tolist()))
+        missing = [m for m in members if m not in result]
+        if missing:
+            result.update((m, []) for m in missing)
+            result = dict(sorted(result.items()))
+        return result
+
+    def to_table(self) -> pa.Table:
+        """Columns ``member`` (string), ``topic`` (string), ``partition`` (int32); one row per
+        assigned partition, in the order of :meth:`to_dict`."""
+        names, bounds, flat = self.grouped()
+        topic, partition = self.topic_and_partition(flat)
+        member_index = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(bounds))
+        member = pa.DictionaryArray.from_arrays(pa.array(member_index), pa.array(names, type=pa.string()))
+        topic_column = pa.DictionaryArray.from_arrays(pa.array(topic.astype(np.int32)),
+                                                      pa.array(self.topics, type=pa.string()))
+        return pa.table({
+            "member": member.cast(pa.string()),
+            "topic": topic_column.cast(pa.string()),
+            "partition": pa.array(partition.astype(np.int32)),
+        })
+
+    @classmethod
+    def from_mapping(cls, result: Any, counts: Mapping[str, int], topics_of: Mapping[str, Iterable[str]],
+                     who: str, *, exclusive: bool = True) -> FlatAssignment:
+        """An assignor's own result (member -> partitions) as arrays, checked as a Kafka leader does not.
+
+        ``counts``: partition count of every topic that may be assigned; ``topics_of``: each
+        member's subscribed topics. Refuses anything but a mapping of known members to
+        (topic, partition) lists, a partition given twice, an unknown topic, a partition number
+        outside its topic, and a partition of a topic its member does not subscribe to, naming
+        ``who`` and the first problem. ``exclusive=False`` allows a partition to several members."""
+        if not isinstance(result, Mapping):
+            raise KassignError(f"{who} returned {type(result).__name__}, expected a mapping of member -> Assignment")
+        strangers = [m for m in result if m not in topics_of]
+        if strangers:
+            raise KassignError(f"{who} assigned partitions to unknown members {sorted(map(str, strangers))}")
+        topics = list(counts)
+        index = {t: i for i, t in enumerate(topics)}
+        offsets = np.zeros(len(topics) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(counts.values(), dtype=np.int64, count=len(topics)), out=offsets[1:])
+        owner = np.full(int(offsets[-1]), -1, dtype=np.int64)
+        members = list(result)
+        holders: list[tuple[int, int]] = []
+        for m, member in enumerate(members):
+            subscribed = frozenset(topics_of[member])
+            for topic, partition in _partitions_of(result[member], who, member):
+                t = index.get(topic)
+                if t is None:
+                    raise KassignError(f"{who} assigned {topic}-{partition} to {member!r}, but no member subscribes "
+                                       f"to a topic {topic!r} that the cluster has")
+                if not 0 <= partition < counts[topic]:
+                    raise KassignError(f"{who} assigned {topic}-{partition} to {member!r}, but {topic!r} has "
+                                       f"partitions 0..{counts[topic] - 1}")
+                if topic not in subscribed:
+                    raise KassignError(f"{who} assigned {topic}-{partition} to {member!r}, which does not "
+                                       f"subscribe to {topic!r}")
+                flat = int(offsets[t]) + partition
+                if not exclusive:
+                    holders.append((m, flat))
+                    continue
+                if owner[flat] >= 0:
+                    raise KassignError(f"{who} assigned {topic}-{partition} to both {members[owner[flat]]!r} "
+                                       f"and {member!r}")
+                owner[flat] = m
+        if exclusive:
+            return cls(members, topics, offsets, owner)
+        pairs = np.array(sorted(set(holders)), dtype=np.int64).reshape(-1, 2)
+        return cls(members, topics, offsets, owner, shared=(pairs[:, 0].copy(), pairs[:, 1].copy()))
+
+
+def _partitions_of(value: Any, who: str, member: str) -> Iterable[Any]:
+    partitions = getattr(value, "partitions", value)
+    if isinstance(partitions, (str, bytes)) or not isinstance(partitions, Iterable):
+        raise KassignError(f"{who} returned {type(value).__name__} for {member!r}; expected an Assignment "
+                           "or a list of (topic, partition)")
+    for pair in partitions:
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], str)
+                and isinstance(pair[1], (int, np.integer)) and not isinstance(pair[1], bool)):
+            raise KassignError(f"{who} returned {pair!r} for {member!r}; expected (topic, partition)")
+        yield pair[0], int(pair[1])
+
+
+@njit(cache=True)
+def _group_by_owner(owner, member_rank, topic_order, offsets):
+    """Counting sort of the assigned flat ids by their owner's rank, walking topics in ``topic_order``."""
+    bounds = np.zeros(len(member_rank) + 1, dtype=np.int64)
+    for f in range(len(owner)):
+        if owner[f] >= 0:
+            bounds[member_rank[owner[f]] + 1] += 1
+    for i in range(len(member_rank)):
+        bounds[i + 1] += bounds[i]
+    fill = bounds[:-1].copy()
+    flat = np.empty(bounds[-1], dtype=np.int64)
+    for t in topic_order:
+        for f in range(offsets[t], offsets[t + 1]):
+            if owner[f] >= 0:
+                r = member_rank[owner[f]]
+                flat[fill[r]] = f
+                fill[r] += 1
+    return bounds, flat
+
+
+def _group_pairs(member, flat, member_rank, topic_order, offsets):
+    """:func:`_group_by_owner` for (member, flat id) pairs, where a flat id may have several holders."""
+    walk = np.concatenate([np.arange(offsets[t], offsets[t + 1]) for t in topic_order] or [np.zeros(0, np.int64)])
+    position = np.empty(len(walk), dtype=np.int64)
+    position[walk] = np.arange(len(walk))
+    order = np.lexsort((position[flat], member_rank[member]))
+    bounds = np.zeros(len(member_rank) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(member_rank[member], minlength=len(member_rank)), out=bounds[1:])
+    return bounds, flat[order]
+
+
+@contextlib.contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: building a million small tuples (none of them in a
+    cycle) would otherwise trigger full collections that rescan every object the caller holds."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,0 +1,167 @@
+"""Columnar results (``kassign.assign_table``) and the checks on an assignor's own result."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kassign
+from kassign.errors import KassignError
+from kassign.flat import FlatAssignment
+from tests.conftest import vector_params
+
+CLASSIC = ["range", "roundrobin", "sticky", "cooperative-sticky", "random", "broadcast", "load-aware"]
+CONSUMER = ["uniform", "range"]
+
+
+def rows(assignment: dict) -> list[tuple[str, str, int]]:
+    return [(member, topic, partition) for member, pairs in assignment.items() for topic, partition in pairs]
+
+
+def table_rows(table: pa.Table) -> list[tuple[str, str, int]]:
+    return list(zip(table.column("member").to_pylist(), table.column("topic").to_pylist(),
+                    table.column("partition").to_pylist()))
+
+
+@st.composite
+def scenarios(draw):
+    topics = {f"t{i}": draw(st.integers(0, 6)) for i in range(draw(st.integers(1, 4)))}
+    names = list(topics) + ["absent"]
+    members = {}
+    for i in range(draw(st.integers(0, 5))):
+        member = {"topics": draw(st.lists(st.sampled_from(names), max_size=4))}
+        owned = draw(st.lists(st.tuples(st.sampled_from(names), st.integers(-1, 7)), max_size=4, unique=True))
+        if owned:
+            member["owned"] = [list(pair) for pair in owned]
+        members[draw(st.sampled_from(["b", "a", "Z", "é", "c10", "c9"])) + str(i)] = member
+    return {"topics": topics, "members": members}
+
+
+@settings(max_examples=150, deadline=None)
+@given(scenarios(), st.sampled_from([("classic", s) for s in CLASSIC] + [("consumer", s) for s in CONSUMER]))
+def test_table_is_the_same_assignment_as_the_dict(scenario, which) -> None:
+    protocol, strategy = which
+    options = {"seed": 3} if strategy == "random" else {}
+    try:
+        expected = kassign.assign(strategy, scenario, protocol=protocol, **options)
+    except KassignError as err:  # e.g. two members holding one partition in the consumer protocol
+        with pytest.raises(KassignError, match=str(err)[:30].replace("(", r"\(").replace("[", r"\[")):
+            kassign.assign_table(strategy, scenario, protocol=protocol, **options)
+        return
+    table = kassign.assign_table(strategy, scenario, protocol=protocol, **options)
+    assert table.schema.names == ["member", "topic", "partition"]
+    assert table.schema.types == [pa.string(), pa.string(), pa.int32()]
+    assert table_rows(table) == rows(expected)
+
+
+@pytest.mark.parametrize("line", vector_params("assign-uniform.jsonl"))
+def test_table_matches_kafkas_uniform_vectors(line: dict) -> None:
+    if "expected" not in line:
+        pytest.skip("an error line")
+    expected = {m: [(t, p) for t, p in parts] for m, parts in sorted(line["expected"].items())}
+    table = kassign.assign_table("uniform", line["scenario"], protocol="consumer")
+    assert table_rows(table) == rows(expected)
+
+
+def test_worked_example_of_the_module_docstring() -> None:
+    flat = FlatAssignment(["b", "a"], ["t1", "t0"], np.array([0, 1, 3]), np.array([0, 1, 0]))
+    assert flat.to_dict() == {"a": [("t0", 0)], "b": [("t0", 1), ("t1", 0)]}
+    assert table_rows(flat.to_table()) == [("a", "t0", 0), ("b", "t0", 1), ("b", "t1", 0)]
+    assert flat.to_dict(["c"]) == {"a": [("t0", 0)], "b": [("t0", 1), ("t1", 0)], "c": []}
+
+
+# -- an assignor's own result is checked, naming the assignor and the first problem ---------------
+
+SCENARIO = {"topics": {"t0": 3, "t1": 2}, "members": {"A": {"topics": ["t0"]}, "B": {"topics": ["t0", "t1"]}}}
+
+BAD_RESULTS = [
+    ("[]", "returned list, expected a mapping"),
+    ("{'Z': []}", r"unknown members \['Z'\]"),
+    ("{'A': [('t0', 0)], 'B': [('t0', 0)]}", "assigned t0-0 to both 'A' and 'B'"),
+    ("{'A': [('nope', 0)]}", "no member subscribes to a topic 'nope'"),
+    ("{'A': [('t0', 3)]}", r"'t0' has partitions 0..2"),
+    ("{'A': [('t0', -1)]}", r"'t0' has partitions 0..2"),
+    ("{'A': [('t1', 0)]}", "'A', which does not subscribe to 't1'"),
+    ("{'A': 5}", "returned int for 'A'"),
+    ("{'A': [('t0', '0')]}", r"returned \('t0', '0'\) for 'A'"),
+]
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    def write(body: str) -> str:
+        name = f"user_assignor_{abs(hash(body))}"
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(body))
+        monkeypatch.syspath_prepend(str(tmp_path))
+        sys.modules.pop(name, None)
+        return name
+    return write
+
+
+@pytest.mark.parametrize(("returned", "message"), BAD_RESULTS)
+def test_a_users_invalid_result_is_refused(user_module, returned: str, message: str) -> None:
+    module = user_module(f"""
+        from kassign.assignors import ConsumerPartitionAssignor
+
+        class Mine(ConsumerPartitionAssignor):
+            name = "mine"
+
+            def assign(self, cluster, subscriptions):
+                return {returned}
+    """)
+    with pytest.raises(KassignError, match=f"assignor 'mine'.*{message}"):
+        kassign.assign(f"{module}:Mine", SCENARIO)
+    with pytest.raises(KassignError, match=message):
+        kassign.assign_table(f"{module}:Mine", SCENARIO)
+
+
+def test_a_users_assignor_that_raises_is_named(user_module) -> None:
+    module = user_module("""
+        from kassign.assignors import ConsumerPartitionAssignor
+
+        class Boom(ConsumerPartitionAssignor):
+            name = "boom"
+
+            def assign(self, cluster, subscriptions):
+                raise ZeroDivisionError("division by zero")
+    """)
+    with pytest.raises(KassignError, match="assignor 'boom' failed: ZeroDivisionError: division by zero"):
+        kassign.assign(f"{module}:Boom", SCENARIO)
+
+
+def test_a_users_assignor_that_cannot_be_built_is_named(user_module) -> None:
+    module = user_module("""
+        from kassign.assignors import ConsumerPartitionAssignor
+
+        class Fragile(ConsumerPartitionAssignor):
+            name = "fragile"
+
+            def __init__(self):
+                raise RuntimeError("no config")
+
+            def assign(self, cluster, subscriptions):
+                return {}
+    """)
+    with pytest.raises(KassignError, match="could not be created: RuntimeError: no config"):
+        kassign.assign(f"{module}:Fragile", SCENARIO)
+
+
+def test_a_partition_to_several_members_only_when_the_assignor_says_so(user_module) -> None:
+    module = user_module("""
+        from kassign.assignors import ConsumerPartitionAssignor
+
+        class Fan(ConsumerPartitionAssignor):
+            name = "fan"
+            exclusive = False
+
+            def assign(self, cluster, subscriptions):
+                return {m: [("t0", 0)] for m in subscriptions}
+    """)
+    assert kassign.assign(f"{module}:Fan", SCENARIO) == {"A": [("t0", 0)], "B": [("t0", 0)]}
+    assert table_rows(kassign.assign_table(f"{module}:Fan", SCENARIO)) == [("A", "t0", 0), ("B", "t0", 0)]
