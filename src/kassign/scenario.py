@@ -7,6 +7,7 @@ that no longer exists is the assignor's business, and Kafka ignores such claims)
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -109,11 +110,18 @@ def _parse_topics(doc: Any) -> dict[str, int]:
             for name, count in doc.items()}
 
 
+_new_topic_partition = functools.partial(tuple.__new__, TopicPartition)
+
+
 def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
     if not isinstance(doc, (list, tuple)):
         raise _fail(path, 'expected a list of [topic, partition] pairs, e.g. [["t0", 2]]')
     owned = []
     for i, pair in enumerate(doc):
+        if (type(pair) is list and len(pair) == 2 and type(pair[0]) is str and type(pair[1]) is int
+                and -JAVA_INT_MAX - 1 <= pair[1] <= JAVA_INT_MAX):
+            owned.append(_new_topic_partition(pair))  # what JSON gives, checked in one expression
+            continue
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) and _is_int(pair[1])):
             raise _fail(f"{path}[{i}]", f"expected [topic, partition], got {_show(pair)}")
         owned.append(TopicPartition(pair[0], _java_int(pair[1], f"{path}[{i}]")))
@@ -123,33 +131,49 @@ def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
 _MEMBER_KEYS = frozenset({"topics", "owned", "generation", "rack", "instance_id"})
 
 
-def _parse_member(member_id: Any, doc: Any) -> MemberSpec:
-    # The common member is {"topics": [...]} and maybe "owned": checked with few calls, since a
-    # coordinator-sized group has ten thousand of them.
-    if not isinstance(member_id, str):
-        raise _fail("members", f"member ids must be strings, got {_show(member_id)} ({type(member_id).__name__})")
-    if not isinstance(doc, Mapping):
-        raise _fail(f"members.{member_id}", 'expected an object such as {"topics": ["t0"]}')
-    if not _MEMBER_KEYS.issuperset(doc):
-        unknown = sorted(map(str, set(doc) - _MEMBER_KEYS))
-        raise _fail(f"members.{member_id}", f"unknown field(s) {unknown}; allowed: {sorted(_MEMBER_KEYS)}")
-    topics = doc.get("topics")
-    if not isinstance(topics, (list, tuple)) or not all(map(isinstance, topics, repeat(str))):
+class _MemberParser:
+    """Checks members one by one. Members usually share a handful of subscriptions, so each
+    distinct topic list is checked once and every member listing it shares one tuple."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[Any, ...], tuple[str, ...]] = {}
+
+    def __call__(self, member_id: Any, doc: Any) -> MemberSpec:
+        if not isinstance(member_id, str):
+            raise _fail("members", f"member ids must be strings, got {_show(member_id)} ({type(member_id).__name__})")
+        if not isinstance(doc, Mapping):
+            raise _fail(f"members.{member_id}", 'expected an object such as {"topics": ["t0"]}')
+        if not _MEMBER_KEYS.issuperset(doc):
+            unknown = sorted(map(str, set(doc) - _MEMBER_KEYS))
+            raise _fail(f"members.{member_id}", f"unknown field(s) {unknown}; allowed: {sorted(_MEMBER_KEYS)}")
+        owned = doc.get("owned")
+        generation = doc.get("generation", -1)
+        rack = doc.get("rack")
+        instance_id = doc.get("instance_id")
+        return MemberSpec(
+            self._topics(member_id, doc),
+            _parse_owned(owned, f"members.{member_id}.owned") if owned is not None else (),
+            generation if generation == -1 and type(generation) is int
+            else _java_int(generation, f"members.{member_id}.generation"),
+            None if rack is None else _text(rack, f"members.{member_id}.rack"),
+            None if instance_id is None else _text(instance_id, f"members.{member_id}.instance_id"),
+        )
+
+    def _topics(self, member_id: str, doc: Mapping[str, Any]) -> tuple[str, ...]:
+        topics = doc.get("topics")
+        if isinstance(topics, (list, tuple)):
+            key = tuple(topics)
+            try:
+                return self._known[key]
+            except KeyError:
+                if all(map(isinstance, key, repeat(str))):
+                    self._known[key] = key
+                    return key
+            except TypeError:  # an unhashable element: not a name anyway
+                pass
         if "topics" not in doc:
             raise _fail(f"members.{member_id}", 'missing "topics" (the list of topics this member subscribes to)')
         raise _fail(f"members.{member_id}.topics", f"expected a list of topic names, got {_show(topics)}")
-    owned = doc.get("owned")
-    generation = doc.get("generation", -1)
-    rack = doc.get("rack")
-    instance_id = doc.get("instance_id")
-    return MemberSpec(
-        topics=tuple(topics),
-        owned=_parse_owned(owned, f"members.{member_id}.owned") if owned is not None else (),
-        generation=generation if generation == -1 and type(generation) is int
-        else _java_int(generation, f"members.{member_id}.generation"),
-        rack=None if rack is None else _text(rack, f"members.{member_id}.rack"),
-        instance_id=None if instance_id is None else _text(instance_id, f"members.{member_id}.instance_id"),
-    )
 
 
 def _parse_partition_racks(doc: Any, topics: Mapping[str, int]) -> dict[str, list[list[str]]]:
@@ -193,7 +217,7 @@ def parse_scenario(doc: Any) -> Scenario:
     members_doc = doc["members"]
     if not isinstance(members_doc, Mapping):
         raise _fail("members", 'expected an object of member id -> subscription, e.g. {"C0": {"topics": ["t0"]}}')
-    members = dict(zip(members_doc, map(_parse_member, members_doc, members_doc.values())))
+    members = dict(zip(members_doc, map(_MemberParser(), members_doc, members_doc.values())))
     partition_racks = _parse_partition_racks(doc.get("partition_racks", {}), topics)
     topic_ids = _parse_topic_ids(doc.get("topic_ids", {}))
     return Scenario(topics=topics, members=members, partition_racks=partition_racks, topic_ids=topic_ids)
@@ -217,18 +241,6 @@ def load_scenario(path: str | Path) -> Scenario:
     except json.JSONDecodeError as err:
         raise ScenarioError(f"scenario file {str(path)!r} is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
     return parse_scenario(doc)
-
-
-AssignmentLike = Assignment | Iterable[TopicPartition] | Iterable[tuple[str, int]]
-
-
-def sorted_assignment(assignments: Mapping[str, AssignmentLike], members: Iterable[str] = ()) -> dict[str, list[tuple[str, int]]]:
-    """``{member: [(topic, partition), ...]}`` sorted by topic then partition, every member present."""
-    result: dict[str, list[tuple[str, int]]] = {member: [] for member in members}
-    for member, value in assignments.items():
-        partitions = value.partitions if isinstance(value, Assignment) else value
-        result[member] = sorted((tp[0], tp[1]) for tp in partitions)
-    return dict(sorted(result.items()))
 
 
 def assignment_to_json(assignment: Mapping[str, list[tuple[str, int]]]) -> dict[str, list[list[Any]]]:

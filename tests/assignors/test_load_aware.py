@@ -168,3 +168,7 @@ def test_loads_from_the_command_line(tmp_path) -> None:
                            "-o", 'partition_loads={"t0": [8, 4, 2, 2]}', str(path)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"assignment": {"C0": [["t0", 0]], "C1": [["t0", 1], ["t0", 2], ["t0", 3]]}}
+
+
+def test_no_members_get_nothing_and_nothing_fails() -> None:
+    assert kassign.assign("load-aware", {"topics": {"t0": 3}, "members": {}}) == {}

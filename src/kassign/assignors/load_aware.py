@@ -231,6 +231,8 @@ class LoadAwareAssignor(AbstractPartitionAssignor):
     def _refine(eligible: Mapping[str, np.ndarray], topic_of: list[str], weights: np.ndarray, capacities: np.ndarray,
                 owner: np.ndarray, load: np.ndarray, kept: np.ndarray, max_rounds: int | None = None) -> None:
         """Greedy placement can leave the busiest member above what one move or swap would fix; fix that."""
+        if len(load) == 0:  # no members: nothing to refine
+            return
         movable = ~kept & (owner >= 0)
         # Each round lowers the busiest member's load; the cap bounds the cost on huge groups.
         rounds = max_rounds if max_rounds is not None else min(4 * int(movable.sum()) + 1, 500)

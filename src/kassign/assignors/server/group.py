@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 from numba import njit
@@ -190,18 +191,13 @@ class ServerGroup:
     @cached_property
     def _current_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Every (member, flat partition id) of the current targets, partitions that exist only."""
-        members: list[int] = []
-        topics: list[int] = []
-        partitions: list[int] = []
-        index = self._topic_index
-        for member, spec in enumerate(self._specs):
-            for topic, partition in spec.owned:
-                members.append(member)
-                topics.append(index.get(topic, -1))
-                partitions.append(partition)
-        member = np.array(members, dtype=np.int64)
-        topic = np.array(topics, dtype=np.int64)
-        partition = np.array(partitions, dtype=np.int64)
+        owned = [spec.owned for spec in self._specs]
+        lengths = np.fromiter(map(len, owned), dtype=np.int64, count=len(owned))
+        pairs = list(chain.from_iterable(owned))
+        member = np.repeat(np.arange(len(owned), dtype=np.int64), lengths)
+        topic = np.fromiter(map(_TopicNumbers(self._topic_index).__getitem__, map(itemgetter(0), pairs)),
+                            dtype=np.int64, count=len(pairs))
+        partition = np.fromiter(map(itemgetter(1), pairs), dtype=np.int64, count=len(pairs))
         exists = topic >= 0
         exists[exists] &= (partition[exists] >= 0) & (partition[exists] < self.num_partitions[topic[exists]])
         return member[exists], self.offsets[topic[exists]] + partition[exists]
@@ -255,10 +251,7 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
     topic_index = {name: i for i, name in enumerate(existing)}
     ordered = member_order(list(scenario.members))
     specs = [scenario.members[m] for m in ordered]
-    class_of_tuple: dict[tuple[str, ...], int] = {}
-    member_class = np.fromiter((class_of_tuple.setdefault(spec.topics, len(class_of_tuple)) for spec in specs),
-                               dtype=np.int64, count=len(specs))
-    distinct = list(class_of_tuple)
+    member_class, distinct = _subscription_classes([spec.topics for spec in specs])
     class_start, class_topics = _class_topics(distinct, topic_index)
     return ServerGroup(
         member_ids=ordered,
@@ -274,6 +267,20 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
         _topic_index=topic_index,
         _uuid_of_name=uuid_of_name,
     )
+
+
+def _subscription_classes(topic_lists: list[tuple[str, ...]]) -> tuple[np.ndarray, list[tuple[str, ...]]]:
+    """Class number of each member's topic list, and each class's list. Members parsed from one
+    scenario share tuple objects for equal lists, so most look-ups go by identity."""
+    by_identity: dict[int, int] = {}
+    by_content: dict[tuple[str, ...], int] = {}
+    classes = np.empty(len(topic_lists), dtype=np.int64)
+    for i, topics in enumerate(topic_lists):
+        c = by_identity.get(id(topics))
+        if c is None:
+            c = by_identity[id(topics)] = by_content.setdefault(topics, len(by_content))
+        classes[i] = c
+    return classes, list(by_content)
 
 
 class _TopicNumbers(dict):
@@ -345,8 +352,8 @@ def _topic_uuids(scenario: Scenario) -> dict[str, tuple[int, int]]:
     """Every topic name the scenario mentions -> its id, stated or derived; ids must be distinct."""
     names = dict.fromkeys(scenario.topics)
     names.update(dict.fromkeys(scenario.topic_ids))
-    for spec in scenario.members.values():
-        names.update(dict.fromkeys(topic for topic, _ in spec.owned))
+    owned = chain.from_iterable(spec.owned for spec in scenario.members.values())
+    names.update(dict.fromkeys(map(itemgetter(0), owned)))
     result: dict[str, tuple[int, int]] = {}
     seen: dict[tuple[int, int], str] = {}
     for name in names:

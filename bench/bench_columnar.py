@@ -1,0 +1,63 @@
+"""Columnar results: ``kassign.assign_table`` beside ``kassign.assign`` and Kafka's Java time.
+
+Two cases from the speed issue, each timed end to end from the scenario dict (best of 5,
+after a warm-up that compiles the numba kernels):
+
+* sticky, 1,000,000 partitions (500 topics x 2,000), 2,000 members, same subscriptions,
+  fresh. Kafka's StickyAssignor: about 0.09 s (warm JVM, this machine class).
+  Goals: ``assign`` <= 3x Java, ``assign_table`` <= 2x Java.
+* KIP-848 uniform, 10,000 members settled on 100 x 100 partitions, a 10,001st joins.
+  Kafka's group coordinator: about 5-10 ms. Goal: ``assign_table`` <= 2x Java.
+
+Run: ``python bench/bench_columnar.py``
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import kassign  # noqa: E402
+from bench_server_assignors import join_case  # noqa: E402
+
+JAVA_SECONDS = {"sticky 1M": (0.09, 0.09), "uniform join": (0.005, 0.010)}
+
+
+def sticky_case() -> dict:
+    topics = {f"topic-{i:04d}": 2000 for i in range(500)}
+    names = list(topics)
+    return {"topics": topics, "members": {f"consumer-{i:05d}": {"topics": names} for i in range(2000)}}
+
+
+def timed(fn, runs: int = 5) -> list[float]:
+    fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    cases = {
+        "sticky 1M": ("sticky", sticky_case(), "classic"),
+        "uniform join": ("uniform", join_case(), "consumer"),
+    }
+    print(f"{'case':<14} {'API':<13} {'best s':>8} {'median s':>9}   {'Kafka (Java)':<14} ratio (best / Java upper)")
+    for case, (strategy, scenario, protocol) in cases.items():
+        low, high = JAVA_SECONDS[case]
+        java = f"{low:.3f} s" if low == high else f"{low:.3f}-{high:.3f} s"
+        for api in ("assign", "assign_table"):
+            run = getattr(kassign, api)
+            times = timed(lambda: run(strategy, scenario, protocol=protocol))
+            print(f"{case:<14} {api:<13} {min(times):8.3f} {statistics.median(times):9.3f}   {java:<14} "
+                  f"{min(times) / high:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
