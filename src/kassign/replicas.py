@@ -30,8 +30,11 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from kassign.errors import KassignError, ReplicaPlacementError
 from kassign.javarandom import JavaRandom, check_seed, random_seed
+from kassign.limits import partition_budget, whole_number
 from kassign.replicas_striped import INT_MAX, SHORT_MAX, SHORT_MIN, normalise_striped_brokers, place_striped
 
 Broker = tuple[int, "str | None"]
@@ -67,13 +70,28 @@ def _check_request(brokers: Sequence[Broker], num_partitions: int, replication_f
         )
 
 
-def _normalise_brokers(brokers: Iterable[Any]) -> list[Broker]:
+def _request_numbers(partitions: Any, replication_factor: Any, start_index: Any,
+                     start_partition: Any) -> tuple[int, int, int, int]:
+    """The request's numbers as Java ints, checked before anything is allocated."""
+    numbers = (whole_number(partitions, "partitions"), whole_number(replication_factor, "replication factor"),
+               whole_number(start_index, "start index"), whole_number(start_partition, "start partition"))
+    partition_budget(numbers[0], "replica placement")
+    return numbers
+
+
+def _normalise_brokers(brokers: Any) -> list[Broker]:
+    if isinstance(brokers, (str, bytes)) or not isinstance(brokers, Iterable):
+        raise KassignError(f"brokers must be a list of (id, rack_or_None) pairs, got {brokers!r}")
     result: list[Broker] = []
     seen: set[int] = set()
     for entry in brokers:
-        broker_id, rack = (entry, None) if isinstance(entry, int) else tuple(entry)
-        if not isinstance(broker_id, int) or isinstance(broker_id, bool) or broker_id < 0:
-            raise KassignError(f"broker id must be a whole number >= 0, got {broker_id!r}")
+        if isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
+            broker_id, rack = entry, None
+        elif isinstance(entry, (tuple, list)) and len(entry) == 2:
+            broker_id, rack = entry
+        else:
+            raise KassignError(f"a broker must be an (id, rack_or_None) pair, got {entry!r}")
+        broker_id = whole_number(broker_id, "broker id", low=0)
         if rack is not None and (not isinstance(rack, str) or not rack):
             raise KassignError(f"broker {broker_id}: rack must be a non-empty string or None, got {rack!r}")
         if broker_id in seen:
@@ -119,10 +137,8 @@ def assign_replicas(
         return _assign_striped(brokers, partitions, replication_factor, start_index, start_partition, seed)
     if placer != "legacy":
         raise KassignError(f"unknown replica placer {placer!r}; choose one of {', '.join(PLACERS)}")
-    for name, value in (("partitions", partitions), ("replication factor", replication_factor),
-                        ("start index", start_index), ("start partition", start_partition)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise KassignError(f"{name} must be a whole number, got {value!r}")
+    partitions, replication_factor, start_index, start_partition = _request_numbers(
+        partitions, replication_factor, start_index, start_partition)
     broker_list = _normalise_brokers(brokers)
     _check_request(broker_list, partitions, replication_factor)
     racks = [rack for _, rack in broker_list]
@@ -199,10 +215,8 @@ def _assign_striped(
     start_partition: int,
     seed: int | None,
 ) -> dict[int, list[int]]:
-    for name, value in (("partitions", partitions), ("replication factor", replication_factor),
-                        ("start index", start_index), ("start partition", start_partition)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise KassignError(f"{name} must be a whole number, got {value!r}")
+    partitions, replication_factor, start_index, start_partition = _request_numbers(
+        partitions, replication_factor, start_index, start_partition)
     if start_index != -1:
         raise KassignError("start_index applies only to the legacy placer; the striped placer starts where its "
                            "random seed puts it")

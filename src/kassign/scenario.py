@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -17,9 +18,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from kassign.assignors.base import Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
+from kassign.assignors.base import ConsumerPartitionAssignor, Subscription, TopicPartition
 from kassign.cluster import Cluster
-from kassign.errors import ScenarioError
+from kassign.documents import load_json
+from kassign.errors import KassignError, ScenarioError
+from kassign.limits import JAVA_INT_MAX, partition_budget
 
 
 class MemberSpec(NamedTuple):
@@ -61,7 +64,6 @@ def _fail(path: str, problem: str) -> ScenarioError:
     return ScenarioError(f"scenario {path}: {problem}")
 
 
-JAVA_INT_MAX = 2**31 - 1  # partition counts, partition numbers and generations are Java ints in Kafka
 
 
 def _is_int(value: Any) -> bool:
@@ -176,6 +178,17 @@ class _MemberParser:
         raise _fail(f"members.{member_id}.topics", f"expected a list of topic names, got {_show(topics)}")
 
 
+def _check_instance_ids(members: Mapping[str, MemberSpec]) -> None:
+    seen: dict[str, str] = {}
+    for member_id, spec in members.items():
+        if spec.instance_id is None:
+            continue
+        if spec.instance_id in seen:
+            raise _fail(f"members.{member_id}.instance_id", f"{spec.instance_id!r} is also the instance_id of "
+                        f"{seen[spec.instance_id]!r}; static members need distinct group.instance.id values")
+        seen[spec.instance_id] = member_id
+
+
 def _parse_partition_racks(doc: Any, topics: Mapping[str, int]) -> dict[str, list[list[str]]]:
     if not isinstance(doc, Mapping):
         raise _fail("partition_racks", "expected an object of topic -> per-partition lists of racks")
@@ -214,10 +227,15 @@ def parse_scenario(doc: Any) -> Scenario:
         if key not in doc:
             raise ScenarioError(f'scenario: missing "{key}"')
     topics = _parse_topics(doc["topics"])
+    try:
+        partition_budget(sum(topics.values()), "scenario topics")
+    except KassignError as err:
+        raise ScenarioError(str(err)) from None
     members_doc = doc["members"]
     if not isinstance(members_doc, Mapping):
         raise _fail("members", 'expected an object of member id -> subscription, e.g. {"C0": {"topics": ["t0"]}}')
     members = dict(zip(members_doc, map(_MemberParser(), members_doc, members_doc.values())))
+    _check_instance_ids(members)
     partition_racks = _parse_partition_racks(doc.get("partition_racks", {}), topics)
     topic_ids = _parse_topic_ids(doc.get("topic_ids", {}))
     return Scenario(topics=topics, members=members, partition_racks=partition_racks, topic_ids=topic_ids)
@@ -234,13 +252,10 @@ def read_scenario_text(path: str | Path) -> str:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and check a scenario JSON file."""
-    text = read_scenario_text(path)
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ScenarioError(f"scenario file {str(path)!r} is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
-    return parse_scenario(doc)
+    """Read and check a scenario JSON file (``-``: standard input)."""
+    if str(path) == "-":
+        return parse_scenario(load_json(sys.stdin.read(), "scenario on stdin"))
+    return parse_scenario(load_json(read_scenario_text(path), f"scenario file {str(path)!r}"))
 
 
 def assignment_to_json(assignment: Mapping[str, list[tuple[str, int]]]) -> dict[str, list[list[Any]]]:

@@ -113,7 +113,7 @@ def groups(draw, same_subscriptions: bool = False):
         subscribed = shared if same_subscriptions else draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
         member = {"topics": subscribed}
         if draw(st.booleans()):
-            member["instance_id"] = f"inst-{draw(st.integers(0, 99))}"
+            member["instance_id"] = f"inst-{draw(st.integers(0, 99)):02d}-{i}"  # distinct, as Kafka requires
         members[f"m{draw(st.integers(0, 999)):03d}-{i}"] = member
     return {"topics": topics, "members": members}
 

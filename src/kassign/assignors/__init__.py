@@ -118,7 +118,11 @@ def load_assignor_class(path: str) -> type:
 def get_assignor(strategy: str | ConsumerPartitionAssignor, **options: Any) -> ConsumerPartitionAssignor:
     """An assignor instance for a name, a Kafka class name, or ``package.module:Class``."""
     if not isinstance(strategy, str):
-        return strategy
+        if isinstance(strategy, ConsumerPartitionAssignor) or (
+                callable(getattr(strategy, "assign", None)) and isinstance(getattr(strategy, "name", None), str)):
+            return strategy
+        raise UnknownAssignorError(f"strategy must be an assignor name such as 'range' or an assignor object, "
+                                   f"got {strategy!r} ({type(strategy).__name__})")
     name = _KAFKA_CLASS_NAMES.get(strategy, strategy)
     if name in _registered:
         factory: Callable[..., ConsumerPartitionAssignor] = _registered[name]

@@ -30,6 +30,7 @@ from kassign.assignors.sticky.userdata import (
     encode_cooperative_user_data,
 )
 from kassign.assignors.base import COOPERATIVE, EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
+from kassign.assignors import options
 from kassign.cluster import Cluster
 from kassign.flat import FlatAssignment
 
@@ -58,7 +59,7 @@ class CooperativeStickyAssignor(ConsumerPartitionAssignor):
     supported_protocols = (COOPERATIVE, EAGER)
 
     def __init__(self, prefer_rack_aware: bool = False) -> None:
-        self.prefer_rack_aware = prefer_rack_aware
+        self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
         self._generation = DEFAULT_GENERATION
 
     def subscription_user_data(

@@ -38,6 +38,7 @@ from kassign.assignors.sticky.userdata import (
 )
 from kassign.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
 from kassign.assignors.base import EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
+from kassign.assignors import options
 from kassign.cluster import Cluster
 from kassign.flat import FlatAssignment
 
@@ -78,7 +79,7 @@ class StickyAssignor(ConsumerPartitionAssignor):
     supported_protocols = (EAGER,)
 
     def __init__(self, prefer_rack_aware: bool = False) -> None:
-        self.prefer_rack_aware = prefer_rack_aware
+        self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
         # What this member was last given, sent back in its next subscription (Kafka's memberAssignment).
         self._last_partitions: tuple[TopicPartition, ...] | None = None
         self._last_generation = DEFAULT_GENERATION

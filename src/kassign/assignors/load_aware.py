@@ -52,6 +52,7 @@ from kassign.assignors.base import (
     members_in_kafka_order,
 )
 from kassign.cluster import Cluster
+from kassign.assignors import options
 from kassign.errors import KassignError
 
 log = logging.getLogger(__name__)
@@ -133,18 +134,16 @@ class LoadAwareAssignor(AbstractPartitionAssignor):
         Without any loads every partition weighs 1, which balances partition counts.
         ``capacity`` is this member's own, announced in its user data.
         """
-        if not _positive_number(capacity):
-            raise KassignError(f"load-aware capacity must be a positive number, got {capacity!r}")
-        if not isinstance(tolerance, (int, float)) or tolerance < 0:
-            raise KassignError(f"load-aware tolerance must be a number >= 0, got {tolerance!r}")
+        self.capacity = options.number(self.name, "capacity", capacity, positive=True)
+        self.tolerance = options.number(self.name, "tolerance", tolerance)
+        default = options.number(self.name, "default_load", default_load)
+        if partition_loads is not None and not isinstance(partition_loads, Mapping):
+            raise KassignError(f"load-aware option partition_loads takes an object of (topic, partition) -> load "
+                               f"or topic -> [load per partition], got {partition_loads!r}")
         self.loads: dict[TopicPartition, float] = {}
         for tp, load in _flatten_loads(partition_loads or {}):
-            if not (isinstance(load, (int, float)) and not isinstance(load, bool) and math.isfinite(load) and load >= 0):
-                raise KassignError(f"load of partition {tp[0]}-{tp[1]} must be a number >= 0, got {load!r}")
-            self.loads[tp] = float(load)
-        self.default_load = float(default_load) if partition_loads else 1.0
-        self.capacity = float(capacity)
-        self.tolerance = float(tolerance)
+            self.loads[tp] = options.number(self.name, f"partition_loads ({tp[0]}-{tp[1]})", load)
+        self.default_load = default if partition_loads else 1.0
 
     def subscription_user_data(self, topics: Sequence[str], owned_partitions: Sequence[TopicPartition],
                                generation: int) -> bytes:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from kassign.assignors.base import AbstractPartitionAssignor, Subscription, TopicPartition, topic_subscribers
+from kassign.assignors import options
 from kassign.cluster import Cluster
 
 
@@ -27,7 +28,7 @@ class RandomAssignor(AbstractPartitionAssignor):
     name = "random"
 
     def __init__(self, seed: int | None = None) -> None:
-        self.seed = seed
+        self.seed = options.seed(self.name, "seed", seed)
 
     def assign_partitions(
         self,

@@ -34,6 +34,7 @@ from kassign.assignors.base import (
     members_in_kafka_order,
     topic_subscribers,
 )
+from kassign.assignors import options
 from kassign.cluster import Cluster
 
 
@@ -125,7 +126,7 @@ class RangeAssignor(AbstractPartitionAssignor):
     def __init__(self, prefer_rack_aware: bool = False) -> None:
         # Kafka's AbstractPartitionAssignor.preferRackAwareLogic (off by default): rack-match even
         # when every partition has a replica on every rack.
-        self.prefer_rack_aware = prefer_rack_aware
+        self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
 
     def assign_partitions(
         self,

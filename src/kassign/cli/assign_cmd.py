@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
 from kassign.api import assign
 from kassign.cli.common import compact_partitions, emit_json, json_option, print_table
-from kassign.errors import KassignError, ScenarioError
+from kassign.errors import KassignError
 from kassign.plots import assignment_chart
 from kassign.assignors.server.group import build_server_group
 from kassign.report import assignment_report, most_even_spread
-from kassign.scenario import assignment_to_json, load_scenario, parse_scenario
+from kassign.scenario import assignment_to_json, load_scenario
 
 
 def _read_scenario(path: str):
-    if path == "-":
-        try:
-            return parse_scenario(json.load(sys.stdin))
-        except json.JSONDecodeError as err:
-            raise ScenarioError(f"scenario on stdin is not valid JSON: {err.msg} at line {err.lineno}") from None
     return load_scenario(path)
 
 

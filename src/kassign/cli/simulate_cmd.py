@@ -42,7 +42,7 @@ def _default_strategies(scenario: SimScenario) -> list[str]:
 
 
 def _strategy_list(option: str | None, scenario: SimScenario) -> list[str]:
-    if option:
+    if option is not None:
         names = [s.strip() for s in option.split(",") if s.strip()]
         if not names:
             raise KassignError("--strategies needs at least one name, e.g. --strategies range,sticky")

@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from kassign.documents import load_yaml
 from kassign.errors import ScenarioError
 from kassign.scenario import read_scenario_text
 
@@ -97,6 +97,7 @@ class Event:
     count: int = 0  # partitions to add, or a new topic's partitions
     down: float = 0.0
     plan: MemberPlan | None = None  # for join
+    index: int = -1  # position in the file's events list, for messages (the timeline is sorted by time)
 
     def describe(self) -> str:
         if self.type == "join":
@@ -129,16 +130,31 @@ def _fail(path: str, problem: str) -> ScenarioError:
     return ScenarioError(f"simulation scenario {path}: {problem}")
 
 
+MAX_SECONDS = 10_000_000  # about 116 days: longer timelines are a typo, and would take as long to play
+MAX_COUNT = 2**31 - 1  # partition counts are Java ints in Kafka
+
+
 def _number(value: Any, path: str, minimum: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < minimum:
-        raise _fail(path, f"expected a number >= {minimum:g}, got {json.dumps(value)}")
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or not minimum <= value <= MAX_SECONDS):
+        raise _fail(path, f"expected a number of seconds from {minimum:g} to {MAX_SECONDS:,}, got {_show(value)}")
     return float(value)
 
 
 def _count(value: Any, path: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _fail(path, f"expected a whole number >= {minimum}, got {json.dumps(value)}")
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+        raise _fail(path, f"expected a whole number from {minimum} to {MAX_COUNT}, got {_show(value)}")
     return value
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, int) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _name(value: Any, path: str) -> str:
@@ -192,7 +208,11 @@ def _member_plan(doc: Any, path: str) -> MemberPlan:
     )
 
 
-def _event(doc: Any, path: str) -> Event:
+def _event(doc: Any, index: int) -> Event:
+    return replace(_event_fields(doc, f"events[{index}]"), index=index)
+
+
+def _event_fields(doc: Any, path: str) -> Event:
     if not isinstance(doc, Mapping):
         raise _fail(path, "expected an object such as {at: 10, type: leave, member: C1}")
     kind = doc.get("type")
@@ -228,10 +248,16 @@ def _check_timeline(topics: dict[str, int], members: dict[str, MemberPlan], even
     """Names must make sense in order: members exist before they act, topics before they change."""
     present = set(members)
     crashed: set[str] = set()
-    instance_ids = {p.instance_id: m for m, p in members.items() if p.instance_id}
+    instance_ids: dict[str, str] = {}
+    for member, plan in members.items():
+        if plan.instance_id in instance_ids:
+            raise _fail(f"members.{member}.instance_id", f"{plan.instance_id!r} is also the instance_id of "
+                        f"{instance_ids[plan.instance_id]!r}; static members need distinct group.instance.id values")
+        if plan.instance_id:
+            instance_ids[plan.instance_id] = member
     existing = set(topics)
-    for i, event in enumerate(events):
-        where = f"events[{i}] ({event.type} at {event.at:g}s)"
+    for event in events:
+        where = f"events[{event.index}] ({event.type} at {event.at:g}s)"
         if event.member is not None:
             if event.type == "join":
                 if event.member in present or event.member in crashed:
@@ -285,7 +311,7 @@ def parse_sim_scenario(doc: Any) -> SimScenario:
     events_doc = doc.get("events", []) or []
     if not isinstance(events_doc, list):
         raise _fail("events", "expected a list of events")
-    events = [_event(e, f"events[{i}]") for i, e in enumerate(events_doc)]
+    events = [_event(e, i) for i, e in enumerate(events_doc)]
     events = sorted(events, key=lambda e: e.at)  # stable: same-time events keep their listed order
     _check_timeline(topics, members, events)
     strategies = _names(doc.get("strategies", []), "strategies")
@@ -311,14 +337,9 @@ def parse_sim_scenario(doc: Any) -> SimScenario:
 
 def load_sim_scenario(path: str | Path) -> SimScenario:
     """Read and check a scenario file (YAML or JSON)."""
-    text = read_scenario_text(path)
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise ScenarioError(f"scenario file {str(path)!r} is not valid YAML{where}") from None
-    return parse_sim_scenario(doc)
+    if str(path) == "-":
+        return parse_sim_scenario(load_yaml(sys.stdin.read(), "scenario on stdin"))
+    return parse_sim_scenario(load_yaml(read_scenario_text(path), f"scenario file {str(path)!r}"))
 
 
 # -- which protocol a run uses ----------------------------------------------------------------------
@@ -347,7 +368,7 @@ def parse_strategy(strategy: str) -> tuple[str, str | None]:
 def member_plans(scenario: SimScenario) -> list[tuple[str, str, MemberPlan]]:
     """Every member the timeline brings: ``(path for messages, member id, plan)``."""
     plans = [(f"members.{name}", name, plan) for name, plan in scenario.members.items()]
-    plans += [(f"events[{i}] ({e.type} at {e.at:g}s)", e.member, e.plan)
+    plans += [(f"events[{e.index}] ({e.type} at {e.at:g}s)", e.member, e.plan)
               for i, e in enumerate(scenario.events) if e.type == "join" and e.plan is not None]
     return plans
 

@@ -147,15 +147,17 @@ def _cooperative_general(view: GroupView, owner: np.ndarray, racks: RackContext 
             listers.setdefault(p, set()).add(m)
     subscribed = [frozenset(layout.index[t] for t in view.subscriptions[m].topics if t in layout.index)
                   for m in view.members]
-    rack_local = None
+    rack_local: Callable[[int, int], bool] | None = None
     if racks is not None:
         member_racks = view.member_racks()
         partition_racks = view.partition_racks()
 
-        def rack_local(p: int, m: int) -> bool:
+        def is_rack_local(p: int, m: int) -> bool:
             t = int(layout.topic_of[p])
             rack = member_racks[m]
             return rack is not None and rack in partition_racks[t][p - int(layout.offsets[t])]
+
+        rack_local = is_rack_local
 
     evened = even_out_round(owner, transferring, listed, lambda p: listers.get(p, frozenset()), layout.topic_of,
                             subscribed, rack_local)

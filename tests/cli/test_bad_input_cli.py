@@ -1,0 +1,107 @@
+"""Bad input as a user types it: one line on stderr, exit 2, no traceback, quickly, for every command that reads it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kassign.cli.main", *args], input=stdin, capture_output=True,
+                          text=True, timeout=60)
+
+
+def assert_refused(result: subprocess.CompletedProcess, message: str) -> None:
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("kassign: error: "), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert message in result.stderr, result.stderr
+
+
+GROUP = '{"topics": {"t0": 3}, "members": {"a": {"topics": ["t0"]}, "b": {"topics": ["t0"]}}}'
+
+BAD_SCENARIOS = [
+    ('{"topics": {"t0": 3}, "members": {"a": {"topics": ["t0"]}, "a": {"topics": []}}}', 'key "a" appears twice'),
+    ('{"topics": {"t0": 3, "t0": 4}, "members": {}}', 'key "t0" appears twice'),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"topics": {"t0": ' + "9" * 5000 + '}, "members": {}}', "not usable JSON"),
+    ('{"topics": {"t0": 2147483648}, "members": {}}', "at most 2147483647"),
+    ('{"topics": {"t0": 2147483647}, "members": {}}', "more than kassign materialises"),
+    ('{"topics": {"t0": 1}, "members": {"a": {"topics": ["t0"], "owned": [["t0", 99999999999]]}}}', "members.a.owned[0]"),
+    ('{"topics": {"t0": 1}, "members": {"a": {"topics": ["t0"], "instance_id": "h"}, '
+     '"b": {"topics": ["t0"], "instance_id": "h"}}}', "'h' is also the instance_id of 'a'"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_SCENARIOS)
+def test_assign_refuses_bad_scenarios_from_a_file_and_stdin(tmp_path, text: str, message: str) -> None:
+    path = tmp_path / "scenario.json"
+    path.write_text(text)
+    assert_refused(run("assign", "-s", "range", str(path)), message)
+    assert_refused(run("assign", "-s", "range", "-", stdin=text), message)
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("seed=-1", "random option seed takes a whole number"),
+    ('seed="x"', "random option seed takes a whole number"),
+])
+def test_assign_options_are_checked(tmp_path, option: str, message: str) -> None:
+    path = tmp_path / "scenario.json"
+    path.write_text(GROUP)
+    assert_refused(run("assign", "-s", "random", "-o", option, str(path)), message)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-p", "2147483648"], "partitions must be from"),
+    (["-p", "2000000000"], "more than kassign materialises"),
+    (["-p", "3", "--start-partition", "99999999999"], "start partition must be from"),
+])
+def test_replicas_bounds_are_checked_before_allocating(args: list[str], message: str) -> None:
+    assert_refused(run("replicas", "--brokers", "0,1,2", "-r", "2", *args), message)
+
+
+SIM = """
+topics: {t0: 4}
+members:
+  C0: {topics: [t0], instance_id: h1}
+  C1: {topics: [t0]}
+events:
+  - {at: 50, type: leave, member: C1}
+  - {at: 5, type: leave, member: nobody}
+"""
+
+
+def test_simulate_names_the_event_as_written(tmp_path) -> None:
+    path = tmp_path / "sim.yaml"
+    path.write_text(SIM)
+    # the second event in the file, though it sorts first
+    assert_refused(run("simulate", str(path)), "events[1] (leave at 5s)")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (SIM.replace("C1: {topics: [t0]}", "C1: {topics: [t0], instance_id: h1}"), "'h1' is also the instance_id"),
+    (SIM.replace("C1: {topics: [t0]}\n", "C1: {topics: [t0]}\n  C1: {topics: []}\n"), "key 'C1' appears twice"),
+    (SIM.replace("at: 50", "at: 1e300"), "expected a number of seconds from 0 to 10,000,000"),
+    (SIM.replace("at: 50", "at: .nan"), "expected a number of seconds"),
+])
+def test_simulate_refuses_bad_timelines(tmp_path, text: str, message: str) -> None:
+    path = tmp_path / "sim.yaml"
+    path.write_text(text)
+    assert_refused(run("simulate", str(path)), message)
+    assert_refused(run("simulate", "-", stdin=text), message)
+
+
+def test_simulate_refuses_an_empty_strategy_list(tmp_path) -> None:
+    path = tmp_path / "sim.yaml"
+    path.write_text(SIM.replace("  - {at: 5, type: leave, member: nobody}\n", ""))
+    assert_refused(run("simulate", "-s", "", str(path)), "--strategies needs at least one name")
+
+
+def test_a_good_scenario_on_stdin_still_works() -> None:
+    result = run("assign", "-s", "range", "-", "--json", stdin=GROUP)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["assignment"] == {"a": [["t0", 0], ["t0", 1]], "b": [["t0", 2]]}
