@@ -105,3 +105,32 @@ def test_a_good_scenario_on_stdin_still_works() -> None:
     result = run("assign", "-s", "range", "-", "--json", stdin=GROUP)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["assignment"] == {"a": [["t0", 0], ["t0", 1]], "b": [["t0", 2]]}
+
+
+def test_names_are_printed_literally_never_interpreted(tmp_path) -> None:
+    names = {"[bold red]boss[/bold red]": "markup", "\u001b[2Jwipe": "escape", "lone\udc80": "surrogate",
+             "evil\u202etxt": "bidi override"}
+    doc = {"topics": {"t0": 4}, "members": {name: {"topics": ["t0"]} for name in names}}
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(doc))  # json escapes the surrogate; the decoder brings it back
+    result = run("assign", "-s", "range", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "[bold red]boss[/bold red]" in result.stdout
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
+    assert "\\x1b[2Jwipe" in result.stdout and "lone\\udc80" in result.stdout and "evil\\u202etxt" in result.stdout
+
+
+def test_warnings_are_prefixed_say_why_and_come_once(tmp_path) -> None:
+    doc = {"topics": {"t0": 2}, "members": {
+        "a": {"topics": ["t0"], "owned": [["t0", -1], ["t0", 7]], "generation": 1},
+        "b": {"topics": ["t0"], "owned": [["t0", -1]], "generation": 1}}}
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(doc))
+    result = run("assign", "-s", "cooperative-sticky", str(path))
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        "kassign: warning: member a claims 1 negative partition number(s); ignored",
+        "kassign: warning: member a claims 1 partition number(s) beyond its topic's partition count; ignored",
+        "kassign: warning: member b claims 1 negative partition number(s); ignored",
+    ]

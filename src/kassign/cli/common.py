@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+import unicodedata
 from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Write JSON to stdout instead of a table.")
 
@@ -21,19 +23,44 @@ def console() -> Console:
     return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
 
 
+# Characters a terminal would act on or cannot show: controls (escape sequences, bells, carriage
+# returns), format characters (right-to-left overrides) and lone surrogates (not encodable).
+_HIDDEN_CATEGORIES = {"Cc", "Cf", "Cs"}
+
+
+def printable(value: Any) -> str:
+    """``str(value)`` with every character a terminal would interpret written as an escape,
+    so a member named ``\x1b[2J`` or ``[bold]x`` shows as itself."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(_escape(ch) if unicodedata.category(ch) in _HIDDEN_CATEGORIES else ch for ch in text)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def literal(value: Any) -> Text:
+    """A table cell or line shown exactly as written: no rich markup, no terminal controls."""
+    return Text(printable(value))
+
+
 def print_table(title: str, columns: list[str], rows: list[list[Any]], caption: str | None = None,
                 notes: list[str] = ()) -> None:
-    """A rich table; numeric columns are right-aligned; ``notes`` follow it, a line each."""
-    table = Table(title=title, caption=caption)
+    """A rich table; numeric columns are right-aligned; ``notes`` follow it, a line each.
+    Every cell, caption and note is printed literally (names come from users' files)."""
+    table = Table(title=literal(title), caption=None if caption is None else literal(caption))
     for i, column in enumerate(columns):
         numeric = bool(rows) and all(isinstance(row[i], (int, float)) for row in rows)
-        table.add_column(column, justify="right" if numeric else "left", overflow="fold")
+        table.add_column(literal(column), justify="right" if numeric else "left", overflow="fold")
     for row in rows:
-        table.add_row(*(str(cell) for cell in row))
+        table.add_row(*(literal(cell) for cell in row))
     out = console()
     out.print(table)
     for note in notes:
-        out.print(f"note: {note}")
+        out.print(literal(f"note: {note}"))
 
 
 def compact_partitions(partitions: list[tuple[str, int]]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -38,10 +39,47 @@ _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    from kassign.cli.common import printable
+
+    return printable(" ".join(text.split()))
+
+
+class _OncePerMessage(logging.Filter):
+    """A warning repeated for every round or member is shown once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self._seen:
+            return False
+        self._seen.add(message)
+        return True
+
+
+class _OneLineFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"kassign: {record.levelname.lower()}: {_one_line(record.getMessage())}"
+
+
+def _show_warnings() -> None:
+    """kassign's warnings (ignored member data, fallbacks) on stderr, prefixed, each once."""
+    logger = logging.getLogger("kassign")
+    if any(getattr(h, "_kassign_cli", False) for h in logger.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_OneLineFormatter())
+    handler.addFilter(_OncePerMessage())
+    handler._kassign_cli = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.propagate = False
 
 
 def main(argv: list[str] | None = None) -> None:
+    _show_warnings()
     try:
         cli.main(args=argv, prog_name="kassign", standalone_mode=False)
     except KassignError as err:

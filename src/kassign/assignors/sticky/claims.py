@@ -161,20 +161,23 @@ def _claim_global_ids(layout: TopicLayout, claim: Claim) -> np.ndarray:
         log.warning("member %s listed %d owned partition(s) more than once; duplicates ignored",
                     claim.member, len(valid_ids) - len(unique_ids))
         valid_ids = valid_ids[np.sort(first)]
-    _warn_dropped(claim, topic_idx, known, in_range)
+    _warn_dropped(claim, topic_idx, known & (parts < 0), known & (parts >= counts))
     return valid_ids
 
 
-def _warn_dropped(claim: Claim, topic_idx: np.ndarray, known: np.ndarray, in_range: np.ndarray) -> None:
+def _warn_dropped(claim: Claim, topic_idx: np.ndarray, negative: np.ndarray, beyond: np.ndarray) -> None:
     unsubscribed = int(np.count_nonzero(topic_idx == -2))
     no_metadata = int(np.count_nonzero(topic_idx == -1))
-    out_of_range = int(np.count_nonzero(known & ~in_range))
+    below_zero = int(np.count_nonzero(negative))
+    out_of_range = int(np.count_nonzero(beyond))
     if unsubscribed:
         log.warning("member %s claims %d partition(s) of topics it no longer subscribes to; ignored",
                     claim.member, unsubscribed)
     if no_metadata:
         log.warning("member %s claims %d partition(s) of topics the cluster does not have; ignored",
                     claim.member, no_metadata)
+    if below_zero:
+        log.warning("member %s claims %d negative partition number(s); ignored", claim.member, below_zero)
     if out_of_range:
         log.warning("member %s claims %d partition number(s) beyond its topic's partition count; ignored",
                     claim.member, out_of_range)
