@@ -27,6 +27,20 @@ def _integer_ticks():
     return MaxNLocator(integer=True)
 
 
+PLOT_FORMATS = ("png", "svg", "pdf", "jpg", "jpeg", "webp")
+
+
+def check_plot_path(path: str | Path) -> None:
+    """Refuse, before any work, a plot file whose extension names no format kassign writes."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:
+        raise KassignError(f"--plot {str(path)!r}: name a .{', .'.join(PLOT_FORMATS)} file "
+                           f"(the extension picks the format)")
+    target = Path(path)
+    if target.is_dir():
+        raise KassignError(f"--plot {str(path)!r} is a directory; name a file such as {target / 'plot.png'}")
+
+
 def _save(fig, path: str | Path) -> Path:
     target = Path(path)
     try:

@@ -236,8 +236,30 @@ def _assign_striped(
     return {first + i: replicas for i, replicas in enumerate(placements)}
 
 
+TOPIC_NAME_MAX = 249
+_TOPIC_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def check_topic_name(topic: Any) -> str:
+    """Kafka's rule for topic names: 1 to 249 characters of ASCII letters, digits, '.', '_' and '-',
+    and not '.' or '..'. Kafka refuses any other name, so a file naming one would fail there."""
+    if not isinstance(topic, str) or not topic:
+        raise KassignError(f"a topic name must be a non-empty string, got {topic!r}")
+    if topic in (".", ".."):
+        raise KassignError(f"topic name {topic!r} is not allowed by Kafka")
+    if len(topic) > TOPIC_NAME_MAX:
+        raise KassignError(f"topic name of {len(topic)} characters is longer than Kafka allows ({TOPIC_NAME_MAX})")
+    bad = sorted(set(topic) - _TOPIC_CHARACTERS)
+    if bad:
+        shown = "".join(bad).encode("unicode_escape").decode("ascii")
+        raise KassignError(f"topic name {topic.encode('unicode_escape').decode('ascii')!r} has characters Kafka "
+                           f"refuses ({shown!r}); use ASCII letters, digits, '.', '_' and '-'")
+    return topic
+
+
 def reassignment_json(topic: str, assignment: Mapping[int, Sequence[int]]) -> dict[str, Any]:
     """The document ``kafka-reassign-partitions.sh --execute --reassignment-json-file`` reads."""
+    check_topic_name(topic)
     return {
         "version": 1,
         "partitions": [

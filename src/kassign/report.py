@@ -54,6 +54,55 @@ def assignment_report(
     return AssignmentReport(counts, spread, moved, kept, len(owners))
 
 
+# The state of one partition after an assignment, as `kafka-consumer-groups.sh --describe` users think of it.
+KEPT, MOVED, ASSIGNED, REVOKED, NO_SUBSCRIBER = "kept", "moved", "assigned", "revoked until the next round", \
+    "unassigned: no subscriber"
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    topic: str
+    partition: int
+    member: str | None
+    previous: str | None
+    state: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topic": self.topic, "partition": self.partition, "member": self.member,
+                "previous": self.previous, "state": self.state}
+
+
+def partition_states(assignment: Mapping[str, Sequence[tuple[str, int]]], members: Mapping[str, MemberSpec],
+                     topics: Mapping[str, int]) -> list[PartitionState]:
+    """Every partition of ``topics``, sorted: who has it now, who had it, and what happened.
+
+    A partition nobody holds was either given up by its previous owner and withheld for this
+    round (the cooperative protocol revokes first and hands it out at the next round), or
+    has no member subscribing to its topic."""
+    owners = previous_owners(topics, members)
+    current = {(t, p): member for member, partitions in assignment.items() for t, p in partitions}
+    states = []
+    for topic in sorted(topics):
+        for partition in range(topics[topic]):
+            member, previous = current.get((topic, partition)), owners.get((topic, partition))
+            if member is not None:
+                state = KEPT if member == previous else MOVED if previous is not None else ASSIGNED
+            else:
+                state = REVOKED if previous is not None else NO_SUBSCRIBER
+            states.append(PartitionState(topic, partition, member, previous, state))
+    return states
+
+
+def unknown_topics(members: Mapping[str, MemberSpec], topics: Mapping[str, int]) -> dict[str, list[str]]:
+    """Topics members subscribe to that the cluster does not have -> those members (sorted)."""
+    result: dict[str, list[str]] = {}
+    for member in sorted(members):
+        for topic in dict.fromkeys(members[member].topics):
+            if topic not in topics:
+                result.setdefault(topic, []).append(member)
+    return dict(sorted(result.items()))
+
+
 def most_even_spread(scenario: Scenario) -> int:
     """The smallest max-min partition count any assignment of this group can reach.
 

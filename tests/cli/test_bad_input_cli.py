@@ -134,3 +134,22 @@ def test_warnings_are_prefixed_say_why_and_come_once(tmp_path) -> None:
         "kassign: warning: member a claims 1 partition number(s) beyond its topic's partition count; ignored",
         "kassign: warning: member b claims 1 negative partition number(s); ignored",
     ]
+
+
+@pytest.mark.parametrize(("topic", "message"), [
+    ("my topic", "has characters Kafka refuses"),
+    ("a/b", "has characters Kafka refuses"),
+    ("..", "is not allowed by Kafka"),
+    ("x" * 250, "longer than Kafka allows (249)"),
+])
+def test_reassignment_json_refuses_names_kafka_refuses(topic: str, message: str) -> None:
+    assert_refused(run("replicas", "--brokers", "0,1", "-p", "2", "-r", "1", "--topic", topic, "--reassignment-json"),
+                   message)
+
+
+def test_replicas_plot_extension_checked_first_and_path_told(tmp_path) -> None:
+    assert_refused(run("replicas", "--brokers", "0,1", "-p", "2000000000", "-r", "1", "--plot", str(tmp_path / "x.txt")),
+                   "name a .png")
+    good = run("replicas", "--brokers", "0:a,1:b", "-p", "4", "-r", "2", "--plot", str(tmp_path / "r.png"))
+    assert good.returncode == 0 and f"plot written to {tmp_path / 'r.png'}" in good.stderr
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"

@@ -53,7 +53,11 @@ def test_assign_reads_stdin_and_reports() -> None:
     scenario = {"topics": {"t": 4}, "members": {"a": {"topics": ["t"], "owned": [["t", 3]]}, "b": {"topics": ["t"]}}}
     doc = run_json("assign", "-s", "roundrobin", "--report", "-", stdin=json.dumps(scenario))
     assert doc["assignment"] == {"a": [["t", 0], ["t", 2]], "b": [["t", 1], ["t", 3]]}
-    assert doc["report"] == {"counts": {"a": 2, "b": 2}, "spread": 0, "moved": 1, "kept": 0, "previously_owned": 1}
+    partitions = doc["report"].pop("partitions")
+    assert doc["report"] == {"counts": {"a": 2, "b": 2}, "spread": 0, "moved": 1, "kept": 0, "previously_owned": 1,
+                             "unknown_topics": {}}
+    assert [row["state"] for row in partitions] == ["assigned", "assigned", "assigned", "moved"]
+    assert partitions[3] == {"topic": "t", "partition": 3, "member": "b", "previous": "a", "state": "moved"}
 
 
 def test_assign_with_options() -> None:

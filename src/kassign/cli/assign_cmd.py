@@ -9,9 +9,17 @@ import click
 from kassign.api import assign
 from kassign.cli.common import compact_partitions, emit_json, json_option, print_table
 from kassign.errors import KassignError
-from kassign.plots import assignment_chart
+from kassign.plots import assignment_chart, check_plot_path
 from kassign.assignors.server.group import build_server_group
-from kassign.report import assignment_report, most_even_spread
+from kassign.report import (
+    MOVED,
+    NO_SUBSCRIBER,
+    REVOKED,
+    assignment_report,
+    most_even_spread,
+    partition_states,
+    unknown_topics,
+)
 from kassign.scenario import assignment_to_json, load_scenario
 
 
@@ -59,29 +67,56 @@ def _consumer_protocol_notes(strategy: str, scenario, stats) -> tuple[dict[str, 
                    "coordinator's assignor (owned = each member's current target).")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE",
               help="Constructor option for the assignor, e.g. -o seed=7 for random. Repeatable.")
-@click.option("--plot", "plot_path", default=None, metavar="FILE.png", help="Also draw partitions per member to a PNG.")
-@click.option("--report", is_flag=True, help="With --json, add counts, spread and moves under \"report\".")
+@click.option("--plot", "plot_path", default=None, metavar="FILE.png",
+              help="Also draw partitions per member (PNG, SVG or PDF by the extension).")
+@click.option("--report", is_flag=True, help="Add counts, spread, moves and every partition's state: under "
+              "\"report\" with --json, as notes under the table otherwise.")
+@click.option("--by-partition", is_flag=True, help="One row per partition, as kafka-consumer-groups.sh --describe "
+              "shows a group: TOPIC PARTITION MEMBER, the previous owner and what happened.")
 @json_option
 @click.argument("scenario_path", metavar="SCENARIO.json")
 def command(strategy: str, protocol: str, options: tuple[str, ...], plot_path: str | None, report: bool,
-            as_json: bool, scenario_path: str) -> None:
+            by_partition: bool, as_json: bool, scenario_path: str) -> None:
     """Assign the partitions of SCENARIO.json (or - for stdin) to its members with STRATEGY."""
+    if plot_path:
+        check_plot_path(plot_path)
     scenario = _read_scenario(scenario_path)
     result = assign(strategy, scenario, protocol=protocol, **_parse_options(options))
     stats = assignment_report(result, scenario.members, scenario.topics)
+    states = partition_states(result, scenario.members, scenario.topics)
+    unknown = unknown_topics(scenario.members, scenario.topics)
     facts, notes = _consumer_protocol_notes(strategy, scenario, stats) if protocol == "consumer" else ({}, [])
     title = f"{strategy} assignment" + (" (consumer protocol)" if protocol == "consumer" else "")
     if plot_path:
-        assignment_chart(result, plot_path, title)
+        written = assignment_chart(result, plot_path, title)
+        click.echo(f"kassign: plot written to {written}", err=True)
     if as_json:
         document: dict[str, object] = {"assignment": assignment_to_json(result)}
         if report:
-            document["report"] = {**stats.to_json(), **facts}
+            document["report"] = {**stats.to_json(), **facts, "partitions": [st.to_json() for st in states],
+                                  "unknown_topics": unknown}
         emit_json(document)
         return
+    notes = notes + [f"topic {topic!r} does not exist; subscribed by {', '.join(who)}" for topic, who in unknown.items()]
+    if by_partition:
+        print_table(title, ["topic", "partition", "member", "previous owner", "state"],
+                    [[st.topic, st.partition, st.member or "-", st.previous or "-", st.state] for st in states],
+                    _caption(stats, protocol), notes)
+        return
     rows = [[member, len(parts), compact_partitions(parts)] for member, parts in result.items()]
+    for state in (REVOKED, NO_SUBSCRIBER):
+        waiting = [(st.topic, st.partition) for st in states if st.state == state]
+        if waiting:
+            rows.append([f"({state})", len(waiting), compact_partitions(waiting)])
+    if report:
+        notes = notes + [f"{st.topic}-{st.partition}: {st.state}" + (f" (from {st.previous})" if st.state == MOVED else "")
+                         for st in states if st.state in (MOVED, REVOKED)]
+    print_table(title, ["member", "count", "partitions"], rows, _caption(stats, protocol), notes)
+
+
+def _caption(stats, protocol: str) -> str:
     caption = f"spread (max-min) {stats.spread}"
     if stats.previously_owned:
         held = "in the current target" if protocol == "consumer" else "previously owned"
         caption += f"; of {stats.previously_owned} {held}: {stats.kept} kept, {stats.moved} moved"
-    print_table(title, ["member", "count", "partitions"], rows, caption, notes)
+    return caption

@@ -7,9 +7,10 @@ import click
 from kassign.cli.common import emit_json, json_option, print_table
 from kassign.errors import KassignError, ReplicaPlacementError
 from kassign.javarandom import random_seed
-from kassign.plots import replica_chart
+from kassign.plots import check_plot_path, replica_chart
 from kassign.replicas import (
     assign_replicas,
+    check_topic_name,
     parse_broker_list,
     parse_striped_broker_list,
     reassignment_json,
@@ -43,13 +44,18 @@ HELP = """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, as Kafka do
               help="legacy: seed for the random start; striped: the java.util.Random seed (a Java long).")
 @click.option("--topic", default=None, help="Topic name, for --reassignment-json.")
 @click.option("--reassignment-json", "as_reassignment", is_flag=True, help="Write the JSON kafka-reassign-partitions.sh --execute reads.")
-@click.option("--plot", "plot_path", default=None, metavar="FILE.png", help="Also draw leaders/followers per broker to a PNG.")
+@click.option("--plot", "plot_path", default=None, metavar="FILE.png",
+              help="Also draw leaders/followers per broker (PNG, SVG or PDF by the extension).")
 @json_option
 def command(brokers: str, partitions: int, replication_factor: int, placer: str, start_index: int | None,
             start_partition: int, seed: int | None, topic: str | None, as_reassignment: bool,
             plot_path: str | None, as_json: bool) -> None:
     if as_reassignment and not topic:
         raise KassignError("--reassignment-json needs --topic NAME")
+    if topic is not None:
+        check_topic_name(topic)
+    if plot_path:
+        check_plot_path(plot_path)
     fenced: set[int] = set()
     note = None
     if placer == "striped":
@@ -77,7 +83,8 @@ def command(brokers: str, partitions: int, replication_factor: int, placer: str,
         except ReplicaPlacementError as err:
             raise KassignError(f"{err.kafka_exception}: {err}") from None
     if plot_path:
-        replica_chart(placement, racks, plot_path, fenced=fenced)
+        written = replica_chart(placement, racks, plot_path, fenced=fenced)
+        click.echo(f"kassign: plot written to {written}", err=True)
     if as_reassignment:
         emit_json(reassignment_json(topic or "", placement))
         if note:
