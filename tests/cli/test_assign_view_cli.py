@@ -70,3 +70,27 @@ def test_plot_extension_is_checked_before_any_work_and_the_path_is_told(tmp_path
     assert f"plot written to {tmp_path / 'chart.svg'}" in good.stderr
     assert (tmp_path / "chart.svg").read_text().lstrip().startswith("<?xml")
     json.loads(good.stdout)  # stdout stays pure JSON
+
+
+def test_load_aware_shows_each_members_load(tmp_path) -> None:
+    scenario = {"topics": {"t0": 4}, "members": {"a": {"topics": ["t0"]}, "b": {"topics": ["t0"]}}}
+    loads = {"t0": [9000, 1.5, 1, 1]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(scenario))
+    result = run("assign", "-s", "load-aware", "-o", f"partition_loads={json.dumps(loads)}", str(path))
+    assert result.returncode == 0, result.stderr
+    assignment = kassign.assign("load-aware", scenario, partition_loads=loads)
+    for member, parts in assignment.items():
+        load = sum(loads["t0"][p] for _, p in parts)
+        shown = f"{load:,.0f}" if float(load).is_integer() else f"{load:,.2f}"
+        assert any(line.startswith(f"│ {member} ") and f"│ {shown} │" in line for line in result.stdout.splitlines()), \
+            result.stdout
+
+
+def test_human_units() -> None:
+    from kassign.cli.common import count, human_bytes, percent
+
+    assert [human_bytes(b) for b in (0, 1023, 1024, 1536, 5 * 2**20, 3 * 2**30, 2**50)] == \
+        ["0 B", "1,023 B", "1.0 KiB", "1.5 KiB", "5.0 MiB", "3.0 GiB", "1,024.0 TiB"]
+    assert [count(x) for x in (0, 12345, 2.5, 1e6)] == ["0", "12,345", "2.50", "1,000,000"]
+    assert percent(0.1234) == "12.3%"

@@ -7,7 +7,8 @@ import json
 import click
 
 from kassign.api import assign
-from kassign.cli.common import compact_partitions, emit_json, json_option, print_table
+from kassign.assignors import get_assignor
+from kassign.cli.common import compact_partitions, count, emit_json, json_option, print_table
 from kassign.errors import KassignError
 from kassign.plots import assignment_chart, check_plot_path
 from kassign.assignors.server.group import build_server_group
@@ -103,15 +104,31 @@ def command(strategy: str, protocol: str, options: tuple[str, ...], plot_path: s
                     [[st.topic, st.partition, st.member or "-", st.previous or "-", st.state] for st in states],
                     _caption(stats, protocol), notes)
         return
+    columns = ["member", "count", "partitions"]
     rows = [[member, len(parts), compact_partitions(parts)] for member, parts in result.items()]
     for state in (REVOKED, NO_SUBSCRIBER):
         waiting = [(st.topic, st.partition) for st in states if st.state == state]
         if waiting:
             rows.append([f"({state})", len(waiting), compact_partitions(waiting)])
+    weigh = _partition_weigher(strategy, protocol, options)
+    if weigh is not None:  # load-aware: what each member carries is the point
+        columns.insert(2, "load")
+        for row in rows:
+            parts = result.get(row[0], []) if not row[0].startswith("(") else \
+                [(st.topic, st.partition) for st in states if f"({st.state})" == row[0]]
+            row.insert(2, count(sum(weigh(tp) for tp in parts)))
     if report:
         notes = notes + [f"{st.topic}-{st.partition}: {st.state}" + (f" (from {st.previous})" if st.state == MOVED else "")
                          for st in states if st.state in (MOVED, REVOKED)]
-    print_table(title, ["member", "count", "partitions"], rows, _caption(stats, protocol), notes)
+    print_table(title, columns, rows, _caption(stats, protocol), notes)
+
+
+def _partition_weigher(strategy: str, protocol: str, options: tuple[str, ...]):
+    """The load of a partition as load-aware weighs it, or None for other strategies."""
+    if protocol != "classic" or strategy != "load-aware":
+        return None
+    assignor = get_assignor(strategy, **_parse_options(options))
+    return lambda tp: assignor.loads.get(tuple(tp), assignor.default_load)
 
 
 def _caption(stats, protocol: str) -> str:

@@ -47,13 +47,37 @@ def literal(value: Any) -> Text:
     return Text(printable(value))
 
 
+class Figure(str):
+    """A number already written for people (``12,345``, ``3.4 MiB``, ``12.5%``): right-aligned in tables."""
+
+
+def count(value: float) -> Figure:
+    """A count or weight with thousands separators; two decimals only when it has a fraction."""
+    return Figure(f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}")
+
+
+def human_bytes(value: float) -> Figure:
+    """Bytes in binary units: ``512 B``, ``1.5 KiB``, ``3.2 MiB``, ``1.1 GiB``."""
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            return Figure(f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}")
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def percent(share: float) -> Figure:
+    """A share of a whole (0..1) as a percentage."""
+    return Figure(f"{share:.1%}")
+
+
 def print_table(title: str, columns: list[str], rows: list[list[Any]], caption: str | None = None,
                 notes: list[str] = ()) -> None:
     """A rich table; numeric columns are right-aligned; ``notes`` follow it, a line each.
     Every cell, caption and note is printed literally (names come from users' files)."""
     table = Table(title=literal(title), caption=None if caption is None else literal(caption))
     for i, column in enumerate(columns):
-        numeric = bool(rows) and all(isinstance(row[i], (int, float)) for row in rows)
+        numeric = bool(rows) and all(isinstance(row[i], (int, float, Figure)) for row in rows)
         table.add_column(literal(column), justify="right" if numeric else "left", overflow="fold")
     for row in rows:
         table.add_row(*(literal(cell) for cell in row))
