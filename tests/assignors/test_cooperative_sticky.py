@@ -129,3 +129,49 @@ def test_different_subscriptions_never_hand_over_directly(scenario):
     _assert_no_direct_handover(scenario, got)
     for member, partitions in got.items():
         assert {t for t, _ in partitions} <= set(scenario["members"][member]["topics"])
+
+
+# Kafka's AbstractStickyAssignorTest.testRackAwareAssignmentWithNonEqualSubscription, replication
+# factor 1: brokers and consumers on racks a, b, c; partition p of a topic sits on broker
+# (p + the topic's first index) % 3, topics numbered t1 (0..5), t2 (6..12), t3 (13..14).
+RACK_CASE_RACKS = {"t1": [[r] for r in "abcabc"], "t2": [[r] for r in "abcabca"], "t3": [[r] for r in "bc"]}
+RACK_CASE_TOPICS = [["t1", "t2", "t3"], ["t1", "t2", "t3"], ["t1", "t3"]]
+
+
+def _rack_case(owned: list[list[tuple[str, int]]]) -> dict:
+    return {"topics": {"t1": 6, "t2": 7, "t3": 2}, "partition_racks": RACK_CASE_RACKS,
+            "members": {f"consumer{i}": {"topics": RACK_CASE_TOPICS[i], "rack": "abc"[i],
+                                         "owned": [list(tp) for tp in owned[i]]} for i in range(3)}}
+
+
+def _misaligned(assignment: dict) -> int:
+    return sum(RACK_CASE_RACKS[t][p] != [member_rack] for member, parts in assignment.items()
+               for member_rack in ["abc"[int(member[-1])]] for t, p in parts)
+
+
+def test_kafkas_rack_case_with_different_subscriptions_puts_racks_before_stickiness() -> None:
+    def tps(text: str) -> list[tuple[str, int]]:
+        return [(t, int(p)) for t, p in (item.rsplit("-", 1) for item in text.split(", "))]
+
+    owned = [tps("t1-0, t1-1, t1-2, t1-3, t1-4"), tps("t1-5, t2-0, t2-1, t2-2, t2-3"),
+             tps("t2-4, t2-5, t2-6, t3-0, t3-1")]
+    kafka_final = [tps("t1-3, t2-0, t2-2, t2-3, t2-6"), tps("t1-4, t2-1, t2-4, t2-5, t3-0"),
+                   tps("t1-0, t1-1, t1-2, t1-5, t3-1")]
+    first = kassign.assign("cooperative-sticky", _rack_case(owned))
+    final = kassign.assign("cooperative-sticky", _rack_case([first[f"consumer{i}"] for i in range(3)]))
+    assert sorted(len(parts) for parts in final.values()) == [5, 5, 5]
+    # Kafka ends with 4 misaligned partitions; with racks before stickiness kassign needs no more
+    kafka = {f"consumer{i}": kafka_final[i] for i in range(3)}
+    assert _misaligned(kafka) == 4
+    assert _misaligned(final) <= 4
+    # ... and keeps at least as many partitions where they were
+    def kept(result: dict) -> int:
+        return sum(tp in owned[i] for i in range(3) for tp in result[f"consumer{i}"])
+    assert kept(final) >= kept(kafka)
+    # the first round hands out nothing that moves: partitions changing owner are revoked first
+    for i in range(3):
+        assert set(first[f"consumer{i}"]) <= set(owned[i]) & set(final[f"consumer{i}"])
+    # misaligned partitions its owner could have kept were revoked: consumer0 (rack a) owned t1-1, t1-2, t1-4
+    assert not {("t1", 1), ("t1", 2), ("t1", 4)} & set(final["consumer0"])
+    # the eager assignor reaches the same target in one round
+    assert kassign.assign("sticky", _rack_case(owned)) == final

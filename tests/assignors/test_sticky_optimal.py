@@ -138,11 +138,12 @@ def oracle(group: Group, fixed: dict[tuple[int, int], int] | None = None) -> tup
         assert res.success, res.message
         return np.round(res.x)
 
+    # Kafka's order: balance, then rack locality, then stickiness.
     best_square = square @ solve(square)
     add_row(dict(enumerate(square)), -np.inf, best_square + 0.5)
-    best_kept = kept @ solve(-kept)
-    add_row(dict(enumerate(kept)), best_kept - 0.5, np.inf)
-    x = solve(-local)
+    best_local = local @ solve(-local)
+    add_row(dict(enumerate(local)), best_local - 0.5, np.inf)
+    x = solve(-kept)
     who = {(t, p): m for i, (t, p, m) in enumerate(pairs) if x[i] > 0.5}
     return group.scores(who)
 

@@ -1,15 +1,16 @@
 """Optimal sticky assignment when members subscribe to different topics.
 
-Rule, in strict priority order:
+Rule, in strict priority order (Kafka's own order: KIP-881 exists to cut cross-rack
+traffic, so a rack-misaligned partition is moved even when its owner could keep it):
 
 1. Balance. The per-member partition counts are as even as the subscriptions allow:
    the sorted count vector is the least-majorized one (equivalently, the integer
    assignment with the smallest sum of squared counts).
-2. Stickiness. Among all assignments that are optimal for 1, the largest number of
-   partitions stay with their rightful previous owner.
-3. Racks (KIP-881). Among all assignments optimal for 1 and 2, the largest number of
+2. Racks (KIP-881). Among all assignments optimal for 1, the largest number of
    partitions go to a member whose rack holds one of the partition's replicas. A member
    without a rack is never rack-local.
+3. Stickiness. Among all assignments optimal for 1 and 2, the largest number of
+   partitions stay with their rightful previous owner.
 
 Worked example (the seeds' walk-through). Topics t0, t1, t2 have 1, 2, 3 partitions;
 C0 subscribes to t0, C1 to t0 and t1, C2 to t0, t1 and t2. Fresh::
@@ -26,11 +27,10 @@ spread of 2 or more where 1 is possible.)
 Method. Partitions of one topic only differ by their previous owner and replica racks, so
 they are grouped into classes (topic, owner, rack set) and the problem becomes a small
 min-cost flow: source -> class -> {its owner directly | the topic's hub | a per-(topic,
-rack) node} -> member -> sink, where leaving the owner costs ``sticky`` per unit, missing
-the member's rack costs 1, and a member's k-th unit costs ``balance * (2k - 1)``. The
-weights make each tier outweigh everything below it (``sticky`` > all rack costs,
-``2 * balance`` > all sticky and rack costs), so the min-cost flow is exactly the
-lexicographic optimum. See ``sticky.flow`` for the solver. Concrete partitions are then
+rack) node} -> member -> sink, where leaving the owner costs 1 per unit, missing the
+member's rack costs ``rack_miss`` (more than all moves together), and a member's k-th unit
+costs ``balance * (2k - 1)`` (``2 * balance`` more than all rack and move costs together),
+so the min-cost flow is exactly the lexicographic optimum. See ``sticky.flow`` for the solver. Concrete partitions are then
 handed out class by class following the arc flows; within a class every choice is
 equally good.
 
@@ -62,7 +62,7 @@ def assign_general(
     member_racks: list[str | None] | None = None,
     partition_racks: list[list[frozenset[str]]] | None = None,
 ) -> list[np.ndarray]:
-    """Balance-optimal, then sticky-optimal, then rack-optimal assignment.
+    """Balance-optimal, then rack-optimal, then sticky-optimal assignment.
 
     ``num_partitions[t]`` is topic ``t``'s partition count, ``subscriptions[m]`` the sorted
     topic indexes member ``m`` subscribes to, ``previous_owner[t][p]`` the member that
@@ -255,11 +255,13 @@ def _solve(
     class_set = class_keys % num_sets
     num_classes = len(class_keys)
 
-    # Weights: each tier must outweigh every possible total of the tiers below it.
-    rack_total = len(live) if use_racks else 0
-    sticky = rack_total + 1
+    # Weights: each tier must outweigh every possible total of the tiers below it. Stickiness is
+    # the lowest tier (1 per partition leaving its owner); one rack miss outweighs every move.
     kept_max = int((owner >= 0).sum())
-    balance = (sticky * kept_max + rack_total) // 2 + 1
+    sticky = 1
+    rack_miss = kept_max + 1 if use_racks else 0
+    rack_total = len(live) if use_racks else 0
+    balance = (rack_miss * rack_total + sticky * kept_max) // 2 + 1
     if balance * (2 * len(live) + 1) * 4 >= _COST_CEILING and use_racks:
         log.warning("rack preference dropped: %d partitions is too many to weigh racks exactly", len(live))
         return _solve(live, partition_topic, owners, counts, sub_topic, sub_member, num_members, _RackView(racks.member_rack, [], racks.partition_set))
@@ -296,7 +298,7 @@ def _solve(
     if use_racks:
         owner_rack = racks.member_rack[class_owner[owned]]
         local = (owner_rack >= 0) & set_has_rack[class_set[owned], np.maximum(owner_rack, 0)]
-        owner_cost = np.where(local, 0, 1)
+        owner_cost = np.where(local, 0, rack_miss)
     class_arcs.append((net.add(class_nodes[owned], first_member + class_owner[owned], class_size[owned], owner_cost), owned, 0))
     if use_racks:
         reachable = set_has_rack[class_set] & (rack_node_of[class_topic] >= 0)
@@ -304,7 +306,7 @@ def _solve(
         heads = rack_node_of[class_topic[classes], rack]
         class_arcs.append((net.add(class_nodes[classes], heads, class_size[classes], sticky), classes, 1))
     all_classes = np.arange(num_classes, dtype=np.int64)
-    hub_cost = sticky + (1 if use_racks else 0)
+    hub_cost = sticky + rack_miss
     class_arcs.append((net.add(class_nodes, hub_of_topic[class_topic], class_size, hub_cost), all_classes, 2))
     # Hub / rack node -> member arcs: each member reached from a hub holds what it gets from there.
     spread = [net.add(hub_of_topic[sub_topic], first_member + sub_member, counts[sub_topic], 0)]
