@@ -3,8 +3,8 @@
 Optimality is checked against an independent oracle: a staged integer program over the
 partition-level bipartite graph (scipy's HiGHS MILP), where each member's load is the sum
 of unit "level" variables whose costs 1, 3, 5, ... make the total equal the sum of squared
-loads. Stage 1 minimises that; stage 2 keeps it at its optimum and maximises partitions kept
-by their owner; stage 3 keeps both and maximises rack-local partitions. Our solver works
+loads. Stage 1 minimises that; stage 2 keeps it at its optimum and maximises rack-local
+partitions; stage 3 keeps both and maximises partitions kept by their owner. Our solver works
 on partition classes with a min-cost flow, so the two share no code and no formulation.
 """
 
@@ -202,6 +202,46 @@ def groups(draw, with_racks: bool) -> Group:
         rack_sets = st.frozensets(st.sampled_from(["a", "b", "c", "d"]), max_size=3)
         partition_racks = [draw(st.lists(rack_sets, min_size=n, max_size=n)) for n in counts]
     return Group(counts, subs, owners, member_racks, partition_racks)
+
+
+@st.composite
+def settled_groups(draw) -> tuple[Group, bool]:
+    """A group whose owners are a previous optimal result, then perhaps one member leaves
+    (its partitions become unowned) or one joins: the follow-ups the keep-everything path
+    is for, and one (a join) where it must give way to the flow."""
+    first = draw(groups(with_racks=False))
+    owners = [list(map(int, arr)) for arr in first.run()]
+    subs = [list(s) for s in first.subs]
+    change = draw(st.sampled_from(["none", "leave", "join"]))
+    if change == "leave" and len(subs) > 1:
+        gone = draw(st.integers(0, len(subs) - 1))
+        subs.pop(gone)
+        owners = [[-1 if o == gone else o - (o > gone) for o in topic] for topic in owners]
+    elif change == "join":
+        subs.append(draw(st.lists(st.integers(0, len(first.counts) - 1), min_size=1, unique=True)))
+    return Group(first.counts, subs, owners), change == "none"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(settled_groups())
+def test_follow_ups_match_the_independent_optimum(case: tuple[Group, bool]) -> None:
+    from kassign.assignors.sticky import optimal
+
+    group, unchanged = case
+    result = group.run()
+    check_complete(group, result)
+    loads, kept, _ = group.scores(as_dict(result))
+    best_loads, best_kept, _ = oracle(group)
+    assert (loads, kept) == (best_loads, best_kept)
+    if unchanged:  # a settled group re-joining keeps everything, and the fast path says so
+        flat_owners = np.concatenate([np.array(o, np.int64) for o in group.owners] or [np.zeros(0, np.int64)])
+        offsets = np.concatenate([[0], np.cumsum(group.counts)]).astype(np.int64)
+        pairs = sorted((t, m) for m, s in enumerate(group.subs) for t in s)
+        sub_topic = np.array([t for t, _ in pairs], np.int64)
+        sub_member = np.array([m for _, m in pairs], np.int64)
+        settled = optimal._keep_everything(flat_owners, offsets, sub_topic, sub_member, len(group.subs))
+        if (flat_owners >= 0).sum() * 2 >= len(flat_owners):
+            assert settled is not None and (settled == flat_owners).all()
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -112,7 +112,7 @@ class ConsumerPartitionAssignor(ABC):
         group_instance_id: str | None = None,
     ) -> Subscription:
         topic_list = tuple(topics)
-        owned = tuple(TopicPartition(*tp) for tp in owned_partitions)
+        owned = tuple(tp if type(tp) is TopicPartition else TopicPartition(*tp) for tp in owned_partitions)
         return Subscription(
             topics=topic_list,
             user_data=self.subscription_user_data(topic_list, owned, generation),

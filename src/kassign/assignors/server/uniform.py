@@ -46,6 +46,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kassign.assignors.balancer import (
+    HIGH_LEVEL,
+    LOW_LEVEL,
+    exclude_last_most_loaded,
+    next_least_loaded,
+    next_most_loaded,
+    reset_balancer,
+)
 from kassign.assignors.server.group import ServerGroup
 
 # Kafka's bound on the heterogeneous balancing passes over the topics.
@@ -141,10 +149,10 @@ def _heterogeneous_kernel(owners, sizes, offsets, sub_start, subscribers, topic_
         if not unowned:
             continue
         members = subscribers[sub_start[t]:sub_start[t + 1]]
-        _reset(state, order, sizes, members)
+        reset_balancer(state, order, sizes, members)
         for flat in range(lo, hi):
             if owners[flat] < 0:
-                member = _next_least_loaded(state, order, sizes, len(members))
+                member = next_least_loaded(state, order, sizes, len(members))
                 owners[flat] = member
                 sizes[member] += 1
 
@@ -173,7 +181,7 @@ def _balance_topic(owner, sizes, members, state, order, start, end):
         high = max(high, sizes[member])
     if high - low <= 1:
         return 0
-    _reset(state, order, sizes, members)
+    reset_balancer(state, order, sizes, members)
     # partitions grouped by owner (ascending), ascending within; each owner gives from its end
     by_owner = np.argsort(owner * len(owner) + np.arange(len(owner)), kind="mergesort")
     for i in range(n):
@@ -184,87 +192,20 @@ def _balance_topic(owner, sizes, members, state, order, start, end):
     for i in range(len(by_owner)):
         end[owner[by_owner[i]]] = i + 1
     moved = 0
-    while state[_HIGH_LEVEL] - state[_LOW_LEVEL] > 1:
-        giver = _next_most_loaded(state, order, sizes)
+    while state[HIGH_LEVEL] - state[LOW_LEVEL] > 1:
+        giver = next_most_loaded(state, order, sizes)
         while giver != -1 and end[giver] - start[giver] <= 0:
-            _exclude_last_most_loaded(state, order)
-            giver = _next_most_loaded(state, order, sizes)
+            exclude_last_most_loaded(state, order)
+            giver = next_most_loaded(state, order, sizes)
         if giver == -1:
             break
         end[giver] -= 1
         partition = by_owner[end[giver]]
-        taker = _next_least_loaded(state, order, sizes, n)
-        if state[_HIGH_LEVEL] - state[_LOW_LEVEL] <= 1:
+        taker = next_least_loaded(state, order, sizes, n)
+        if state[HIGH_LEVEL] - state[LOW_LEVEL] <= 1:
             break
         sizes[giver] -= 1
         sizes[taker] += 1
         owner[partition] = taker
         moved += 1
     return moved
-
-
-# The balancer hands out the least and the most loaded of one topic's subscribers in turn.
-# Members are sorted by (load, member number) into ``order``. The least loaded range grows
-# from the left: each member in it gets one partition per level, then the level rises and
-# members at the new level join. The most loaded range grows from the right in the same
-# way. The order is fixed at reset; loads are read live as partitions move. Members with
-# nothing of the topic to give are swapped out of the most loaded range. Its state lives in
-# one small int array so the compiled loops can share it.
-_LOW_END, _LOW_LEVEL, _LOW_NEXT, _HIGH_START, _HIGH_END, _HIGH_LEVEL, _HIGH_NEXT = 0, 1, 2, 3, 4, 5, 6
-
-
-@njit(cache=True)
-def _reset(state, order, sizes, members):
-    n = len(members)
-    keys = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        keys[i] = sizes[members[i]] * (len(sizes) + 1) + members[i]
-    ranked = np.argsort(keys, kind="mergesort")
-    for i in range(n):
-        order[i] = members[ranked[i]]
-    state[_LOW_END] = 0
-    state[_LOW_LEVEL] = sizes[order[0]] - 1
-    state[_LOW_NEXT] = 0
-    state[_HIGH_START] = n
-    state[_HIGH_END] = n
-    state[_HIGH_LEVEL] = sizes[order[n - 1]] + 1
-    state[_HIGH_NEXT] = n - 1
-    return sizes[order[n - 1]] - sizes[order[0]]
-
-
-@njit(cache=True)
-def _next_least_loaded(state, order, sizes, n):
-    if state[_LOW_NEXT] >= state[_LOW_END]:
-        state[_LOW_LEVEL] += 1
-        while state[_LOW_END] < n and sizes[order[state[_LOW_END]]] == state[_LOW_LEVEL]:
-            state[_LOW_END] += 1
-        state[_LOW_NEXT] = 0
-    member = order[state[_LOW_NEXT]]
-    state[_LOW_NEXT] += 1
-    return member
-
-
-@njit(cache=True)
-def _next_most_loaded(state, order, sizes):
-    if state[_HIGH_NEXT] < state[_HIGH_START]:
-        if state[_HIGH_END] <= state[_HIGH_START] and state[_HIGH_START] > 0:
-            # every member of the range was excluded: restart from the next member's level
-            state[_HIGH_LEVEL] = sizes[order[state[_HIGH_START] - 1]]
-        else:
-            state[_HIGH_LEVEL] -= 1
-        while state[_HIGH_START] > 0 and sizes[order[state[_HIGH_START] - 1]] == state[_HIGH_LEVEL]:
-            state[_HIGH_START] -= 1
-        state[_HIGH_NEXT] = state[_HIGH_END] - 1
-    if state[_HIGH_NEXT] < 0:
-        return -1
-    member = order[state[_HIGH_NEXT]]
-    state[_HIGH_NEXT] -= 1
-    return member
-
-
-@njit(cache=True)
-def _exclude_last_most_loaded(state, order):
-    """Swap the member just returned by ``_next_most_loaded`` out of the most loaded range."""
-    i, last = state[_HIGH_NEXT] + 1, state[_HIGH_END] - 1
-    order[i], order[last] = order[last], order[i]
-    state[_HIGH_END] -= 1

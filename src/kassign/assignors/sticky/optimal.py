@@ -46,6 +46,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from numba import njit
+
+from kassign.assignors.balancer import next_least_loaded, reset_balancer
 from kassign.assignors.sticky.flow import build_residual_csr, convex_min_cost_flow
 from kassign.errors import KassignError
 
@@ -83,8 +86,125 @@ def assign_general(
     live = np.flatnonzero(subscribed_topic[partition_topic])
     if len(live):
         racks = _RackView.build(member_racks, partition_racks, counts, offsets, live, sub_member, num_members)
-        result[live] = _solve(live, partition_topic, owners, counts, sub_topic, sub_member, num_members, racks)
+        settled = None if racks.active else _keep_everything(owners, offsets, sub_topic, sub_member, num_members)
+        if settled is not None:
+            result = settled
+        else:
+            result[live] = _solve(live, partition_topic, owners, counts, sub_topic, sub_member, num_members, racks)
     return [result[offsets[t] : offsets[t + 1]].astype(np.int32) for t in range(num_topics)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The common follow-up: everybody keeps everything
+
+
+def _keep_everything(owners: np.ndarray, offsets: np.ndarray, sub_topic: np.ndarray, sub_member: np.ndarray,
+                     num_members: int) -> np.ndarray | None:
+    """The optimum when it keeps every rightfully owned partition, else None.
+
+    Most rebalances of a settled group (everyone re-joins, a member leaves) end with every
+    member keeping all it owned and the rest spread over the least loaded subscribers. When
+    that result is balance-optimal it is the lexicographic optimum (without racks): nothing
+    kept could be kept more. Balance-optimal is checked exactly: a load vector of this kind is
+    the most even one iff no member can pass a partition, along a chain of members each
+    taking one of the previous one's topics, to a member with at least 2 fewer (Frank and
+    Murota's exchange criterion for decreasingly minimal bases). Costs O(partitions +
+    subscriptions), against the flow's many phases over one node per (topic, owner)."""
+    owned = int(np.count_nonzero(owners >= 0))
+    if owned * 2 < len(owners):  # a fresh group: the flow is the right tool
+        return None
+    topic_start = np.zeros(len(offsets), np.int64)
+    np.cumsum(np.bincount(sub_topic, minlength=len(offsets) - 1), out=topic_start[1:])
+    by_member = np.argsort(sub_member, kind="stable")
+    member_start = np.zeros(num_members + 1, np.int64)
+    np.cumsum(np.bincount(sub_member, minlength=num_members), out=member_start[1:])
+    result = owners.copy()
+    loads = _fill_least_loaded(result, offsets, topic_start, sub_member, num_members)
+    if _improving_chain(result, loads, offsets, member_start, sub_topic[by_member]):
+        return None
+    return result
+
+
+@njit(cache=True)
+def _fill_least_loaded(owner, offsets, topic_start, subscribers, num_members):
+    """Unowned partitions of subscribed topics to the least loaded subscriber, topic by topic."""
+    loads = np.zeros(num_members, np.int64)
+    for p in range(len(owner)):
+        if owner[p] >= 0:
+            loads[owner[p]] += 1
+    state = np.zeros(8, np.int64)
+    order = np.empty(num_members, np.int64)
+    for t in range(len(offsets) - 1):
+        members = subscribers[topic_start[t]:topic_start[t + 1]]
+        if len(members) == 0:
+            continue
+        reset = False
+        for p in range(offsets[t], offsets[t + 1]):
+            if owner[p] < 0:
+                if not reset:
+                    reset_balancer(state, order, loads, members)
+                    reset = True
+                m = next_least_loaded(state, order, loads, len(members))
+                owner[p] = m
+                loads[m] += 1
+    return loads
+
+
+@njit(cache=True)
+def _improving_chain(owner, loads, offsets, member_start, member_topics):
+    """Whether some member could pass a partition along subscriptions to one with 2 fewer."""
+    num_topics = len(offsets) - 1
+    num_members = len(loads)
+    # holders of each topic, CSR
+    stamp = np.full(num_members, -1, np.int64)
+    holder_count = np.zeros(num_topics + 1, np.int64)
+    for t in range(num_topics):
+        for p in range(offsets[t], offsets[t + 1]):
+            m = owner[p]
+            if m >= 0 and stamp[m] != t:
+                stamp[m] = t
+                holder_count[t + 1] += 1
+    for t in range(num_topics):
+        holder_count[t + 1] += holder_count[t]
+    holders = np.empty(holder_count[num_topics], np.int64)
+    fill = holder_count[:-1].copy()
+    stamp[:] = -1
+    for t in range(num_topics):
+        for p in range(offsets[t], offsets[t + 1]):
+            m = owner[p]
+            if m >= 0 and stamp[m] != t:
+                stamp[m] = t
+                holders[fill[t]] = m
+                fill[t] += 1
+    # least load reachable from each member, by reverse searches from the least loaded up
+    unreached = np.int64(1) << 62
+    reach = np.full(num_members, unreached, np.int64)
+    topic_seen = np.zeros(num_topics, np.bool_)
+    queue = np.empty(num_members, np.int64)
+    for root in np.argsort(loads, kind="mergesort"):
+        if reach[root] != unreached:
+            continue
+        reach[root] = loads[root]
+        head, tail = 0, 1
+        queue[0] = root
+        while head < tail:
+            x = queue[head]
+            head += 1
+            for i in range(member_start[x], member_start[x + 1]):
+                t = member_topics[i]
+                if topic_seen[t]:
+                    continue
+                topic_seen[t] = True
+                for j in range(holder_count[t], holder_count[t + 1]):
+                    u = holders[j]
+                    if reach[u] == unreached:
+                        reach[u] = loads[root]
+                        queue[tail] = u
+                        tail += 1
+    for m in range(num_members):
+        if loads[m] >= reach[m] + 2:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------
