@@ -154,3 +154,13 @@ def test_batch_decoder_agrees_with_the_reference_decoder(many):
         assert topics == [t if t in known else None for t, _ in ref.chunks]
         assert batch.entry_size[e0:e1].tolist() == [len(c) for _, c in ref.chunks]
         assert batch.partitions[p0:p1].tolist() == [int(p) for _, c in ref.chunks for p in c]
+
+
+@pytest.mark.parametrize("bad", [None, "abc", 5, [1, 2], 3.5])
+def test_decoders_refuse_what_is_not_bytes(bad) -> None:
+    from kassign.assignors.sticky.userdata import UserDataError, decode_cooperative_user_data, decode_sticky_user_data
+
+    with pytest.raises(UserDataError, match="must be bytes"):
+        decode_sticky_user_data(bad)
+    with pytest.raises(UserDataError, match="must be bytes"):
+        decode_cooperative_user_data(bad)

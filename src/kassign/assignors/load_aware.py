@@ -74,6 +74,9 @@ def decode_user_data(member: str, user_data: bytes) -> tuple[float, list[TopicPa
     """(capacity, owned or None, generation or None); anything malformed is ignored with a warning."""
     if not user_data:
         return 1.0, None, None
+    if not isinstance(user_data, (bytes, bytearray, memoryview)):
+        log.warning("member %s: ignoring load-aware user data that is not bytes (%s)", member, type(user_data).__name__)
+        return 1.0, None, None
     try:
         doc = json.loads(bytes(user_data).decode("utf-8"))
         if not isinstance(doc, dict):

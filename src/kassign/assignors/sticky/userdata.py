@@ -129,9 +129,16 @@ def _read_topic_entries(data: bytes) -> tuple[list[tuple[str, np.ndarray]], int]
     return chunks, pos
 
 
+def _as_bytes(data: object, what: str) -> bytes:
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise UserDataError(f"{what} user data must be bytes, got {type(data).__name__}")
+
+
 def decode_sticky_user_data(data: bytes) -> OwnedChunks:
     """Read StickyAssignor user data (version 1, else version 0). Raises UserDataError when neither fits."""
-    chunks, end = _read_topic_entries(bytes(data))
+    data = _as_bytes(data, "sticky")
+    chunks, end = _read_topic_entries(data)
     if end + 4 <= len(data):
         (generation,) = _INT32.unpack_from(data, end)
         return OwnedChunks(chunks, generation)
@@ -144,6 +151,7 @@ def encode_cooperative_user_data(generation: int) -> bytes:
 
 def decode_cooperative_user_data(data: bytes) -> int:
     """The generation a CooperativeStickyAssignor member encoded. Raises UserDataError when too short."""
+    data = _as_bytes(data, "cooperative-sticky")
     if len(data) < 4:
         raise UserDataError(f"cooperative-sticky user data has {len(data)} bytes, needs 4 for the generation")
     return _INT32.unpack_from(data, 0)[0]
