@@ -120,9 +120,11 @@ def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
         raise _fail(path, 'expected a list of [topic, partition] pairs, e.g. [["t0", 2]]')
     owned = []
     for i, pair in enumerate(doc):
-        if (type(pair) is list and len(pair) == 2 and type(pair[0]) is str and type(pair[1]) is int
-                and -JAVA_INT_MAX - 1 <= pair[1] <= JAVA_INT_MAX):
-            owned.append(_new_topic_partition(pair))  # what JSON gives, checked in one expression
+        kind = type(pair)
+        if ((kind is list or kind is tuple or kind is TopicPartition) and len(pair) == 2 and type(pair[0]) is str
+                and type(pair[1]) is int and -JAVA_INT_MAX - 1 <= pair[1] <= JAVA_INT_MAX):
+            # what JSON gives, and what assign returns, checked in one expression
+            owned.append(pair if kind is TopicPartition else _new_topic_partition(pair))
             continue
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) and _is_int(pair[1])):
             raise _fail(f"{path}[{i}]", f"expected [topic, partition], got {_show(pair)}")

@@ -229,8 +229,14 @@ def _subscription_pairs(subscriptions: Sequence[np.ndarray], num_topics: int) ->
         raise KassignError(
             f"member {member} subscribes to topic index {int(topics[bad][0])}, but there are only {num_topics} topics"
         )
-    keys = np.unique(topics * max(len(lists), 1) + members)
+    keys = _sorted_unique(topics * max(len(lists), 1) + members)
     return keys // max(len(lists), 1), keys % max(len(lists), 1)
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` by sorting: numpy 2's hash-based unique is several times slower on a million ints."""
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
 
 
 def _valid_owners(

@@ -84,16 +84,21 @@ def encode_sticky_user_data(
         by_topic.setdefault(topic, []).append(int(partition))
     pieces = [_INT32.pack(len(by_topic))]
     for topic, numbers in by_topic.items():
-        name = topic.encode("utf-8")
-        if len(name) > 0x7FFF:
-            raise KassignError(f"topic name of {len(name)} bytes does not fit Kafka's int16 string length")
-        pieces.append(_INT16.pack(len(name)))
-        pieces.append(name)
-        pieces.append(_INT32.pack(len(numbers)))
-        pieces.append(np.asarray(numbers, dtype=">i4").tobytes())
+        pieces.append(_topic_header(topic))
+        # count then the numbers, one pack: a member of a big group holds one or two per topic
+        pieces.append(struct.pack(f">{len(numbers) + 1}i", len(numbers), *numbers))
     if version == 1:
         pieces.append(_INT32.pack(DEFAULT_GENERATION if generation is None else generation))
     return b"".join(pieces)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _topic_header(topic: str) -> bytes:
+    """A topic entry's int16 length and UTF-8 name (cached: every member names the same topics)."""
+    name = topic.encode("utf-8")
+    if len(name) > 0x7FFF:
+        raise KassignError(f"topic name of {len(name)} bytes does not fit Kafka's int16 string length")
+    return _INT16.pack(len(name)) + name
 
 
 def _need(data: bytes, pos: int, size: int, what: str) -> None:
