@@ -77,7 +77,26 @@ def test_consumer_protocol_compared_with_eager_and_cooperative_on_one_timeline(t
     table = kassign("simulate", str(EXAMPLES / "consumer-protocol.yaml"), "--events")
     assert table.returncode == 0, table.stderr
     assert "consumer:uniform: per event" in table.stdout and "heartbeats" in table.stdout
-    assert "session timed out" in table.stdout
+    # the note is in the table (wrapped to its column) and whole in the JSON
+    assert "session" in table.stdout
+    assert any("session timed out" in event["note"] for event in consumer["events"])
 
     bad = kassign("simulate", str(EXAMPLES / "consumer-protocol.yaml"), "--strategies", "consumer:sticky")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "uniform, range" in bad.stderr
+
+
+def test_rolling_upgrade_shows_the_assignor_in_force_and_refusals(tmp_path):
+    result = kassign("simulate", str(EXAMPLES / "mixed-strategies.yaml"), "-s", "range", "--events",
+                     "--plot", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(kassign("simulate", str(EXAMPLES / "mixed-strategies.yaml"), "-s", "range", "--json").stdout)
+    in_force = [event["protocol"] for event in doc["strategies"][0]["events"]]
+    assert in_force[0] == "range" and in_force[-1] == "cooperative-sticky"  # the upgrade completes
+    switch = in_force.index("cooperative-sticky")
+    rows = [line for line in result.stdout.splitlines() if line.startswith("│ ") and "│" in line[2:]]
+    at_switch = next(line for line in rows if line.startswith(f"│ {doc['strategies'][0]['events'][switch]['at']:g} "))
+    assert "cooperative-" in at_switch
+    page = (tmp_path / "report.html").read_text()
+    assert "<tr class=refused>" in page and "INCONSISTENT_GROUP_PROTOCOL" in page
+    assert "partitions that ended the event with a different member" in page  # every metric explained
+    assert page.count("assignor in force") == 1

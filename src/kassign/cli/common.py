@@ -26,6 +26,7 @@ def console() -> Console:
 # Characters a terminal would act on or cannot show: controls (escape sequences, bells, carriage
 # returns), format characters (right-to-left overrides) and lone surrogates (not encodable).
 _HIDDEN_CATEGORIES = {"Cc", "Cf", "Cs"}
+_LAYOUT = {"\n", "\t"}  # line breaks and tabs only lay text out
 
 
 def printable(value: Any) -> str:
@@ -34,7 +35,8 @@ def printable(value: Any) -> str:
     text = str(value)
     if text.isprintable():
         return text
-    return "".join(_escape(ch) if unicodedata.category(ch) in _HIDDEN_CATEGORIES else ch for ch in text)
+    return "".join(_escape(ch) if ch not in _LAYOUT and unicodedata.category(ch) in _HIDDEN_CATEGORIES else ch
+                   for ch in text)
 
 
 def _escape(ch: str) -> str:

@@ -12,14 +12,13 @@ import sys
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kassign.assignors import get_assignor
 from kassign.cli.common import emit_json, json_option, print_table
 from kassign.errors import KassignError
 from kassign.simulate.engine import simulate
-from kassign.simulate.metrics import StrategyRun
+from kassign.simulate.metrics import StrategyRun, protocol_in_force
 from kassign.simulate.scenario import CLASSIC, CONSUMER, SimScenario, load_sim_scenario, member_plans, parse_strategy
 
 CLASSIC_DEFAULTS = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -72,12 +71,13 @@ def _heartbeats(run: StrategyRun, value: int) -> int | str:
 
 def _print_events(run: StrategyRun) -> None:
     rows = [
-        [f"{r.at:g}", escape(r.description), r.rounds, _heartbeats(run, r.heartbeats), r.moved, r.revoked,
-         round(r.unowned_partition_seconds, 2), round(r.unsettled_seconds, 2), r.spread, escape(r.note)]
+        [f"{r.at:g}", r.description, protocol_in_force(run, r), r.rounds, _heartbeats(run, r.heartbeats), r.moved,
+         r.revoked, round(r.unowned_partition_seconds, 2), round(r.unsettled_seconds, 2), r.spread, r.note]
         for r in run.records
     ]
-    print_table(f"{run.strategy}: per event", ["at (s)", "event", "rounds", "heart-\nbeats", "moved", "revoked",
-                                              "unowned\np·s", "unsettled\ns", "spread", "note"], rows)
+    print_table(f"{run.strategy}: per event", ["at (s)", "event", "assignor\nin force", "rounds", "heart-\nbeats",
+                                              "moved", "revoked", "unowned\np·s", "unsettled\ns", "spread", "note"],
+                rows)
 
 
 @click.command("simulate")

@@ -168,3 +168,26 @@ def moved_between(before: OwnershipSnapshot, after: OwnershipSnapshot) -> int:
 
 def spread(loads: Mapping[str, int]) -> int:
     return (max(loads.values()) - min(loads.values())) if loads else 0
+
+
+def protocol_in_force(run: StrategyRun, record: EventRecord) -> str:
+    """The assignor the group actually ran at this event: a classic group runs the protocol its
+    members agreed on (a rolling upgrade switches from range to cooperative-sticky part way);
+    a consumer-protocol group runs the coordinator's assignor."""
+    if run.group_protocol == "consumer":
+        return run.strategy
+    return record.protocol or "-"
+
+
+# One sentence per metric, for tables' readers and the HTML report.
+METRIC_MEANINGS = {
+    "rebalances": "how many events made the group rebalance",
+    "rounds": "JoinGroup/SyncGroup rounds the classic protocol ran (the consumer protocol has none)",
+    "heartbeats": "heartbeats the members sent until the group settled (consumer protocol only)",
+    "moved": "partitions that ended the event with a different member than before it",
+    "revoked": "partitions members gave up during the event, including ones they got back",
+    "unowned_partition_seconds": "for each partition, seconds nobody consumed it, summed: the pause users feel",
+    "unsettled_seconds": "seconds from the event until every member held its final assignment",
+    "max_spread": "the largest difference in partition counts between two members after any event",
+    "final_spread": "that difference at the end of the timeline",
+}

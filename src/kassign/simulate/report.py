@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kassign.errors import KassignError  # noqa: E402
-from kassign.simulate.metrics import StrategyRun  # noqa: E402
+from kassign.simulate.metrics import METRIC_MEANINGS, StrategyRun, protocol_in_force  # noqa: E402
 
 _LABEL_LIMIT = 30  # up to this many members and events the heat map shows counts and names
 
@@ -124,17 +124,36 @@ def _html(runs: Sequence[StrategyRun], pngs: Sequence[Path], title: str) -> str:
         + "</tr>"
         for run in runs
     )
+    legend = "".join(f"<dt>{html.escape(k.replace('_', ' '))}</dt><dd>{html.escape(METRIC_MEANINGS[k])}</dd>"
+                     for k in keys if k in METRIC_MEANINGS)
     images = "".join(
         f'<figure><img alt="{html.escape(p.stem)}" src="data:image/png;base64,'
         f'{base64.b64encode(p.read_bytes()).decode("ascii")}"/></figure>'
         for p in pngs
     )
+    events = "".join(_event_table(run) for run in runs)
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title>"
-        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0}"
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child{text-align:left}"
+        "td.text{text-align:left}tr.refused td{background:#fde8e8}dt{font-weight:bold;margin-top:.4em}"
         "img{max-width:100%}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><table><tr><th>strategy</th>{head}</tr>{rows}</table>{images}"
+        f"<h1>{html.escape(title)}</h1><table><tr><th>strategy</th>{head}</tr>{rows}</table>"
+        f"<dl>{legend}</dl>{images}{events}"
         "</body></html>"
     )
+
+
+def _event_table(run: StrategyRun) -> str:
+    """Every event of one run: the assignor in force, the costs, and notes such as refusals."""
+    head = "".join(f"<th>{h}</th>" for h in ("at (s)", "event", "assignor in force", "rounds", "moved", "revoked",
+                                              "unowned p·s", "spread", "note"))
+    body = "".join(
+        f"<tr{' class=refused' if 'refused' in r.note else ''}><td>{r.at:g}</td>"
+        f"<td class=text>{html.escape(r.description)}</td><td class=text>{html.escape(protocol_in_force(run, r))}</td>"
+        f"<td>{r.rounds}</td><td>{r.moved}</td><td>{r.revoked}</td><td>{r.unowned_partition_seconds:g}</td>"
+        f"<td>{r.spread}</td><td class=text>{html.escape(r.note)}</td></tr>"
+        for r in run.records
+    )
+    return f"<h2>{html.escape(run.strategy)}: every event</h2><table><tr>{head}</tr>{body}</table>"
