@@ -208,3 +208,12 @@ def test_static_member_back_after_its_topic_was_deleted_does_not_keep_it(strateg
     run = timeline.run()
     assert [tuple(tp) for tp in timeline.members["C0"].owned] == [("t1", 0)]
     assert "metadata changed while it was away" in run.records[-1].note
+
+
+def test_a_static_member_that_is_down_still_holds_its_partitions_in_the_loads() -> None:
+    scenario = load_sim_scenario(Path(__file__).resolve().parents[2] / "examples" / "static-membership.yaml")
+    for strategy in ("range", "consumer:uniform"):
+        events = simulate(scenario, strategy).records
+        down = next(r for r in events if r.description.startswith("restart S1"))
+        assert down.loads.get("S1", 0) > 0, (strategy, down.loads)  # within its session timeout: still its own
+        assert sum(down.loads.values()) == 8

@@ -257,7 +257,10 @@ class ConsumerTimelineRun:
         before, after = self._before, self.last_owner[: len(self._before)]
         record.moved = int(np.count_nonzero((before >= 0) & (after >= 0) & (before != after)))
         members = self.coordinator.members
-        record.loads = {name: len(c.owned) for name, c in self.clients.items() if c.running and name in members}
+        # a member that is down but not yet expired is still in the group: the coordinator keeps its
+        # assignment for it (nobody reads those partitions meanwhile)
+        record.loads = {name: len(c.owned) if c.running else len(members[name].assigned)
+                        for name, c in self.clients.items() if name in members}
         record.spread = spread(record.loads)
         record.generation = self.coordinator.group_epoch
         record.protocol = self.coordinator.last_assignor or self.coordinator.group_assignor()

@@ -278,6 +278,9 @@ class TimelineRun:
         record.moved = moved_between(before, self._snapshot())
         record.unsettled_seconds = self.now - record.started
         loads = {m: len(mb.owned) for m, mb in self.members.items()}
+        # a member that is down but still in the group (a static member within its session
+        # timeout, a crashed one not yet expired) still holds its partitions: nobody reads them
+        loads.update({m: len(d.member.owned) for m, d in self.down.items()})
         record.loads = loads
         record.spread = spread(loads)
         record.generation = self.coordinator.generation
