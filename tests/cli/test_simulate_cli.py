@@ -100,3 +100,16 @@ def test_rolling_upgrade_shows_the_assignor_in_force_and_refusals(tmp_path):
     assert "<tr class=refused>" in page and "INCONSISTENT_GROUP_PROTOCOL" in page
     assert "partitions that ended the event with a different member" in page  # every metric explained
     assert page.count("assignor in force") == 1
+
+
+def test_charts_fit_the_page_on_a_long_timeline(tmp_path):
+    events = "\n".join(f"  - {{at: {10 * (i + 1)}, type: join, member: N{i}, topics: [t0]}}" for i in range(40))
+    path = tmp_path / "long.yaml"
+    path.write_text(f"topics: {{t0: 12}}\nmembers:\n  A: {{topics: [t0]}}\nevents:\n{events}\n")
+    result = kassign("simulate", str(path), "-s", "range,sticky,cooperative-sticky,consumer:uniform",
+                     "--plot", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    import struct
+    for name in ("moves.png", "unowned.png", "load-range.png"):
+        width = struct.unpack(">I", (tmp_path / "out" / name).read_bytes()[16:20])[0]
+        assert width <= 1600, (name, width)  # 14 inches at 110 dpi, plus the tight box's margins

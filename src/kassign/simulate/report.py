@@ -25,6 +25,8 @@ from kassign.errors import KassignError  # noqa: E402
 from kassign.simulate.metrics import METRIC_MEANINGS, StrategyRun, protocol_in_force  # noqa: E402
 
 _LABEL_LIMIT = 30  # up to this many members and events the heat map shows counts and names
+_MAX_WIDTH_INCHES = 14.0  # 1,540 px at 110 dpi: the report page's width, so the HTML never shrinks text
+_MAX_LABELLED_EVENTS = 24  # more event names than this overlap at that width: number the events instead
 
 
 def _event_labels(run: StrategyRun) -> list[str]:
@@ -38,7 +40,8 @@ def _grouped_bars(runs: Sequence[StrategyRun], metric: str, title: str, ylabel: 
     labels = [label for label, _ in series[0]]
     n_events = max(len(s) for s in series)
     width = 0.8 / len(runs)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * n_events * len(runs) + 2), 4.2))
+    # as wide as the bars need, but no wider than a page shows at full size
+    fig, ax = plt.subplots(figsize=(min(_MAX_WIDTH_INCHES, max(6.0, 0.45 * n_events * len(runs) + 2)), 4.2))
     x = np.arange(n_events)
     for i, (run, values_) in enumerate(zip(runs, series)):
         values = [v for _, v in values_] + [0] * (n_events - len(values_))
@@ -46,7 +49,7 @@ def _grouped_bars(runs: Sequence[StrategyRun], metric: str, title: str, ylabel: 
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.set_xticks(x)
-    if len(labels) == n_events and n_events <= 40:
+    if len(labels) == n_events and n_events <= _MAX_LABELLED_EVENTS:
         ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
     else:
         ax.set_xlabel("event number")
@@ -70,7 +73,7 @@ def _load_chart(run: StrategyRun, path: Path) -> Path:
             if m in rec.loads:
                 loads[i, j] = rec.loads[m]
     small = len(members) <= _LABEL_LIMIT and len(run.records) <= _LABEL_LIMIT
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(run.records) + 3) if small else 9,
+    fig, ax = plt.subplots(figsize=(min(_MAX_WIDTH_INCHES, max(6.0, 0.55 * len(run.records) + 3)) if small else 9,
                                     max(3.0, 0.32 * len(members) + 1.8) if small else 5))
     image = ax.imshow(loads, aspect="auto", interpolation="nearest", cmap="viridis")
     fig.colorbar(image, ax=ax, label="partitions owned")
