@@ -113,3 +113,13 @@ def test_charts_fit_the_page_on_a_long_timeline(tmp_path):
     for name in ("moves.png", "unowned.png", "load-range.png"):
         width = struct.unpack(">I", (tmp_path / "out" / name).read_bytes()[16:20])[0]
         assert width <= 1600, (name, width)  # 14 inches at 110 dpi, plus the tight box's margins
+
+
+def test_report_renders_in_a_real_browser(tmp_path):
+    from tests.browser import check_page
+
+    result = kassign("simulate", str(EXAMPLES / "mixed-strategies.yaml"), "-s", "range,cooperative-sticky",
+                     "--plot", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    verdict = check_page(tmp_path / "report.html", tmp_path / "report.png")
+    assert verdict == "KASSIGN-OK 4"  # moves, unowned, and one heat map per strategy, all decoded

@@ -53,9 +53,9 @@ def _grouped_bars(runs: Sequence[StrategyRun], metric: str, title: str, ylabel: 
         ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
     else:
         ax.set_xlabel("event number")
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)  # beside the bars, never over them
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
