@@ -141,6 +141,7 @@ class _MemberParser:
 
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        self._last: tuple[Any, tuple[str, ...]] | None = None  # the list object checked last, and its tuple
 
     def __call__(self, member_id: Any, doc: Any) -> MemberSpec:
         if not isinstance(member_id, str):
@@ -165,16 +166,20 @@ class _MemberParser:
 
     def _topics(self, member_id: str, doc: Mapping[str, Any]) -> tuple[str, ...]:
         topics = doc.get("topics")
+        last = self._last
+        if last is not None and last[0] is topics and len(topics) == len(last[1]):
+            return last[1]  # Python callers often share one list between members
         if isinstance(topics, (list, tuple)):
             key = tuple(topics)
             try:
-                return self._known[key]
+                known = self._known[key]
             except KeyError:
-                if all(map(isinstance, key, repeat(str))):
-                    self._known[key] = key
-                    return key
+                known = self._known[key] = key if all(map(isinstance, key, repeat(str))) else None
             except TypeError:  # an unhashable element: not a name anyway
-                pass
+                known = None
+            if known is not None:
+                self._last = (topics, known)
+                return known
         if "topics" not in doc:
             raise _fail(f"members.{member_id}", 'missing "topics" (the list of topics this member subscribes to)')
         raise _fail(f"members.{member_id}.topics", f"expected a list of topic names, got {_show(topics)}")
