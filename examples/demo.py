@@ -12,6 +12,9 @@ KASSIGN = [sys.executable, "-m", "kassign.cli.main"]
 
 STEPS = [
     ("key -> partition: Kafka's default partitioner", ["partition", "--partitions", "12", "user-1", "user-2", "order-7"]),
+    ("key -> partition: where other producer clients put the same keys",
+     ["partition", "--partitions", "12", "--compare", "java,librdkafka:consistent_random,sarama:hash,kafkajs:legacy",
+      "user-1", "user-2", "order-7"]),
     ("partition -> consumer: range (the seeds' 2 members x 2 topics x 3 partitions)",
      ["assign", "--strategy", "range", str(HERE / "seeds-range.json")]),
     ("partition -> consumer: roundrobin on the same group", ["assign", "--strategy", "roundrobin", str(HERE / "seeds-range.json")]),

@@ -1,36 +1,42 @@
-"""key -> partition: Kafka's murmur2 and the producer's partitioners.
+"""key -> partition: Kafka's murmur2, every producer client's partitioner, and the Java producer's model.
 
 ``murmur2`` is MurmurHash2 (32-bit, seed 0x9747b28c) as Kafka's ``Utils.murmur2``
 computes it: little-endian 4-byte blocks, a 1-3 byte tail, result as a signed
-32-bit int. A keyed record goes to ``(murmur2(key) & 0x7fffffff) % partitions``.
+32-bit int. With the default ``partitioner="java"`` a keyed record goes to
+``(murmur2(key) & 0x7fffffff) % partitions``: ``b"user-1"`` hashes to 1404122828,
+so with 12 partitions it lands on 1404122828 % 12 = 8.
 
-Data layout of the batch path: keys travel as one flat ``uint8`` buffer plus an
-``int64`` offsets array (Arrow's binary layout), so the numba kernel walks
-integers only and a pyarrow array is hashed without copying its bytes. A null
-key is marked in a boolean mask and gets partition -1 (Kafka does not hash it).
+``partitioner="CLIENT:NAME"`` picks another client's rule (librdkafka, KafkaJS, Sarama;
+each stated with a worked example in ``kassign.client_partitioners``); ``key_type`` picks Kafka's key
+serialiser (``kassign.keys``: ``int`` keys are 4 big-endian bytes, ``long`` keys 8).
+
+A key the client does not hash (a null key for most clients, which then pick a
+partition at random, in turn or sticky) gets -1. The hash rules live once in
+``kassign.hashing``: the scalar path calls them in Python, the batch path runs the same
+functions compiled by numba over Arrow's flat byte buffer (``kassign._kernels``).
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import random
-import struct
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from kassign import hashing
+from kassign.client_partitioners import NOT_HASHED, ClientPartitioner, resolve
 from kassign.cluster import Cluster
 from kassign.errors import InvalidPartitionError, KassignError
+from kassign.keys import flatten_keys, serialize_key
 
-SEED = 0x9747B28C
-M = 0x5BD1E995
-MASK32 = 0xFFFFFFFF
-NULL_KEY_PARTITION = -1
-_BLOCKS = struct.Struct("<I")
+MASK32 = hashing.MASK32
+SEED = hashing.MURMUR2_SEED
+M = hashing.MURMUR2_M
+NULL_KEY_PARTITION = NOT_HASHED
 
 
 def _to_signed32(value: int) -> int:
@@ -41,27 +47,7 @@ def murmur2(data: bytes) -> int:
     """Kafka's ``Utils.murmur2``: a signed 32-bit hash of ``data``."""
     if isinstance(data, str):
         raise KassignError("murmur2 hashes bytes; encode text first, e.g. key.encode('utf-8')")
-    data = bytes(data)
-    length = len(data)
-    h = (SEED ^ length) & MASK32
-    whole = length & ~3
-    for (k,) in _BLOCKS.iter_unpack(data[:whole]) if whole else ():
-        k = (k * M) & MASK32
-        k ^= k >> 24
-        k = (k * M) & MASK32
-        h = ((h * M) & MASK32) ^ k
-    tail = length & 3
-    if tail:
-        if tail == 3:
-            h ^= data[whole + 2] << 16
-        if tail >= 2:
-            h ^= data[whole + 1] << 8
-        h ^= data[whole]
-        h = (h * M) & MASK32
-    h ^= h >> 13
-    h = (h * M) & MASK32
-    h ^= h >> 15
-    return _to_signed32(h)
+    return _to_signed32(hashing.hash_bytes(hashing.MURMUR2, bytes(data)))
 
 
 def to_positive(number: int) -> int:
@@ -74,135 +60,67 @@ def _check_partition_count(num_partitions: int) -> None:
         raise KassignError(f"number of partitions must be a whole number >= 1, got {num_partitions!r}")
 
 
-def partition_for_key(key: bytes, num_partitions: int) -> int:
-    """The partition Kafka's default partitioner picks for a keyed record."""
+def partition_for_key(key: bytes | str | int | None, num_partitions: int, partitioner: str = "java",
+                      key_type: str | None = None) -> int:
+    """The partition ``partitioner`` (default: Kafka's Java producer) picks for ``key``.
+
+    ``key`` is bytes, text (hashed as UTF-8), an integer with ``key_type="int"`` or
+    ``"long"``, or None. Returns -1 where the client does not hash the key (see
+    ``kassign.client_partitioners``: e.g. a null key under ``java``).
+    """
     _check_partition_count(num_partitions)
-    return to_positive(murmur2(key)) % num_partitions
+    return resolve(partitioner).partition(serialize_key(key, key_type), int(num_partitions))
 
 
-def _murmur2_batch(data, offsets, out):  # pragma: no cover - compiled by numba
-    m = np.uint64(M)
-    mask = np.uint64(MASK32)
-    for i in range(offsets.shape[0] - 1):
-        start = offsets[i]
-        length = offsets[i + 1] - start
-        h = (np.uint64(SEED) ^ np.uint64(length)) & mask
-        whole = length & ~3
-        j = start
-        end = start + whole
-        while j < end:
-            k = (
-                np.uint64(data[j])
-                | (np.uint64(data[j + 1]) << np.uint64(8))
-                | (np.uint64(data[j + 2]) << np.uint64(16))
-                | (np.uint64(data[j + 3]) << np.uint64(24))
-            )
-            k = (k * m) & mask
-            k ^= k >> np.uint64(24)
-            k = (k * m) & mask
-            h = ((h * m) & mask) ^ k
-            j += 4
-        tail = length & 3
-        if tail == 3:
-            h ^= np.uint64(data[end + 2]) << np.uint64(16)
-        if tail >= 2:
-            h ^= np.uint64(data[end + 1]) << np.uint64(8)
-        if tail >= 1:
-            h ^= np.uint64(data[end])
-            h = (h * m) & mask
-        h ^= h >> np.uint64(13)
-        h = (h * m) & mask
-        h ^= h >> np.uint64(15)
-        out[i] = np.int64(h)
+def _positions(keys: Any, client: ClientPartitioner, key_type: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Every key's position under ``client`` (int64) and a mask of the keys it does not hash."""
+    from kassign._kernels import hash_loop
+
+    data, offsets, nulls = flatten_keys(keys, key_type)
+    positions = np.empty(len(offsets) - 1, dtype=np.int64)
+    hash_loop(data, offsets, client.hash_kind, client.fold, positions)
+    unhashed = np.zeros(len(positions), dtype=bool)
+    if client.empty_key_random:
+        unhashed |= np.diff(offsets) == 0
+    if nulls is not None:
+        if client.null_key_hashed:  # as the empty key; set explicitly, Arrow may give a null slot bytes
+            positions[nulls] = client.position(b"")
+            unhashed &= ~nulls
+        else:
+            unhashed |= nulls
+    return positions, unhashed
 
 
-@functools.cache
-def _murmur2_kernel() -> Callable[..., None]:
-    """The batch loop compiled by numba on first use (so the CLI does not pay numba's import)."""
-    import numba
+def partitions_for_keys(keys: Any, num_partitions: int, partitioner: str = "java",
+                        key_type: str | None = None) -> np.ndarray:
+    """Partitions for a batch of keys, as ``partition_for_key`` gives them one by one.
 
-    return numba.njit(cache=True, nogil=True)(_murmur2_batch)
-
-
-def _flatten_keys(keys: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Keys as (flat uint8 bytes, int64 offsets of len n+1, null mask or None)."""
-    try:
-        import pyarrow as pa
-    except ImportError:  # pragma: no cover - pyarrow is a dependency
-        pa = None
-    if pa is not None and isinstance(keys, (pa.Array, pa.ChunkedArray)):
-        return _flatten_arrow(keys, pa)
-    if isinstance(keys, (bytes, str)):
-        raise KassignError("partitions_for_keys takes a list of keys; for one key use partition_for_key")
-    keys = list(keys)
-    try:
-        lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
-        blob = b"".join(keys)
-        nulls = None
-    except TypeError:
-        encoded: list[bytes] = []
-        nulls = np.zeros(len(keys), dtype=bool)
-        for i, key in enumerate(keys):
-            if key is None:
-                nulls[i] = True
-                encoded.append(b"")
-            elif isinstance(key, str):
-                encoded.append(key.encode("utf-8"))
-            elif isinstance(key, (bytes, bytearray, memoryview)):
-                encoded.append(bytes(key))
-            else:
-                raise KassignError(f"key #{i} is {type(key).__name__}; keys must be bytes, str or None") from None
-        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-        blob = b"".join(encoded)
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return np.frombuffer(blob, dtype=np.uint8), offsets, nulls
+    ``keys``: a list (bytes, str, None; integers with ``key_type``), or a pyarrow
+    binary/string/integer array (int32 serialises as ``int``, int64 as ``long``), or a
+    numpy integer array. Returns an int32 numpy array; -1 where the client does not hash
+    the key.
+    """
+    _check_partition_count(num_partitions)
+    client = resolve(partitioner)
+    positions, unhashed = _positions(keys, client, key_type)
+    partitions = (positions % int(num_partitions)).astype(np.int32)
+    partitions[unhashed] = NULL_KEY_PARTITION
+    return partitions
 
 
-def _flatten_arrow(keys: Any, pa: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    if isinstance(keys, pa.ChunkedArray):
-        keys = keys.combine_chunks() if keys.num_chunks != 1 else keys.chunk(0)
-    if pa.types.is_string(keys.type) or pa.types.is_binary(keys.type):
-        offset_type = np.int32
-    elif pa.types.is_large_string(keys.type) or pa.types.is_large_binary(keys.type):
-        offset_type = np.int64
-    elif pa.types.is_string_view(keys.type) or pa.types.is_binary_view(keys.type):
-        return _flatten_arrow(keys.cast(pa.large_binary()), pa)
-    else:
-        raise KassignError(f"pyarrow keys must be binary or string, got {keys.type}")
-    _, offsets_buf, data_buf = keys.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[keys.offset : keys.offset + len(keys) + 1].astype(np.int64)
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
-    nulls = keys.is_null().to_numpy(zero_copy_only=False) if keys.null_count else None
-    return data, offsets, nulls
+def hashes_for_keys(keys: Any, hash_kind: int = hashing.MURMUR2, key_type: str | None = None) -> np.ndarray:
+    """The 32-bit ``hash_kind`` hash of every key as a signed int32 array (a null key hashes as empty)."""
+    from kassign._kernels import hash_loop
 
-
-def _hash_batch(keys: Any) -> tuple[np.ndarray, np.ndarray | None]:
-    """Unsigned 32-bit murmur2 of every key (held in int64) and the null mask."""
-    data, offsets, nulls = _flatten_keys(keys)
+    data, offsets, _ = flatten_keys(keys, key_type)
     hashes = np.empty(len(offsets) - 1, dtype=np.int64)
-    _murmur2_kernel()(data, offsets, hashes)
-    return hashes, nulls
+    hash_loop(data, offsets, hash_kind, hashing.FOLD_UNSIGNED, hashes)
+    return hashes.astype(np.uint32).view(np.int32)
 
 
 def murmur2_many(keys: Any) -> np.ndarray:
     """Kafka's murmur2 of every key as an int32 array (a null key hashes as the empty key)."""
-    hashes, _ = _hash_batch(keys)
-    return hashes.astype(np.uint32).view(np.int32)
-
-
-def partitions_for_keys(keys: Any, num_partitions: int) -> np.ndarray:
-    """Partitions for a batch of keys (list of bytes/str, or a pyarrow binary/string array).
-
-    Returns an int32 numpy array; a null key gets -1, since Kafka does not hash
-    records without a key (see ``DefaultPartitioner`` for where they go).
-    """
-    _check_partition_count(num_partitions)
-    hashes, nulls = _hash_batch(keys)
-    partitions = ((hashes & 0x7FFFFFFF) % int(num_partitions)).astype(np.int32)
-    if nulls is not None:
-        partitions[nulls] = NULL_KEY_PARTITION
-    return partitions
+    return hashes_for_keys(keys, hashing.MURMUR2)
 
 
 class Partitioner(ABC):

@@ -33,3 +33,36 @@ def test_same_seed_and_split_give_the_same_choices_other_splits_differ():
     b = _Producer("sticky", {"t": 12}, 12, 4000, seed=9, split=0).partitions("t", sizes)
     c = _Producer("sticky", {"t": 12}, 12, 4000, seed=9, split=1).partitions("t", sizes)
     assert a.tolist() == b.tolist() and a.tolist() != c.tolist()
+
+
+def test_sticky_counts_bytes_not_records():
+    # batch.size 1000: 400+400+400 = 1200 fills the first batch on its 3rd record, 100+2000 the next on its 2nd.
+    producer = _Producer("sticky", {"t": 1000}, 1000, batch_size=1000, seed=4, split=0)
+    partitions = producer.partitions("t", np.array([400, 400, 400, 100, 2000, 50]))
+    switches = set((np.flatnonzero(np.diff(partitions)) + 1).tolist())
+    assert switches == {3, 5}, partitions
+
+
+def test_random_model_picks_each_record_independently_and_reproducibly():
+    a = _Producer("random", {"t": 8}, 8, 16384, seed=1, split=3, stream=2).partitions("t", np.full(4000, 10))
+    b = _Producer("random", {"t": 8}, 8, 16384, seed=1, split=3, stream=2).partitions("t", np.full(4000, 10))
+    other = _Producer("random", {"t": 8}, 8, 16384, seed=1, split=3, stream=3).partitions("t", np.full(4000, 10))
+    assert a.tolist() == b.tolist() != other.tolist()
+    counts = np.bincount(a, minlength=8)
+    assert counts.min() > 400 and np.mean(a[1:] != a[:-1]) > 0.8  # spread out, no stickiness
+
+
+def test_fill_unhashed_fills_only_the_nulls_of_each_column():
+    import pyarrow as pa
+
+    from kassign.spark.nullkeys import fill_unhashed
+
+    batch = pa.RecordBatch.from_pydict({
+        "topic": ["t", "t", "t", "u"], "bytes": [10, 10, 10, 10],
+        "p0": pa.array([1, None, 2, None], pa.int32()), "p1": pa.array([None, 0, None, 3], pa.int32())})
+    run = fill_unhashed(["round-robin", "random"], ["p0", "p1"], {"t": 5, "u": 4}, 5, 100, seed=7)
+    (out,) = list(run(iter([batch])))
+    p0, p1 = out.column("p0").to_pylist(), out.column("p1").to_pylist()
+    assert p0[0] == 1 and p0[2] == 2 and 0 <= p0[1] < 5 and 0 <= p0[3] < 4
+    assert p1[1] == 0 and p1[3] == 3 and 0 <= p1[0] < 5 and 0 <= p1[2] < 5
+    assert out.schema == batch.schema

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import click
 
@@ -20,10 +18,12 @@ def _brokers(text: str) -> list[tuple[int, str | None]]:
 def _scenario_file(path: str | None) -> dict | None:
     if path is None:
         return None
-    from kassign.scenario import load_scenario
+    from kassign.documents import load_json
+    from kassign.scenario import parse_scenario, read_scenario_text
 
-    load_scenario(path)  # one-line error for a bad file
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    doc = load_json(read_scenario_text(path), f"scenario file {path!r}")
+    parse_scenario(doc)  # one-line error for a bad file
+    return doc
 
 
 @click.command("pipeline")
@@ -31,7 +31,11 @@ def _scenario_file(path: str | None) -> dict | None:
 @click.option("--out", "-o", default="kassign-pipeline", show_default=True, help="Output directory (local).")
 @click.option("--format", "input_format", type=click.Choice(["parquet", "csv", "json"]), default=None,
               help="Input format; guessed from the extension otherwise.")
-@click.option("--key-column", default="key", show_default=True, help="Key column (string or binary; nulls allowed).")
+@click.option("--key-column", default="key", show_default=True,
+              help="Key column (string, binary, int or bigint; nulls allowed).")
+@click.option("--key-type", type=click.Choice(["string", "bytes", "int", "long"]), default=None,
+              help="Key serialiser; default from the column type (int -> int, bigint -> long). "
+                   "int/long also parse a text column.")
 @click.option("--value-column", default=None, help="Value column; record bytes = key bytes + value bytes.")
 @click.option("--size-column", default=None, help="Column holding bytes per record.")
 @click.option("--topic-column", default=None, help="Column naming each record's topic.")
@@ -56,6 +60,9 @@ def _scenario_file(path: str | None) -> dict | None:
               help="Replica placement: striped (KRaft controller, Kafka 4) or legacy (ZooKeeper-era AdminUtils).")
 @click.option("--engine", type=click.Choice(["auto", "jvm", "arrow"]), default="auto", show_default=True,
               help="murmur2 engine: our JVM UDF, or the Arrow+numba UDF.")
+@click.option("--producers", default=None, metavar="A,B,...",
+              help="Producer agreement stage: place every record as each of these clients does "
+                   "(e.g. java,librdkafka:consistent_random,sarama:hash) and compare with the first.")
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="Spark configuration, repeatable.")
 @json_option
@@ -63,7 +70,8 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             size_column: str | None, topic_column: str | None, rows: int, keys: int, skew: float, null_share: float,
             partitions: int, null_key_model: str, batch_size: int, members: int, scenario_path: str | None,
             brokers: str, replication_factor: int, max_partitions: int, target_share: float, seed: int, placer: str,
-            engine: str, master: str | None, confs: tuple[str, ...], as_json: bool) -> None:
+            engine: str, master: str | None, confs: tuple[str, ...], as_json: bool, key_type: str | None = None,
+            producers: str | None = None) -> None:
     """Where a keyed data set's load lands: partitions, skew, consumers, brokers, rebalance cost.
 
     Without INPUT a Zipf-skewed sample is generated inside Spark. Writes Parquet tables,
@@ -77,11 +85,12 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
         size_column=size_column, topic_column=topic_column, rows=rows, keys=keys, skew=skew, null_share=null_share,
         partitions=partitions, null_key_model=null_key_model, batch_size=batch_size, members=members,
         scenario=_scenario_file(scenario_path), brokers=_brokers(brokers), replication_factor=replication_factor,
-        max_partitions=max_partitions, target_share=target_share, seed=seed, placer=placer, engine=engine)
+        max_partitions=max_partitions, target_share=target_share, seed=seed, placer=placer, engine=engine,
+        key_type=key_type, producers=producers or ())
     check_options(options)
     conf = parse_conf(confs)
-    if input_path is None and (value_column or size_column or topic_column or key_column != "key"):
-        raise KassignError("--key-column/--value-column/--size-column/--topic-column need an INPUT path")
+    if input_path is None and (value_column or size_column or topic_column or key_column != "key" or key_type):
+        raise KassignError("--key-column/--key-type/--value-column/--size-column/--topic-column need an INPUT path")
     spark = spark_session(master, conf, app_name="kassign pipeline")
     try:
         summary = run_pipeline(spark, options)
@@ -114,4 +123,15 @@ def _print_summary(summary: dict, out: str) -> None:
     print_table("broker load", ["broker", "rack", "leader bytes", "replica bytes"],
                 [[b, v["rack"] or "-", v["leader_bytes"], v["replica_bytes"]] for b, v in brokers.items()],
                 caption=f"replicas placed by the {placement['placer']} placer, seed {placement['seed']}")
+    if "producers" in summary:
+        _print_producers(summary["producers"])
     print(f"tables, summary.json and report.html written to {out}")
+
+
+def _print_producers(producers: dict) -> None:
+    rows = [[r["producer"], f"{r['records_moved_share']:.1%}", f"{r['keyed_records_moved_share']:.1%}",
+             f"{r['keys_moved_share']:.1%}", f"{r['bytes_moved_share']:.1%}", r["max_over_mean_bytes"], r["null_keys"]]
+            for r in producers["agreement"]]
+    print_table(f"producer agreement: share moved off {producers['reference']}'s partition",
+                ["producer", "records", "keyed records", "keys", "bytes", "max/mean bytes", "null keys"], rows,
+                caption="max/mean bytes: hottest partition over the mean, under that producer")

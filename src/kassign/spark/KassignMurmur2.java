@@ -1,21 +1,58 @@
 package kassign.spark;
 
+import java.nio.charset.StandardCharsets;
+
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.api.java.UDF6;
 
 /**
- * Kafka's murmur2 (32-bit MurmurHash2, seed 0x9747b28c) of a key's bytes, as a Spark SQL UDF.
+ * The 32-bit key hashes of Kafka producer clients, as Spark SQL UDFs (null in, null out).
  *
  * kassign compiles this file with javac at first use so that Spark can hash keys without
- * shipping rows to Python. The Python side casts string keys to binary (their UTF-8 bytes)
- * before calling, so the input here is always a byte array; null stays null.
+ * shipping rows to Python. This class is Kafka's murmur2 (32-bit MurmurHash2, seed
+ * 0x9747b28c) as a signed int; the nested classes are the other clients' hashes, and
+ * Partition applies a whole client partitioner (hash, fold, null and empty keys, modulo).
+ * The rules are stated, and kept in Python, in kassign/hashing.py and kassign/client_partitioners.py;
+ * this file is their second implementation, tested against the same reference vectors.
+ *
+ * Keys arrive as Spark hands over a column's values: byte[] for binary columns (the Python
+ * side casts string columns to binary, their UTF-8 bytes), Integer and Long for int and
+ * bigint columns, serialised here as Kafka's IntegerSerializer and LongSerializer do
+ * (4 or 8 bytes, big-endian).
  */
-public final class KassignMurmur2 implements UDF1<byte[], Integer> {
+public final class KassignMurmur2 implements UDF1<Object, Integer> {
     private static final int SEED = 0x9747b28c;
     private static final int MIX = 0x5bd1e995;
+    private static final double MIX_DOUBLE = (double) MIX;
 
     @Override
-    public Integer call(byte[] key) {
-        return key == null ? null : hash(key);
+    public Integer call(Object key) {
+        return key == null ? null : hash(keyBytes(key));
+    }
+
+    /** The serialised key: binary as is, int/long big-endian, text as UTF-8. */
+    public static byte[] keyBytes(Object key) {
+        if (key instanceof byte[]) {
+            return (byte[]) key;
+        }
+        if (key instanceof Integer) {
+            int v = (Integer) key;
+            return new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
+        }
+        if (key instanceof Long) {
+            long v = (Long) key;
+            byte[] out = new byte[8];
+            for (int i = 7; i >= 0; i--) {
+                out[i] = (byte) v;
+                v >>>= 8;
+            }
+            return out;
+        }
+        if (key instanceof String) {
+            return ((String) key).getBytes(StandardCharsets.UTF_8);
+        }
+        throw new IllegalArgumentException("kassign: keys must be binary, string, int or bigint, got "
+                + key.getClass().getName());
     }
 
     public static int hash(byte[] key) {
@@ -47,5 +84,166 @@ public final class KassignMurmur2 implements UDF1<byte[], Integer> {
         h *= MIX;
         h ^= h >>> 15;
         return h;
+    }
+
+    /** The hash codes of kassign/hashing.py. */
+    static final int MURMUR2 = 0;
+    static final int CRC32_HASH = 1;
+    static final int FNV1A = 2;
+    static final int KAFKAJS_LEGACY = 3;
+    /** The fold codes of kassign/hashing.py. */
+    static final int FOLD_SIGN_BIT = 0;
+    static final int FOLD_UNSIGNED = 1;
+    static final int FOLD_ABS = 2;
+
+    /** The unsigned 32-bit hash of the given kind, in a long. */
+    static long hash32(int kind, byte[] key) {
+        int h;
+        switch (kind) {
+            case MURMUR2:
+                h = hash(key);
+                break;
+            case CRC32_HASH:
+                h = Crc32.hash(key);
+                break;
+            case FNV1A:
+                h = Fnv1a.hash(key);
+                break;
+            default:
+                h = KafkajsLegacy.hash(key);
+                break;
+        }
+        return h & 0xffffffffL;
+    }
+
+    /** The non-negative value a client reduces modulo the partition count. */
+    static long fold(int fold, long h) {
+        if (fold == FOLD_SIGN_BIT) {
+            return h & 0x7fffffffL;
+        }
+        if (fold == FOLD_ABS) {
+            return Math.abs((long) (int) h);  // as a long, so -2^31 gives 2^31 like a uint32 cast
+        }
+        return h;
+    }
+
+    /**
+     * A client partitioner on one key: (key, hash kind, fold, null key hashed as empty,
+     * empty key not hashed, partitions) -> partition, or null where the client does not
+     * hash the key (it picks a partition itself).
+     */
+    public static final class Partition implements UDF6<Object, Integer, Integer, Boolean, Boolean, Integer, Integer> {
+        @Override
+        public Integer call(Object key, Integer kind, Integer foldCode, Boolean nullKeyHashed, Boolean emptyKeyRandom,
+                            Integer partitions) {
+            byte[] bytes;
+            if (key == null) {
+                if (!nullKeyHashed) {
+                    return null;
+                }
+                bytes = new byte[0];
+            } else {
+                bytes = keyBytes(key);
+                if (bytes.length == 0 && emptyKeyRandom) {
+                    return null;
+                }
+            }
+            return (int) (fold(foldCode, hash32(kind, bytes)) % partitions);
+        }
+    }
+
+    /**
+     * CRC-32 (IEEE, reflected polynomial 0xEDB88320, as zlib and librdkafka's consistent
+     * partitioner), bits as a signed int. Table-driven rather than java.util.zip.CRC32: keys are
+     * a few bytes, where a lookup per byte beats allocating a checksum object per row.
+     */
+    static final class Crc32 {
+        private static final int[] TABLE = new int[256];
+
+        static {
+            for (int b = 0; b < 256; b++) {
+                int c = b;
+                for (int i = 0; i < 8; i++) {
+                    c = (c & 1) != 0 ? (c >>> 1) ^ 0xEDB88320 : c >>> 1;
+                }
+                TABLE[b] = c;
+            }
+        }
+
+        static int hash(byte[] key) {
+            int c = 0xFFFFFFFF;
+            for (byte b : key) {
+                c = TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
+            }
+            return ~c;
+        }
+    }
+
+    /** FNV-1a 32-bit (librdkafka fnv1a, Sarama's hash partitioner), bits as a signed int. */
+    static final class Fnv1a {
+        static int hash(byte[] key) {
+            int h = 0x811c9dc5;
+            for (byte b : key) {
+                h = (h ^ (b & 0xff)) * 0x01000193;
+            }
+            return h;
+        }
+    }
+
+    /**
+     * KafkaJS's LegacyPartitioner hash: murmur2 evaluated in JavaScript numbers.
+     *
+     * Each multiplication is a double product (rounded to 53 bits), wrapped back to 32 bits
+     * by the next bitwise operator; the block loop also runs for a last partial block,
+     * reading missing bytes as 0, before the tail is mixed in as usual.
+     */
+    static final class KafkajsLegacy {
+        /** JavaScript's a * b for two 32-bit ints, then ToInt32 (the double is whole and below 2^63). */
+        private static long times(int a) {
+            return (long) ((double) a * MIX_DOUBLE);
+        }
+
+        static int hash(byte[] key) {
+            final int length = key.length;
+            int h = SEED ^ length;
+            final int blocks = (length + 3) >>> 2;
+            for (int block = 0; block < blocks; block++) {
+                final int j = 4 * block;
+                int word;
+                if (j + 4 <= length) {
+                    word = (key[j] & 0xff) | ((key[j + 1] & 0xff) << 8) | ((key[j + 2] & 0xff) << 16) | ((key[j + 3] & 0xff) << 24);
+                } else {  // the partial last block, missing bytes read as 0
+                    word = 0;
+                    for (int b = 0; j + b < length; b++) {
+                        word |= (key[j + b] & 0xff) << (8 * b);
+                    }
+                }
+                long k = times(word);
+                int k32 = (int) k ^ ((int) k >>> 24);
+                k = times(k32);
+                h = (int) times(h) ^ (int) k;
+            }
+            final int base = length & ~3;
+            long wide = h;
+            switch (length & 3) {
+                case 3:
+                    h ^= (key[base + 2] & 0xff) << 16;
+                    // fall through
+                case 2:
+                    h ^= (key[base + 1] & 0xff) << 8;
+                    // fall through
+                case 1:
+                    h ^= key[base] & 0xff;
+                    wide = times(h);
+                    break;
+                default:
+                    wide = h;
+                    break;
+            }
+            h = (int) wide ^ ((int) wide >>> 13);
+            wide = times(h);
+            h = (int) wide ^ ((int) wide >>> 15);
+            return h;
+        }
     }
 }

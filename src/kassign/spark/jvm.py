@@ -1,4 +1,5 @@
-"""Our JVM murmur2 UDF: compiled once with javac into a cache dir, shipped to Spark as a jar.
+"""Our JVM UDFs (Kafka's murmur2; every client partitioner): compiled once with javac into a
+cache dir, shipped to Spark as a jar.
 
 Why a JVM UDF: a Python UDF, even one moving Arrow batches to a numba kernel, pays for
 serialising every key to a Python worker and back; hashing inside the executor JVM costs
@@ -22,6 +23,10 @@ log = logging.getLogger(__name__)
 JAVA_SOURCE = Path(__file__).with_name("KassignMurmur2.java")
 JAVA_CLASS = "kassign.spark.KassignMurmur2"
 SQL_FUNCTION = "kassign_murmur2"
+PARTITION_CLASS = "kassign.spark.KassignMurmur2$Partition"
+PARTITION_FUNCTION = "kassign_partition"
+# (SQL name, Java class) of every UDF the jar provides, registered together.
+FUNCTIONS = ((SQL_FUNCTION, JAVA_CLASS), (PARTITION_FUNCTION, PARTITION_CLASS))
 _COMPILE_TIMEOUT_S = 120
 
 

@@ -1,14 +1,18 @@
-"""``kafka_partition(col, n)``: Kafka's default partitioner as a Spark column expression.
+"""``kafka_partition(col, n, partitioner=...)``: a producer client's partitioner as a Spark column.
 
-Keys are hashed as bytes: string keys by their UTF-8 bytes (a cast to binary), binary
-keys as they are. Only the 32-bit murmur2 is computed in a UDF; the partition,
-``(murmur2 & 0x7fffffff) % n``, is plain Spark SQL, so a null key gives a null partition.
+Keys are hashed as Kafka's serialisers write them: string keys by their UTF-8 bytes (a
+cast to binary), binary keys as they are, and with ``key_type="int"`` or ``"long"`` an
+integer column as 4 or 8 big-endian bytes (IntegerSerializer, LongSerializer). The
+column equals ``kassign.partition_for_key`` on every row, with null where that gives -1
+(the client does not hash the key: a null key under ``java``, say). Under ``java``
+``"user-1"`` gives 8 of 12; the other clients' rules are in ``kassign.client_partitioners``.
 
-Two engines compute the hash:
+Two engines compute it:
 
-- ``jvm``: our own Java UDF (see ``jvm.py``), registered in the session; rows never leave
-  the executor JVM.
-- ``arrow``: an Arrow UDF handing whole binary columns to the numba kernel of
+- ``jvm``: our own Java UDFs (see ``jvm.py``), registered in the session; rows never leave
+  the executor JVM. ``kassign_partition`` applies a whole client rule; ``kassign_murmur2``
+  is Kafka's hash alone (``kafka_murmur2``).
+- ``arrow``: an Arrow UDF handing whole key columns to the numba kernels of
   ``kassign.partitioner`` without copying key bytes (a pandas UDF on PySpark < 4.1).
 
 ``auto`` (the default) takes ``jvm`` when the session can load our jar, else ``arrow``.
@@ -16,6 +20,7 @@ Two engines compute the hash:
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -25,8 +30,11 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType
 
+from kassign import hashing
+from kassign.client_partitioners import ClientPartitioner, resolve
 from kassign.errors import KassignError
-from kassign.partitioner import murmur2_many
+from kassign.keys import INT_WIDTHS, check_key_type
+from kassign.partitioner import hashes_for_keys, partitions_for_keys
 from kassign.spark import jvm
 
 log = logging.getLogger(__name__)
@@ -35,46 +43,56 @@ ENGINES = ("auto", "jvm", "arrow")
 _jvm_sessions: dict[int, bool] = {}
 
 
-def _murmur2_arrow_array(keys: pa.Array) -> pa.Array:
-    """murmur2 of a binary Arrow array; nulls stay null."""
-    hashes = murmur2_many(keys)
-    mask = keys.is_null().to_numpy(zero_copy_only=False) if keys.null_count else None
-    return pa.array(hashes, type=pa.int32(), mask=mask)
+def _as_arrow(keys: Any, key_type: str | None) -> pa.Array:
+    """A pandas Series (PySpark < 4.1) as the Arrow array the kernels take."""
+    arrow_type = {"int": pa.int32(), "long": pa.int64()}.get(key_type or "", pa.binary())
+    return pa.array(keys, type=arrow_type, from_pandas=True)
 
 
-def _build_arrow_udf() -> Any:
+def _with_nulls(values: np.ndarray, missing: np.ndarray | None) -> pa.Array:
+    return pa.array(values, type=pa.int32(), mask=missing if missing is not None and missing.any() else None)
+
+
+def _arrow_udf(compute: Any, key_type: str | None) -> Any:
+    """Wrap ``compute(pa.Array) -> pa.Array`` (int32) as an Arrow UDF, or a pandas UDF on old PySpark."""
     if hasattr(F, "arrow_udf"):  # PySpark >= 4.1: the function sees pyarrow arrays directly
-        def murmur2_batch(keys: pa.Array) -> pa.Array:
-            return _murmur2_arrow_array(keys)
+        return F.arrow_udf(compute, IntegerType())
 
-        return F.arrow_udf(murmur2_batch, IntegerType())
+    def on_series(keys):  # pragma: no cover - PySpark < 4.1
+        return compute(_as_arrow(keys, key_type)).to_pandas().astype("Int32")
 
-    import pandas as pd
-
-    def murmur2_series(keys: pd.Series) -> pd.Series:  # pragma: no cover - PySpark < 4.1
-        array = pa.array(keys, type=pa.binary(), from_pandas=True)
-        hashes = _murmur2_arrow_array(array)
-        return hashes.to_pandas().astype("Int32")
-
-    return F.pandas_udf(murmur2_series, IntegerType())
+    return F.pandas_udf(on_series, IntegerType())
 
 
-_ARROW_UDF: Any = None
+@functools.cache
+def _murmur2_arrow_udf(key_type: str | None) -> Any:
+    def murmur2_batch(keys: pa.Array) -> pa.Array:
+        missing = keys.is_null().to_numpy(zero_copy_only=False) if keys.null_count else None
+        return _with_nulls(hashes_for_keys(keys, hashing.MURMUR2, key_type), missing)
+
+    return _arrow_udf(murmur2_batch, key_type)
 
 
-def _arrow_udf() -> Any:
-    global _ARROW_UDF
-    if _ARROW_UDF is None:
-        _ARROW_UDF = _build_arrow_udf()
-    return _ARROW_UDF
+@functools.cache
+def _partition_arrow_udf(name: str, n: int, key_type: str | None) -> Any:
+    def partition_batch(keys: pa.Array) -> pa.Array:
+        partitions = partitions_for_keys(keys, n, name, key_type)
+        return _with_nulls(partitions, partitions < 0)
+
+    return _arrow_udf(partition_batch, key_type)
 
 
 def _session_key(spark: SparkSession) -> int:
     return id(spark._jsparkSession)
 
 
+def _register_all(spark: SparkSession) -> None:
+    for name, java_class in jvm.FUNCTIONS:
+        spark.udf.registerJavaFunction(name, java_class, IntegerType())
+
+
 def register_jvm_udf(spark: SparkSession) -> bool:
-    """Register ``kassign_murmur2`` in ``spark``; False when the JVM cannot load our class.
+    """Register our JVM UDFs in ``spark``; False when the JVM cannot load our classes.
 
     A session built by ``kassign.spark.session`` has the jar on its classpath already; for a
     user's own session we add it with ``ADD JAR`` first.
@@ -87,7 +105,7 @@ def register_jvm_udf(spark: SparkSession) -> bool:
     if jar is not None:
         for attempt in ("registered", "added"):
             try:
-                spark.udf.registerJavaFunction(jvm.SQL_FUNCTION, jvm.JAVA_CLASS, IntegerType())
+                _register_all(spark)
                 ok = True
                 break
             except Exception as err:  # py4j wraps ClassNotFoundException; try adding the jar once
@@ -110,33 +128,70 @@ def _active_session() -> SparkSession:
     return spark
 
 
-def _as_column(col: str | Column) -> Column:
-    if isinstance(col, Column):
-        return col
+def serialised_key(col: str | Column, key_type: str | None = None) -> Column:
+    """The key column as the JVM UDFs take it: binary (text as UTF-8), or int/bigint for ``key_type`` int/long.
+
+    Integer keys stay integers here (Spark's ANSI mode refuses to cast them to binary); the
+    UDFs write them big-endian, as Kafka's serialisers do.
+    """
+    check_key_type(key_type)
     if isinstance(col, str):
-        return F.col(col)
-    raise KassignError(f"kafka_partition takes a column name or a Column, got {type(col).__name__}")
+        column = F.col(col)
+    elif isinstance(col, Column):
+        column = col
+    else:
+        raise KassignError(f"kafka_partition takes a column name or a Column, got {type(col).__name__}")
+    if key_type in INT_WIDTHS:
+        return column.cast("int" if key_type == "int" else "long")
+    return column.cast("binary")
 
 
-def kafka_murmur2(col: str | Column, engine: str = "auto") -> Column:
-    """Kafka's murmur2 of each key (signed int32), null for a null key."""
+def _use_jvm(engine: str) -> bool:
     if engine not in ENGINES:
         raise KassignError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
-    key_bytes = _as_column(col).cast("binary")
-    if engine != "arrow":
-        spark = _active_session()
-        if register_jvm_udf(spark):
-            return F.call_function(jvm.SQL_FUNCTION, key_bytes)
-        if engine == "jvm":
-            raise KassignError("the JVM murmur2 UDF is unavailable (no javac, or the jar cannot be loaded); use engine='arrow'")
-    return _arrow_udf()(key_bytes)
+    if engine == "arrow":
+        return False
+    if register_jvm_udf(_active_session()):
+        return True
+    if engine == "jvm":
+        raise KassignError("the JVM UDF is unavailable (no javac, or the jar cannot be loaded); use engine='arrow'")
+    return False
 
 
-def kafka_partition(col: str | Column, n: int, engine: str = "auto") -> Column:
-    """The partition Kafka's default partitioner picks for each key; null for a null key."""
+def kafka_murmur2(col: str | Column, engine: str = "auto", key_type: str | None = None) -> Column:
+    """Kafka's murmur2 of each key (signed int32), null for a null key."""
+    key = serialised_key(col, key_type)
+    if _use_jvm(engine):
+        return F.call_function(jvm.SQL_FUNCTION, key)
+    return _murmur2_arrow_udf(key_type)(key)
+
+
+def _check_count(n: int) -> int:
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
         raise KassignError(f"number of partitions must be a whole number >= 1, got {n!r}")
-    return (kafka_murmur2(col, engine).bitwiseAND(F.lit(0x7FFFFFFF)) % F.lit(int(n))).cast("int")
+    if n > 2**31 - 1:
+        raise KassignError(f"number of partitions must fit a Java int, got {n}")
+    return int(n)
+
+
+def _jvm_partition(key: Column, client: ClientPartitioner, n: int) -> Column:
+    return F.call_function(jvm.PARTITION_FUNCTION, key, F.lit(client.hash_kind), F.lit(client.fold),
+                           F.lit(client.null_key_hashed), F.lit(client.empty_key_random), F.lit(n))
+
+
+def kafka_partition(col: str | Column, n: int, engine: str = "auto", partitioner: str = "java",
+                    key_type: str | None = None) -> Column:
+    """The partition ``partitioner`` picks for each key (``partition_for_key`` on every row).
+
+    Null where the client does not hash the key (``partition_for_key`` gives -1 there): a
+    null key under ``java``, say, or any empty key under ``librdkafka:consistent_random``.
+    """
+    n = _check_count(n)
+    client = resolve(partitioner)
+    key = serialised_key(col, key_type)
+    if _use_jvm(engine):
+        return _jvm_partition(key, client, n)
+    return _partition_arrow_udf(client.name, n, key_type)(key)
 
 
 def engine_in_use(spark: SparkSession) -> str:

@@ -11,6 +11,13 @@ Stages (each written as Parquet under ``out``):
    controller does (``placer="striped"``, the default) or as ZooKeeper-era AdminUtils did
    (``"legacy"``); the summary records the placer and seed.
 6. rebalance_cost: what moves when a member leaves and when one joins.
+7. producer agreement (with ``producers``): every record placed by each producer client, the
+   share of records, keys and bytes landing elsewhere than under the first, and the
+   per-partition load each would create (``kassign.spark.producers``).
+
+Stages 1-6 model Kafka's Java producer. Keys are hashed as serialised: string columns as
+UTF-8, binary as is, int and bigint columns (or text with ``key_type`` int/long) as Kafka's
+IntegerSerializer and LongSerializer write them (4 or 8 bytes, big-endian).
 
 The driver only ever collects per-partition (or per partition count) aggregates.
 Data layout: per-record work stays in Spark columns (key bytes, int32 partitions, int64
@@ -33,8 +40,11 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from kassign.client_partitioners import ClientPartitioner, resolve_list
 from kassign.errors import KassignError
+from kassign.keys import INT_WIDTHS, check_key_type
 from kassign.spark import loads as stage_loads
+from kassign.spark import producers as stage_producers
 from kassign.spark.nullkeys import DEFAULT_BATCH_SIZE, MODELS, assign_null_keys
 from kassign.spark.partition import engine_in_use, kafka_murmur2, kafka_partition
 from kassign.spark.sample import SAMPLE_TOPIC, sample_frame
@@ -73,6 +83,8 @@ class PipelineOptions:
     seed: int = 42
     placer: str = "striped"
     engine: str = "auto"
+    producers: Sequence[str] = ()
+    key_type: str | None = None
     extra: dict = field(default_factory=dict)
 
 
@@ -118,16 +130,52 @@ def _require_column(df: DataFrame, name: str, option: str) -> T.DataType:
     return fields[name]
 
 
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+
+def key_serialiser(df: DataFrame, opts: PipelineOptions) -> str | None:
+    """``int`` or ``long`` when keys are serialised as integers, None for text/binary keys.
+
+    Without --key-type the column type decides: int -> int, bigint -> long, string/binary as
+    they are. --key-type int|long also parses a text column (rows that do not parse are set aside).
+    """
+    column_type = _require_column(df, opts.key_column, "--key-column")
+    wanted = check_key_type(opts.key_type)
+    name = f"--key-column {opts.key_column!r} has type {column_type.simpleString()}"
+    if wanted in INT_WIDTHS:
+        if not isinstance(column_type, (*_INTEGRAL, T.StringType)):
+            raise KassignError(f"{name}; --key-type {wanted} needs an integer or text column")
+        return wanted
+    if isinstance(column_type, (T.StringType, T.BinaryType)):
+        return None
+    if wanted is None and isinstance(column_type, T.IntegerType):
+        return "int"
+    if wanted is None and isinstance(column_type, T.LongType):
+        return "long"
+    need = f"--key-type {wanted} needs" if wanted else "keys must be"
+    raise KassignError(f"{name}; {need} string or binary, or int/bigint (Kafka hashes the serialised bytes; "
+                       "--key-type int|long serialises integers and numeric text)")
+
+
+def _key_and_size(opts: PipelineOptions, serialiser: str | None) -> tuple[F.Column, F.Column, list]:
+    """The key column to hash, its serialised length, and reasons to set a row aside."""
+    raw = F.col(opts.key_column)
+    if serialiser is None:
+        return raw, F.coalesce(F.octet_length(raw), F.lit(0)), []
+    # try_cast (not cast): under ANSI a bad value would fail the whole job instead of one row.
+    sql_type = "INT" if serialiser == "int" else "BIGINT"
+    key = F.expr(f"try_cast(`{opts.key_column.replace('`', '``')}` AS {sql_type})")
+    unfit = raw.isNotNull() & key.isNull()
+    size = F.when(key.isNull(), F.lit(0)).otherwise(F.lit(INT_WIDTHS[serialiser]))
+    return key, size, [(unfit, f"key column {opts.key_column!r} is not a valid {serialiser}")]
+
+
 def normalise(df: DataFrame, opts: PipelineOptions) -> tuple[DataFrame, DataFrame]:
     """(records with topic/key/bytes, rows set aside with a reason). Columns are checked first."""
-    key_type = _require_column(df, opts.key_column, "--key-column")
-    if not isinstance(key_type, (T.StringType, T.BinaryType)):
-        raise KassignError(f"--key-column {opts.key_column!r} has type {key_type.simpleString()}; "
-                           "keys must be string or binary (Kafka hashes the serialized bytes)")
+    serialiser = key_serialiser(df, opts)
     if opts.value_column and opts.size_column:
         raise KassignError("give --value-column or --size-column, not both")
-    key = F.col(opts.key_column)
-    reasons = []
+    key, key_size, reasons = _key_and_size(opts, serialiser)
     if opts.size_column:
         _require_column(df, opts.size_column, "--size-column")
         size = F.col(opts.size_column).cast("long")
@@ -135,9 +183,9 @@ def normalise(df: DataFrame, opts: PipelineOptions) -> tuple[DataFrame, DataFram
     elif opts.value_column:
         _require_column(df, opts.value_column, "--value-column")
         # Kafka's record size counts key and value bytes; a null value (tombstone) has 0 value bytes.
-        size = F.coalesce(F.octet_length(key), F.lit(0)) + F.coalesce(F.octet_length(F.col(opts.value_column)), F.lit(0))
+        size = key_size + F.coalesce(F.octet_length(F.col(opts.value_column)), F.lit(0))
     else:
-        size = F.coalesce(F.octet_length(key), F.lit(0))
+        size = key_size
     if opts.topic_column:
         _require_column(df, opts.topic_column, "--topic-column")
         topic = F.col(opts.topic_column).cast("string")
@@ -157,12 +205,13 @@ def normalise(df: DataFrame, opts: PipelineOptions) -> tuple[DataFrame, DataFram
 
 # -- stage 1: partitioning ------------------------------------------------------------------------------------
 
-def partition_records(records: DataFrame, counts: Mapping[str, int], opts: PipelineOptions) -> DataFrame:
+def partition_records(records: DataFrame, counts: Mapping[str, int], opts: PipelineOptions,
+                      key_type: str | None = None) -> DataFrame:
     if opts.null_key_model not in MODELS:
         raise KassignError(f"--null-keys must be one of {', '.join(MODELS)}, got {opts.null_key_model!r}")
     partition = None
     for topic, n in counts.items():
-        expr = kafka_partition("key", n, engine=opts.engine)
+        expr = kafka_partition("key", n, engine=opts.engine, key_type=key_type)
         partition = expr if partition is None else F.when(F.col("topic") == topic, expr).otherwise(partition)
     keyed = records.filter(F.col("key").isNotNull()).withColumn("partition", partition)
     keyless = records.filter(F.col("key").isNull())
@@ -176,6 +225,8 @@ def partition_records(records: DataFrame, counts: Mapping[str, int], opts: Pipel
 
 def _display_key(df: DataFrame) -> F.Column:
     key_type = df.schema["key"].dataType
+    if isinstance(key_type, _INTEGRAL):
+        return F.col("key").cast("string")
     return F.col("key") if isinstance(key_type, T.StringType) else F.concat(F.lit("0x"), F.lower(F.hex("key")))
 
 
@@ -296,11 +347,44 @@ def check_options(opts: PipelineOptions) -> None:
         raise KassignError(f"--max-partitions must be between 1 and 4096, got {opts.max_partitions}")
     if opts.batch_size < 1:
         raise KassignError(f"--batch-size must be >= 1, got {opts.batch_size}")
+    check_key_type(opts.key_type)
+    producer_clients(opts)
     if not 0 < opts.target_share <= 1:
         raise KassignError(f"--target-share must be in (0, 1], got {opts.target_share}")
     if not 1 <= opts.replication_factor <= len(opts.brokers):
         raise KassignError(f"--replication-factor must be between 1 and the number of brokers ({len(opts.brokers)}), "
                            f"got {opts.replication_factor}")
+
+
+def producer_clients(opts: PipelineOptions) -> list[ClientPartitioner]:
+    """The partitioners of ``opts.producers`` (a list or one comma-separated string), checked."""
+    if not opts.producers:
+        return []
+    text = opts.producers if isinstance(opts.producers, str) else ",".join(opts.producers)
+    return resolve_list(text)
+
+
+def _producer_stage(spark: SparkSession, out: Path, partitioned: DataFrame, counts: Mapping[str, int],
+                    opts: PipelineOptions, key_type: str | None) -> dict[str, Any] | None:
+    """Stage 7: producer agreement (None without --producers)."""
+    clients = producer_clients(opts)
+    if not clients:
+        return None
+    spark.sparkContext.setJobDescription("kassign stage 7: producer agreement")
+    placed = _write(stage_producers.producer_partitions(
+        partitioned, counts, clients, opts.null_key_model, opts.batch_size, opts.seed, opts.partitions, opts.engine,
+        key_type), out, "producer_partitions")
+    agreement = stage_producers.agreement(placed, clients)
+    load = stage_producers.complete_load(stage_producers.producer_load(placed, clients), clients, counts)
+    for row in agreement:
+        row["null_keys"] = stage_producers.describe_null_keys(
+            next(c for c in clients if c.name == row["producer"]), opts.null_key_model, opts.batch_size, counts)
+        row["max_over_mean_bytes"] = stage_producers.skew(load, row["producer"])
+    _write_rows(out, "producer_agreement", agreement)
+    _write_rows(out, "producer_load", load)
+    return {"reference": clients[0].name,
+            "columns": {stage_producers.column_name(i): c.name for i, c in enumerate(clients)},
+            "agreement": agreement, "load": load}
 
 
 def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
@@ -318,6 +402,7 @@ def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
     else:
         raw = read_input(spark, opts.input, opts.input_format)
         input_desc = {"kind": "file", "path": opts.input, "format": _detect_format(opts.input, opts.input_format)}
+    key_type = key_serialiser(raw, opts)
     records, set_aside = normalise(raw, opts)
 
     spark.sparkContext.setJobDescription("kassign: count input and set-aside rows")
@@ -331,14 +416,15 @@ def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
     scenario, counts = _scenario(opts, topics)
 
     spark.sparkContext.setJobDescription("kassign stage 1: partitioning")
-    partitioned = _write(partition_records(records, counts, opts), out, "partitioned")
+    partitioned = _write(partition_records(records, counts, opts, key_type), out, "partitioned")
 
     spark.sparkContext.setJobDescription("kassign stage 2: partition load")
     key_stats = (partitioned.filter(F.col("key").isNotNull())
                  .groupBy("topic", "key", "partition")
                  .agg(F.count(F.lit(1)).alias("key_records"), F.sum("bytes").alias("key_bytes"))
                  .withColumn("key_display", _display_key(partitioned))
-                 .withColumn("hash", kafka_murmur2("key", engine=opts.engine).bitwiseAND(F.lit(0x7FFFFFFF)).cast("long")))
+                 .withColumn("hash", kafka_murmur2("key", engine=opts.engine, key_type=key_type)
+                             .bitwiseAND(F.lit(0x7FFFFFFF)).cast("long")))
     key_stats = _write(key_stats, out, "key_stats")
     load_table = _write(partition_load(partitioned, key_stats), out, "partition_load")
     load_rows = load_table.collect()  # one row per partition
@@ -356,6 +442,7 @@ def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
     brokers = stage_loads.broker_load(opts.brokers, counts, opts.replication_factor, loads, opts.seed, opts.placer)
     rebalance = stage_loads.rebalance_cost(scenario, consumers, loads)
     _write_driver_tables(spark, out, consumers, brokers, rebalance)
+    producers = _producer_stage(spark, out, partitioned, counts, opts, key_type)
 
     placed_rows = sum(r for r, _ in loads.values())
     summary = {
@@ -364,7 +451,8 @@ def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
         "partitions": counts,
         "null_key_model": {"model": opts.null_key_model, "batch_size": opts.batch_size, "seed": opts.seed,
                            "producer": "one per Spark input split"},
-        "rows": _conservation(input_rows, aside_counts, placed_rows, load_rows, sweep, consumers, brokers),
+        "rows": _conservation(input_rows, aside_counts, placed_rows, load_rows, sweep, consumers, brokers, producers),
+        "key_type": key_type or "as is (string: UTF-8, binary: raw)",
         "partition_load": [_load_row(r) for r in load_rows],
         "sweep": sweep,
         "consumers": {s: {k: v for k, v in c.items()} for s, c in consumers.items()},
@@ -373,6 +461,8 @@ def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
         "rebalance": rebalance,
         "tables": sorted(p.name for p in out.iterdir() if p.is_dir()),
     }
+    if producers is not None:
+        summary["producers"] = producers
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     from kassign.spark.report_html import write_report
 
@@ -413,7 +503,8 @@ def _sweep_summary(sweep_table: DataFrame, partitioned: DataFrame, key_stats: Da
 
 
 def _conservation(input_rows: int, aside: Mapping[str, int], placed: int, load_rows: Sequence[Any],
-                  sweep: Mapping[str, Any], consumers: Mapping[str, Any], brokers: Mapping[str, Any]) -> dict[str, Any]:
+                  sweep: Mapping[str, Any], consumers: Mapping[str, Any], brokers: Mapping[str, Any],
+                  producers: Mapping[str, Any] | None = None) -> dict[str, Any]:
     expected = input_rows - sum(aside.values())
     per_stage = {
         "partitioned": placed,
@@ -422,6 +513,9 @@ def _conservation(input_rows: int, aside: Mapping[str, int], placed: int, load_r
         **{f"consumer_load:{s}": c["records"] for s, c in consumers.items()},
         "broker_load_leaders": brokers["leader_records"],
     }
+    for row in (producers or {}).get("agreement", []):
+        per_stage[f"producer_load:{row['producer']}"] = sum(
+            r["records"] for r in producers["load"] if r["producer"] == row["producer"])
     unsubscribed = {k: expected - v for k, v in per_stage.items() if k.startswith("consumer_load") and v != expected}
     return {"input": input_rows, "set_aside": dict(aside), "expected_per_stage": expected, "per_stage": per_stage,
             "accounted": all(v == expected for k, v in per_stage.items() if not k.startswith("consumer_load"))
@@ -432,15 +526,20 @@ def _conservation(input_rows: int, aside: Mapping[str, int], placed: int, load_r
 def _write_driver_tables(spark: SparkSession, out: Path, consumers: Mapping[str, Any], brokers: Mapping[str, Any],
                          rebalance: Mapping[str, Any]) -> None:
     """The driver-side stages' small results, as Parquet like the others."""
-    import pyarrow.parquet as pq
-
     member_rows = [{"strategy": s, "member": m, **v} for s, c in consumers.items() for m, v in c["members"].items()]
     broker_rows = [{"broker": int(b), **v} for b, v in brokers["brokers"].items()]
     move_rows = [{"strategy": s, "event": e, **v} for s, events in rebalance.items() for e, v in events.items()]
     for name, rows in (("consumer_load", member_rows), ("broker_load", broker_rows), ("rebalance_cost", move_rows)):
-        target = out / name
-        target.mkdir(parents=True, exist_ok=True)
-        for old in target.glob("*.parquet"):
-            old.unlink()
-        if rows:
-            pq.write_table(pa.Table.from_pylist(rows), (target / "part-0.parquet").as_posix())
+        _write_rows(out, name, rows)
+
+
+def _write_rows(out: Path, name: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """A small driver-side table as Parquet under ``out/name`` (replacing an earlier run's)."""
+    import pyarrow.parquet as pq
+
+    target = out / name
+    target.mkdir(parents=True, exist_ok=True)
+    for old in target.glob("*.parquet"):
+        old.unlink()
+    if rows:
+        pq.write_table(pa.Table.from_pylist(list(rows)), (target / "part-0.parquet").as_posix())

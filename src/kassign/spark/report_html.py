@@ -81,6 +81,39 @@ def chart_brokers(summary: Mapping[str, Any]) -> str:
     return _png(fig)
 
 
+def chart_producers(summary: Mapping[str, Any]) -> str:
+    """Bytes per partition under each producer client, side by side."""
+    producers = summary["producers"]
+    names = [row["producer"] for row in producers["agreement"]]
+    slots = sorted({(r["topic"], r["partition"]) for r in producers["load"]})
+    index = {slot: i for i, slot in enumerate(slots)}
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    width = 0.8 / max(1, len(names))
+    for k, name in enumerate(names):
+        values = [0.0] * len(slots)
+        for r in producers["load"]:
+            if r["producer"] == name:
+                values[index[(r["topic"], r["partition"])]] = r["bytes"] / MIB
+        ax.bar([i + k * width for i in range(len(slots))], values, width, label=name)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(slots))], [f"{t}-{p}" for t, p in slots], rotation=90,
+                  fontsize=7)
+    ax.set_ylabel("MiB")
+    ax.set_title("Bytes per partition, by producer client")
+    ax.legend(fontsize=7, ncol=min(4, max(1, len(names))), loc="upper center", bbox_to_anchor=(0.5, -0.35))
+    return _png(fig)
+
+
+def _producer_section(summary: Mapping[str, Any]) -> str:
+    producers = summary["producers"]
+    rows = [[r["producer"], f"{r['records_moved_share']:.1%}", f"{r['keys_moved_share']:.1%}",
+             f"{r['bytes_moved_share']:.1%}", r["max_over_mean_bytes"], r["null_keys"]]
+            for r in producers["agreement"]]
+    return (f"<h2>Producer agreement</h2><p>Share of records, keys and bytes on another partition than under "
+            f"{html.escape(producers['reference'])}:</p>"
+            + _table(["producer", "records moved", "keys moved", "bytes moved", "max/mean bytes", "null keys"], rows)
+            + f'<img alt="Bytes per partition by producer" src="data:image/png;base64,{chart_producers(summary)}">')
+
+
 CHARTS = (("Partition load", chart_partition_load), ("Partition-count sweep", chart_sweep),
           ("Consumer load", chart_members), ("Broker load", chart_brokers))
 
@@ -108,6 +141,8 @@ def render(summary: Mapping[str, Any]) -> str:
     sections.append("<h2>Rebalance cost</h2>" + _table(["strategy", "event", "partitions moved", "bytes moved"], move_rows))
     for title, chart in CHARTS:
         sections.append(f'<h2>{title}</h2><img alt="{title}" src="data:image/png;base64,{chart(summary)}">')
+    if "producers" in summary:
+        sections.append(_producer_section(summary))
     style = ("body{font-family:sans-serif;max-width:1000px;margin:2em auto}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>kassign pipeline</title><style>{style}</style>"

@@ -1,0 +1,81 @@
+"""Key serialisation: integer and long keys hash as Kafka's IntegerSerializer/LongSerializer bytes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kassign
+from kassign.errors import KassignError
+from kassign.keys import flatten_keys, serialize_key
+
+
+def test_serialisers_write_big_endian_twos_complement() -> None:
+    assert serialize_key(42, "int") == b"\x00\x00\x00\x2a"
+    assert serialize_key(-1, "int") == b"\xff\xff\xff\xff"
+    assert serialize_key(42, "long") == b"\x00\x00\x00\x00\x00\x00\x00\x2a"
+    assert serialize_key(-(2**63), "long") == b"\x80" + b"\x00" * 7
+    assert serialize_key("héllo") == "héllo".encode("utf-8")
+    assert serialize_key(None, "int") is None
+
+
+def test_integer_keys_partition_like_their_bytes() -> None:
+    for partitioner in ("java", "librdkafka:consistent", "sarama:hash", "kafkajs:legacy"):
+        for value in (0, 1, 42, -1, 2**31 - 1, -(2**31)):
+            as_int = kassign.partition_for_key(value, 12, partitioner=partitioner, key_type="int")
+            assert as_int == kassign.partition_for_key(value.to_bytes(4, "big", signed=True), 12, partitioner=partitioner)
+            as_long = kassign.partition_for_key(value, 12, partitioner=partitioner, key_type="long")
+            assert as_long == kassign.partition_for_key(value.to_bytes(8, "big", signed=True), 12, partitioner=partitioner)
+
+
+def test_integer_arrays_infer_int_and_long_and_keep_nulls() -> None:
+    values = [7, None, -3, 2**31 - 1]
+    expected_int = [kassign.partition_for_key(v, 10, key_type="int") for v in values]
+    expected_long = [kassign.partition_for_key(v, 10, key_type="long") for v in values]
+    assert expected_int != expected_long
+    assert kassign.partitions_for_keys(pa.array(values, pa.int32()), 10).tolist() == expected_int
+    assert kassign.partitions_for_keys(pa.array(values, pa.int64()), 10).tolist() == expected_long
+    assert kassign.partitions_for_keys(values, 10, key_type="int").tolist() == expected_int
+    assert kassign.partitions_for_keys(values, 10, key_type="long").tolist() == expected_long
+    plain = [v for v in values if v is not None]
+    assert kassign.partitions_for_keys(np.array(plain, np.int32), 10).tolist() == [e for e in expected_int if e != -1]
+    assert kassign.partitions_for_keys(np.array(plain, np.int64), 10).tolist() == [e for e in expected_long if e != -1]
+    # an int16 column serialised as int on request
+    assert kassign.partitions_for_keys(pa.array([7, -3], pa.int16()), 10, key_type="int").tolist() == [
+        expected_int[0], expected_int[2]]
+
+
+def test_a_null_integer_key_hashes_as_empty_where_the_client_hashes_null_keys() -> None:
+    got = kassign.partitions_for_keys(pa.array([None, 5], pa.int64()), 12, partitioner="librdkafka:murmur2")
+    assert got.tolist() == [kassign.partition_for_key(b"", 12), kassign.partition_for_key(5, 12, key_type="long")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)), max_size=30))
+def test_long_batch_equals_scalar(values: list) -> None:
+    batch = kassign.partitions_for_keys(values, 97, partitioner="sarama:crc", key_type="long").tolist()
+    assert batch == [kassign.partition_for_key(v, 97, partitioner="sarama:crc", key_type="long") for v in values]
+
+
+def test_bad_integer_keys_are_one_line_errors() -> None:
+    with pytest.raises(KassignError, match="does not fit a Java int"):
+        kassign.partition_for_key(2**31, 3, key_type="int")
+    with pytest.raises(KassignError, match="does not fit a Java int"):
+        kassign.partitions_for_keys(np.array([1, 2**40]), 3, key_type="int")
+    with pytest.raises(KassignError, match="does not fit a Java long"):
+        kassign.partitions_for_keys([2**70], 3, key_type="long")
+    with pytest.raises(KassignError, match="key_type='int'"):
+        kassign.partition_for_key(5, 3)
+    with pytest.raises(KassignError, match="key #0 is int: pass key_type"):
+        kassign.partitions_for_keys([5, 6], 3)
+    with pytest.raises(KassignError, match="int16 integers: pass key_type"):
+        kassign.partitions_for_keys(pa.array([1], pa.int16()), 3)
+    with pytest.raises(KassignError, match="needs integer keys"):
+        kassign.partitions_for_keys(pa.array(["a"]), 3, key_type="long")
+    with pytest.raises(KassignError, match="key #1 is str, but the key type is int"):
+        kassign.partitions_for_keys([1, "2"], 3, key_type="int")
+    with pytest.raises(KassignError, match="unknown key type 'short'"):
+        flatten_keys([b"a"], "short")
