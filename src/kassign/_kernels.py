@@ -1,7 +1,9 @@
 """numba builds of ``kassign.hashing`` for the batch path (imported on first batch call only,
 so the CLI and the scalar API never pay numba's import).
 
-The rules are not restated here: ``hashing``'s functions are compiled as they are. The batch
+The rules are not restated here: ``hashing``'s functions are compiled as they are. Big
+batches are split into contiguous slices hashed on every core (``prange``); each slice runs
+the same serial loop. The batch
 loop ``hashing.hash_loop`` names the span functions as globals; it is compiled from its own
 code object with those names bound to the compiled spans. Compiled code is cached on disk
 against ``hashing.py``'s timestamp (numba's cache is per source file), so editing the rules
@@ -32,4 +34,29 @@ def _bound(function: types.FunctionType, names: dict) -> types.FunctionType:
 
 
 SPANS = {name: numba.njit(**_JIT)(getattr(hashing, name)) for name in _SPAN_NAMES}
-hash_loop = numba.njit(**_JIT)(_bound(hashing.hash_loop, SPANS))
+hash_loop_serial = numba.njit(**_JIT)(_bound(hashing.hash_loop, SPANS))
+
+# Below this many keys one thread is quicker than starting the others.
+PARALLEL_MIN_KEYS = 1 << 16
+
+
+@numba.njit(parallel=True, **_JIT)
+def _hash_loop_chunks(data, offsets, kind, fold, out, chunks):
+    """The serial loop over ``chunks`` contiguous slices of the keys, one per thread."""
+    n = offsets.shape[0] - 1
+    size = (n + chunks - 1) // chunks
+    for c in numba.prange(chunks):
+        lo = c * size
+        hi = min(n, lo + size)
+        if lo < hi:
+            hash_loop_serial(data, offsets[lo:hi + 1], kind, fold, out[lo:hi])
+
+
+def hash_loop(data, offsets, kind, fold, out) -> None:
+    """``hashing.hash_loop`` over every key, on all cores when the batch is big enough to pay for it."""
+    n = len(offsets) - 1
+    threads = numba.get_num_threads()
+    if n < PARALLEL_MIN_KEYS or threads < 2:
+        hash_loop_serial(data, offsets, kind, fold, out)
+    else:
+        _hash_loop_chunks(data, offsets, kind, fold, out, threads * 4)
