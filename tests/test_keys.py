@@ -79,3 +79,17 @@ def test_bad_integer_keys_are_one_line_errors() -> None:
         kassign.partitions_for_keys([1, "2"], 3, key_type="int")
     with pytest.raises(KassignError, match="unknown key type 'short'"):
         flatten_keys([b"a"], "short")
+
+
+def test_dictionary_encoded_and_chunked_arrow_keys_hash_like_plain_ones() -> None:
+    import pyarrow as pa
+
+    import kassign
+
+    plain = pa.array(["user-1", "order-7", None, "user-1"])
+    expected = kassign.partitions_for_keys(plain, 12).tolist()
+    assert kassign.partitions_for_keys(plain.dictionary_encode(), 12).tolist() == expected
+    chunked = pa.chunked_array([plain[:2].dictionary_encode(), plain[2:].dictionary_encode()])
+    assert kassign.partitions_for_keys(chunked, 12).tolist() == expected
+    ints = pa.array([5, 7], pa.int64())
+    assert kassign.partitions_for_keys(ints.dictionary_encode(), 12).tolist() == kassign.partitions_for_keys(ints, 12).tolist()

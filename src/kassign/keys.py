@@ -80,7 +80,11 @@ def flatten_keys(keys: Any, key_type: str | None = None) -> Flat:
     import pyarrow as pa
 
     if isinstance(keys, pa.ChunkedArray):
+        if pa.types.is_dictionary(keys.type):  # chunks may each carry their own dictionary
+            keys = pa.chunked_array([c.dictionary_decode() for c in keys.chunks], type=keys.type.value_type)
         keys = keys.combine_chunks() if keys.num_chunks != 1 else keys.chunk(0)
+    if isinstance(keys, pa.Array) and pa.types.is_dictionary(keys.type):
+        keys = keys.dictionary_decode()  # Parquet readers hand out dictionary-encoded string columns
     if isinstance(keys, pa.Array):
         if pa.types.is_integer(keys.type):
             return _flatten_ints(_arrow_ints(keys), _int_type(str(keys.type), key_type), _arrow_nulls(keys))
