@@ -27,14 +27,18 @@ HELP = """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, as Kafka do
   in the order the controller lists them; a fenced broker may hold a follower, never the
   leader. --seed seeds its java.util.Random (without it a random seed is drawn and
   reported, so the run can be repeated); --start-index does not apply.
+
+With --bootstrap-server HOST:PORT --topic T, read topic T's current replica lists,
+leaders and broker racks from a live cluster instead (confluent-kafka), and report
+partitions whose replicas could spread over more racks.
 """
 
 
 @click.command("replicas", help=HELP)
-@click.option("--brokers", "-b", required=True, metavar="ID[:RACK][:fenced],...",
+@click.option("--brokers", "-b", default=None, metavar="ID[:RACK][:fenced],...",
               help="Brokers, e.g. 0:rack1,1:rack3,2 (striped also 3:rack1:fenced, 4:fenced).")
-@click.option("--partitions", "-p", type=int, required=True, help="Number of partitions to place (striped: 0 allowed).")
-@click.option("--replication-factor", "-r", type=int, required=True, help="Replicas per partition.")
+@click.option("--partitions", "-p", type=int, default=None, help="Number of partitions to place (striped: 0 allowed).")
+@click.option("--replication-factor", "-r", type=int, default=None, help="Replicas per partition.")
 @click.option("--placer", type=click.Choice(["legacy", "striped"]), default="legacy", show_default=True,
               help="legacy: AdminUtils (reassign-partitions --generate); striped: the KRaft controller.")
 @click.option("--start-index", type=int, default=None,
@@ -46,10 +50,22 @@ HELP = """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, as Kafka do
 @click.option("--reassignment-json", "as_reassignment", is_flag=True, help="Write the JSON kafka-reassign-partitions.sh --execute reads.")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png",
               help="Also draw leaders/followers per broker (PNG, SVG or PDF by the extension).")
+@click.option("--bootstrap-server", default=None, metavar="HOST:PORT",
+              help="Read --topic's current replicas, leaders and racks from this cluster instead.")
+@click.option("--command-config", default=None, metavar="FILE", help="Client properties (security settings) for --bootstrap-server.")
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the cluster.")
 @json_option
-def command(brokers: str, partitions: int, replication_factor: int, placer: str, start_index: int | None,
-            start_partition: int, seed: int | None, topic: str | None, as_reassignment: bool,
-            plot_path: str | None, as_json: bool) -> None:
+def command(brokers: str | None, partitions: int | None, replication_factor: int | None, placer: str,
+            start_index: int | None, start_partition: int, seed: int | None, topic: str | None, as_reassignment: bool,
+            plot_path: str | None, bootstrap_server: str | None, command_config: str | None, timeout: float,
+            as_json: bool) -> None:
+    if bootstrap_server is not None:
+        show_live(bootstrap_server, topic, command_config, timeout, as_json)
+        return
+    missing = [name for name, value in (("--brokers", brokers), ("--partitions", partitions),
+                                        ("--replication-factor", replication_factor)) if value is None]
+    if missing:
+        raise KassignError(f"missing {', '.join(missing)} (or read a live cluster with --bootstrap-server and --topic)")
     if as_reassignment and not topic:
         raise KassignError("--reassignment-json needs --topic NAME")
     if topic is not None:
@@ -105,3 +121,35 @@ def command(brokers: str, partitions: int, replication_factor: int, placer: str,
         else:
             caption = None
         print_table(title, ["partition", "replicas", "racks"], rows, caption=caption)
+
+
+def show_live(bootstrap: str, topic: str | None, command_config: str | None, timeout: float, as_json: bool) -> None:
+    """``kassign replicas --bootstrap-server``: the topic's current replicas, leaders and racks."""
+    from kassign import live
+
+    if not topic:
+        raise KassignError("--bootstrap-server needs --topic NAME")
+    if timeout <= 0:
+        raise KassignError(f"--timeout must be positive, got {timeout:g}")
+    config = live.read_command_config(command_config) if command_config else None
+    layout = live.read_layout(bootstrap, [topic], config=config, timeout=timeout)
+    problems = live.rack_problems(layout)
+    partitions = layout.topics[topic]
+    if as_json:
+        emit_json({
+            "topic": topic,
+            "brokers": {str(b): rack for b, rack in layout.brokers.items()},
+            "partitions": [{"partition": p.partition, "leader": p.leader, "replicas": list(p.replicas),
+                            "isr": list(p.isr)} for p in partitions],
+            "rack_problems": problems,
+        })
+        return
+    racks = layout.brokers
+    rows = [[p.partition, "-" if p.leader is None else p.leader, ", ".join(map(str, p.replicas)),
+             ", ".join(racks.get(b) or "-" for b in p.replicas), ", ".join(map(str, p.isr))] for p in partitions]
+    print_table(f"{topic}: current replicas on {bootstrap}", ["partition", "leader", "replicas", "racks", "isr"], rows)
+    per_broker = [[b, rack or "-", sum(p.leader == b for p in partitions), sum(b in p.replicas for p in partitions)]
+                  for b, rack in racks.items()]
+    notes = problems or (["racks: not every broker has one, so rack spread is not checked"]
+                         if any(r is None for r in racks.values()) else ["rack spread: every partition as spread as it can be"])
+    print_table("per broker", ["broker", "rack", "leaders", "replicas"], per_broker, notes=notes)
