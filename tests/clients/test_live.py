@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 
 import pytest
-import subprocess
-import sys
+
+import kassign
 
 pytest.importorskip("confluent_kafka", reason="confluent-kafka is an optional extra: pip install 'kassign[confluent]'")
 
@@ -198,3 +200,17 @@ def test_mock_cluster_from_test_mock_num_brokers():
     assert sorted(layout.brokers) == [1, 2, 3]
     assert [sorted(p.replicas) for p in layout.topics["created-by-asking"]] == [[1, 2, 3]] * 4
     del host  # the mock cluster goes with its client
+
+
+def test_partition_cli_takes_the_partition_count_from_the_cluster(tansu, topic_name):
+    tansu.create_topic(topic_name, 7)
+    result = subprocess.run([sys.executable, "-m", "kassign.cli.main", "partition", "--topic", topic_name,
+                             "--bootstrap-server", tansu.bootstrap, "--json", "user-1", "order-7"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["partitions"] == 7
+    assert [k["partition"] for k in doc["keys"]] == [kassign.partition_for_key(k, 7) for k in (b"user-1", b"order-7")]
+    both = subprocess.run([sys.executable, "-m", "kassign.cli.main", "partition", "-p", "7", "--topic", topic_name,
+                           "--bootstrap-server", tansu.bootstrap, "x"], capture_output=True, text=True, timeout=60)
+    assert both.returncode == 2 and "not both" in both.stderr

@@ -114,7 +114,12 @@ def _hash_column(client: ClientPartitioner) -> str:
 
 
 @click.command("partition")
-@click.option("--partitions", "-n", "num_partitions", type=int, required=True, help="Partition count of the topic.")
+@click.option("--partitions", "-n", "-p", "num_partitions", type=int, default=None,
+              help="Partition count of the topic (or read it from a cluster with --bootstrap-server and --topic).")
+@click.option("--topic", default=None, help="With --bootstrap-server: the topic whose partition count to use.")
+@click.option("--bootstrap-server", default=None, metavar="HOST:PORT", help="Read the partition count from this cluster.")
+@click.option("--command-config", default=None, metavar="FILE", help="Client properties (security settings) for --bootstrap-server.")
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the cluster.")
 @click.option("--partitioner", "-P", default=None, metavar="CLIENT:NAME",
               help=f"Producer partitioner (default java). One of: {', '.join(NAMES)}.")
 @click.option("--compare", default=None, metavar="A,B,...",
@@ -126,12 +131,14 @@ def _hash_column(client: ClientPartitioner) -> str:
 @click.option("--keys-file", type=click.Path(dir_okay=False), default=None, help="Read keys from a file, one a line.")
 @json_option
 @click.argument("keys", nargs=-1)
-def command(num_partitions: int, partitioner: str | None, compare: str | None, key_type: str | None,
+def command(num_partitions: int | None, topic: str | None, bootstrap_server: str | None, command_config: str | None,
+            timeout: float, partitioner: str | None, compare: str | None, key_type: str | None,
             hex_keys: bool, base64_keys: bool, keys_file: str | None, as_json: bool, keys: tuple[str, ...]) -> None:
     """Partition for each KEY ('-' reads keys from stdin, one a line), as a producer's partitioner picks it.
 
     Put negative integer keys after '--', e.g. kassign partition -n 12 --key-type long -- -1 42.
     """
+    num_partitions = _partition_count(num_partitions, topic, bootstrap_server, command_config, timeout)
     if num_partitions < 1:
         raise KassignError(f"--partitions must be at least 1, got {num_partitions}")
     if partitioner is not None and compare is not None:
@@ -145,6 +152,27 @@ def command(num_partitions: int, partitioner: str | None, compare: str | None, k
         _compare(texts, raw, num_partitions, resolve_list(compare), as_json)
     else:
         _single(texts, raw, num_partitions, resolve(partitioner), partitioner is not None, as_json)
+
+
+def _partition_count(given: int | None, topic: str | None, bootstrap: str | None, command_config: str | None,
+                     timeout: float) -> int:
+    """``--partitions``, or the topic's partition count as the cluster's metadata has it."""
+    if bootstrap is None:
+        if given is None:
+            raise KassignError("missing --partitions N (or read it from a cluster with --bootstrap-server and --topic)")
+        if topic is not None:
+            raise KassignError("--topic reads the partition count from a cluster: it needs --bootstrap-server")
+        return given
+    if given is not None:
+        raise KassignError("give --partitions or --bootstrap-server with --topic, not both")
+    if not topic:
+        raise KassignError("--bootstrap-server needs --topic NAME")
+    if timeout <= 0:
+        raise KassignError(f"--timeout must be positive, got {timeout:g}")
+    from kassign import live
+
+    config = live.read_command_config(command_config) if command_config else None
+    return live.partition_counts(bootstrap, [topic], config=config, timeout=timeout)[topic]
 
 
 def _single(texts: list[str], raw: list[bytes], n: int, client: ClientPartitioner, named: bool, as_json: bool) -> None:
