@@ -6,6 +6,21 @@ The CLI prints it on one line and exits with status 2.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+
+def shown(value: Any) -> str:
+    """A bad value as an error message shows it: JSON-like, at most 60 characters, and never an
+    attempt to print an integer of thousands of digits (Python refuses beyond 4300)."""
+    if isinstance(value, int) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
 
 class KassignError(Exception):
     """Bad input or an impossible request; the message says what to fix."""

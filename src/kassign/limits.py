@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kassign.errors import KassignError
+from kassign.errors import KassignError, shown
 
 JAVA_INT_MAX = 2**31 - 1
 MAX_PARTITIONS = 50_000_000
@@ -25,9 +25,7 @@ def whole_number(value: Any, what: str, *, low: int = -(2**31), high: int = JAVA
     if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
         raise KassignError(f"{what} must be a whole number, got {value!r}")
     if not low <= value <= high:
-        shown = f"an integer of about {int(int(value).bit_length() * 0.30103)} digits" \
-            if int(value).bit_length() > 200 else str(int(value))
-        raise KassignError(f"{what} must be from {low} to {high}, got {shown}")
+        raise KassignError(f"{what} must be from {low} to {high}, got {shown(int(value))}")
     return int(value)
 
 

@@ -8,7 +8,6 @@ that no longer exists is the assignor's business, and Kafka ignores such claims)
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ import numpy as np
 from kassign.assignors.base import ConsumerPartitionAssignor, Subscription, TopicPartition
 from kassign.cluster import Cluster
 from kassign.documents import load_json
-from kassign.errors import KassignError, ScenarioError
+from kassign.errors import KassignError, ScenarioError, shown
 from kassign.limits import JAVA_INT_MAX, partition_budget
 
 
@@ -73,26 +72,15 @@ def _is_int(value: Any) -> bool:
 def _java_int(value: Any, path: str, *, low: int = -(2**31), must: str = "expected a whole number") -> int:
     """``value`` as a Python int within ``low .. 2^31-1`` (numpy integer scalars accepted)."""
     if not _is_int(value) or value < low:
-        raise _fail(path, f"{must}, got {_show(value)}")
+        raise _fail(path, f"{must}, got {shown(value)}")
     if value > JAVA_INT_MAX:
-        raise _fail(path, f"{must} and at most {JAVA_INT_MAX} (Kafka keeps it in a Java int), got {_show(value)}")
+        raise _fail(path, f"{must} and at most {JAVA_INT_MAX} (Kafka keeps it in a Java int), got {shown(value)}")
     return int(value)
-
-
-def _show(value: Any) -> str:
-    """A short JSON-ish rendering of a bad value for an error message."""
-    if isinstance(value, int) and value.bit_length() > 200:  # too long to print (and Python refuses > 4300 digits)
-        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _text(value: Any, path: str) -> str:
     if not isinstance(value, str):
-        raise _fail(path, f"expected a string, got {_show(value)}")
+        raise _fail(path, f"expected a string, got {shown(value)}")
     return value
 
 
@@ -100,7 +88,7 @@ def _names(doc: Any, path: str) -> Iterable[Any]:
     """The keys of an object whose keys are names; JSON keys are strings, Python callers' must be too."""
     for name in doc:
         if not isinstance(name, str):
-            raise _fail(path, f"names must be strings, got {_show(name)} ({type(name).__name__})")
+            raise _fail(path, f"names must be strings, got {shown(name)} ({type(name).__name__})")
     return doc
 
 
@@ -127,7 +115,7 @@ def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
             owned.append(pair if kind is TopicPartition else _new_topic_partition(pair))
             continue
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) and _is_int(pair[1])):
-            raise _fail(f"{path}[{i}]", f"expected [topic, partition], got {_show(pair)}")
+            raise _fail(f"{path}[{i}]", f"expected [topic, partition], got {shown(pair)}")
         owned.append(TopicPartition(pair[0], _java_int(pair[1], f"{path}[{i}]")))
     return tuple(owned)
 
@@ -145,7 +133,7 @@ class _MemberParser:
 
     def __call__(self, member_id: Any, doc: Any) -> MemberSpec:
         if not isinstance(member_id, str):
-            raise _fail("members", f"member ids must be strings, got {_show(member_id)} ({type(member_id).__name__})")
+            raise _fail("members", f"member ids must be strings, got {shown(member_id)} ({type(member_id).__name__})")
         if not isinstance(doc, Mapping):
             raise _fail(f"members.{member_id}", 'expected an object such as {"topics": ["t0"]}')
         if not _MEMBER_KEYS.issuperset(doc):
@@ -182,7 +170,7 @@ class _MemberParser:
                 return known
         if "topics" not in doc:
             raise _fail(f"members.{member_id}", 'missing "topics" (the list of topics this member subscribes to)')
-        raise _fail(f"members.{member_id}.topics", f"expected a list of topic names, got {_show(topics)}")
+        raise _fail(f"members.{member_id}.topics", f"expected a list of topic names, got {shown(topics)}")
 
 
 def _check_instance_ids(members: Mapping[str, MemberSpec]) -> None:

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from kassign.documents import load_yaml
-from kassign.errors import ScenarioError
+from kassign.errors import ScenarioError, shown
 from kassign.scenario import read_scenario_text
 
 EVENT_FIELDS: dict[str, tuple[set[str], set[str]]] = {
@@ -137,24 +137,14 @@ MAX_COUNT = 2**31 - 1  # partition counts are Java ints in Kafka
 def _number(value: Any, path: str, minimum: float = 0.0) -> float:
     if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
             or not minimum <= value <= MAX_SECONDS):
-        raise _fail(path, f"expected a number of seconds from {minimum:g} to {MAX_SECONDS:,}, got {_show(value)}")
+        raise _fail(path, f"expected a number of seconds from {minimum:g} to {MAX_SECONDS:,}, got {shown(value)}")
     return float(value)
 
 
 def _count(value: Any, path: str, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
-        raise _fail(path, f"expected a whole number from {minimum} to {MAX_COUNT}, got {_show(value)}")
+        raise _fail(path, f"expected a whole number from {minimum} to {MAX_COUNT}, got {shown(value)}")
     return value
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, int) and value.bit_length() > 200:
-        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _name(value: Any, path: str) -> str:
