@@ -8,6 +8,7 @@ group assignors and the rebalance protocol around them), replica -> broker
 from kassign.api import assign, assign_table
 from kassign.errors import KassignError
 from kassign.partitioner import murmur2, partition_for_key, partitions_for_keys
+from kassign.plan import plan_reassignment
 from kassign.replicas import assign_replicas
 
 __all__ = [
@@ -18,5 +19,6 @@ __all__ = [
     "murmur2",
     "partition_for_key",
     "partitions_for_keys",
+    "plan_reassignment",
 ]
 __version__ = "0.1.0"

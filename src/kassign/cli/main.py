@@ -30,6 +30,8 @@ def _register_commands() -> None:
     cli.add_command(simulate_cmd.command)
     from kassign.cli import pipeline_cmd
     cli.add_command(pipeline_cmd.command)
+    from kassign.cli import plan_cmd
+    cli.add_command(plan_cmd.command)
 
 
 _register_commands()

@@ -1,0 +1,236 @@
+"""``kassign plan``: a reassignment plan kafka-reassign-partitions.sh can execute, beside Kafka's --generate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kassign.cli.common import console, emit_json, print_table
+from kassign.errors import KassignError
+from kassign.plan import human_bytes, parse_describe, plan_reassignment
+from kassign.plan._document import kafka_generate
+from kassign.plan._report import figures
+from kassign.replicas import parse_broker_list
+
+HELP = """Plan moving replicas onto BROKERS, as evenly as possible with the fewest moves.
+
+\b
+Reads the current assignment (--current: kafka-reassign-partitions.sh's JSON, e.g. what
+--generate prints as "Current partition replica assignment"; or --describe-file: the text
+kafka-topics.sh --describe prints). Writes the proposed JSON (--out) for
+  kafka-reassign-partitions.sh --execute --reassignment-json-file OUT
+and the rollback JSON (the current assignment) beside it. Prints replicas and leaders per
+broker and rack before -> after, what moves, and the same figures for what Kafka's own
+--generate would propose on the same input.
+
+\b
+Order of goals: valid (distinct brokers, min(rf, racks) racks per partition); replica counts
+as even as possible; the fewest replica moves; leaders as even as possible, then the fewest
+leader changes. With --sizes: bytes per broker within --tolerance of the mean instead of
+counts, moving few bytes.
+"""
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise KassignError(f"cannot read {what} {path!r}: {err.strerror or err}") from None
+    try:
+        return json.loads(text)
+    except ValueError as err:
+        raise KassignError(f"{what} {path!r} is not valid JSON: {err}") from None
+
+
+def read_sizes(path: str) -> Any:
+    """Bytes per partition from the pipeline's partition_load (a Parquet directory or file), a
+    CSV with topic,partition,bytes, or JSON ({topic: [bytes...]}, {topic: {partition: bytes}} or
+    a list of {"topic", "partition", "bytes"})."""
+    source = Path(path)
+    if not source.exists():
+        raise KassignError(f"--sizes {path!r} does not exist")
+    suffix = source.suffix.lower()
+    try:
+        if source.is_dir() or suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(source)
+        if suffix == ".csv":
+            import pyarrow.csv as pcsv
+
+            return pcsv.read_csv(source)
+    except Exception as err:  # pyarrow raises several types for unreadable input
+        raise KassignError(f"cannot read sizes from {path!r}: {' '.join(str(err).split())}") from None
+    data = _read_json(path, "sizes file")
+    if isinstance(data, list):
+        result = {}
+        for row in data:
+            if not isinstance(row, dict) or not {"topic", "partition", "bytes"} <= set(row):
+                raise KassignError(f"sizes file {path!r}: each list entry needs topic, partition and bytes")
+            result[(row["topic"], row["partition"])] = row["bytes"]
+        return result
+    return data
+
+
+def _parse_ids(text: str | None) -> list[int]:
+    if not text:
+        return []
+    ids = []
+    for item in text.split(","):
+        try:
+            ids.append(int(item.strip()))
+        except ValueError:
+            raise KassignError(f"--exclude: {item.strip()!r} is not a broker id; write ids separated by commas") from None
+    return ids
+
+
+def _write(path: Path, document: dict) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=None, separators=(",", ":")) + "\n")
+    except OSError as err:
+        raise KassignError(f"cannot write {str(path)!r}: {err.strerror or err}") from None
+
+
+def _arrow(before: Any, after: Any) -> str:
+    return f"{before} -> {after}" if before != after else f"{after}"
+
+
+@click.command("plan", help=HELP)
+@click.option("--current", "current_path", metavar="FILE.json", help="Current assignment (reassignment JSON).")
+@click.option("--describe-file", "describe_path", metavar="FILE",
+              help="Current assignment as kafka-topics.sh --describe prints it (instead of --current).")
+@click.option("--brokers", "-b", required=True, metavar="ID[:RACK],...",
+              help="Brokers that should hold replicas afterwards (added ones included, removed ones left out).")
+@click.option("--sizes", "sizes_path", metavar="DIR|FILE",
+              help="Bytes per partition: the pipeline's partition_load directory, Parquet, CSV or JSON.")
+@click.option("--tolerance", type=float, default=0.05, show_default=True,
+              help="With --sizes: largest broker at most this fraction above the mean.")
+@click.option("--max-moves", type=int, default=None, help="At most this many replica moves.")
+@click.option("--batches", type=int, default=1, show_default=True, help="Split the plan into N steps.")
+@click.option("--exclude", default=None, metavar="IDS", help="Brokers to drain (comma-separated ids).")
+@click.option("--out", "out_path", metavar="PLAN.json",
+              help="Write the proposed JSON here (and PLAN-rollback.json, PLAN-step-K.json with --batches).")
+@click.option("--rollback", "rollback_path", metavar="FILE.json", help="Where to write the rollback JSON.")
+@click.option("--kafka-seed", type=int, default=0, show_default=True,
+              help="Seed for the random start of Kafka's --generate in the comparison.")
+@click.option("--plot", "plot_path", metavar="FILE.png", help="Draw replicas and leaders per broker before/after.")
+@click.option("--json", "as_json", is_flag=True, help="Write the summary (and, without --out, the plan) as JSON.")
+def command(current_path: str | None, describe_path: str | None, brokers: str, sizes_path: str | None,
+            tolerance: float, max_moves: int | None, batches: int, exclude: str | None, out_path: str | None,
+            rollback_path: str | None, kafka_seed: int, plot_path: str | None, as_json: bool) -> None:
+    if bool(current_path) == bool(describe_path):
+        raise KassignError("give the current assignment with exactly one of --current FILE.json or --describe-file FILE")
+    if current_path:
+        current = _read_json(current_path, "--current")
+    else:
+        try:
+            current = parse_describe(Path(describe_path).read_text())  # type: ignore[arg-type]
+        except OSError as err:
+            raise KassignError(f"cannot read --describe-file {describe_path!r}: {err.strerror or err}") from None
+    broker_list = parse_broker_list(brokers)
+    sizes = read_sizes(sizes_path) if sizes_path else None
+    options: dict[str, Any] = {"batches": batches, "exclude": _parse_ids(exclude)}
+    if max_moves is not None:
+        options["max_moves"] = max_moves
+    if sizes is not None:
+        options["tolerance"] = tolerance
+    plan = plan_reassignment(current, broker_list, sizes=sizes, **options)
+    problem = plan.problem
+    kafka = figures(problem, kafka_generate(problem, kafka_seed))
+    files: dict[str, Any] = {}
+    if out_path:
+        out = Path(out_path)
+        rollback = Path(rollback_path) if rollback_path else out.with_name(f"{out.stem}-rollback{out.suffix or '.json'}")
+        _write(out, dict(plan))
+        _write(rollback, plan.rollback)
+        files = {"plan": str(out), "rollback": str(rollback)}
+        if len(plan.batches) > 1:
+            files["steps"] = []
+            for k, step in enumerate(plan.batches, 1):
+                step_path = out.with_name(f"{out.stem}-step-{k}{out.suffix or '.json'}")
+                _write(step_path, step)
+                files["steps"].append(str(step_path))
+    elif rollback_path:
+        raise KassignError("--rollback needs --out")
+    if plot_path:
+        from kassign.plan._plot import plan_chart
+
+        plan_chart(plan.summary["brokers"], kafka["brokers"], plot_path,
+                   f"{problem.num_partitions} partitions: now, kassign plan, Kafka --generate")
+        files["plot"] = plot_path
+    if as_json:
+        document: dict[str, Any] = {"summary": plan.summary, "kafka_generate": kafka, "kafka_seed": kafka_seed,
+                                    "files": files}
+        if not out_path:
+            document["proposed"] = dict(plan)
+            if len(plan.batches) > 1:
+                document["steps"] = plan.batches
+        emit_json(document)
+        return
+    _print_summary(plan.summary, kafka, files, kafka_seed)
+
+
+def _print_summary(summary: dict, kafka: dict, files: dict, seed: int) -> None:
+    sized = "bytes_moved" in summary
+    kafka_by_id = {row["broker"]: row for row in kafka["brokers"]}
+    columns = ["broker", "rack", "replicas", "leaders"] + (["bytes"] if sized else []) + \
+        ["Kafka --generate replicas", "Kafka leaders"]
+    rows = []
+    for row in summary["brokers"]:
+        k = kafka_by_id.get(row["broker"], {})
+        label = row["broker"] if row["target"] else f"{row['broker']} ({'drained' if row['excluded'] else 'removed'})"
+        line = [label, row["rack"] or "-",
+                _arrow(row["replicas_before"], row["replicas_after"]), _arrow(row["leaders_before"], row["leaders_after"])]
+        if sized:
+            line.append(_arrow(human_bytes(row["bytes_before"]), human_bytes(row["bytes_after"])))
+        line += [k.get("replicas_after", 0), k.get("leaders_after", 0)]
+        rows.append(line)
+    print_table("per broker: now -> plan", columns, rows)
+    if len(summary["racks"]) > 1:
+        rack_rows = []
+        for rack, values in summary["racks"].items():
+            k = kafka["racks"].get(rack, {})
+            line = [rack, values["brokers"], _arrow(values["replicas_before"], values["replicas_after"]),
+                    _arrow(values["leaders_before"], values["leaders_after"])]
+            if sized:
+                line.append(_arrow(human_bytes(values["bytes_before"]), human_bytes(values["bytes_after"])))
+            line += [k.get("replicas_after", 0), k.get("leaders_after", 0)]
+            rack_rows.append(line)
+        print_table("per rack: now -> plan", ["rack", "brokers", "replicas", "leaders"] + (["bytes"] if sized else [])
+                    + ["Kafka --generate replicas", "Kafka leaders"], rack_rows)
+    metrics = [
+        ("replicas moved", summary["replicas_moved"], kafka["replicas_moved"]),
+        ("partitions changed", summary["partitions_changed"], kafka["partitions_changed"]),
+        ("leaders changed", summary["leaders_changed"], kafka["leaders_changed"]),
+        ("replica spread (max-min) after", summary["replica_spread_after"], kafka["replica_spread_after"]),
+        ("leader spread (max-min) after", summary["leader_spread_after"], kafka["leader_spread_after"]),
+    ]
+    if sized:
+        metrics.insert(1, ("bytes moved", human_bytes(summary["bytes_moved"]), human_bytes(kafka["bytes_moved"])))
+        metrics.append(("largest broker / mean bytes", summary["bytes_max_over_mean_after"],
+                        kafka["bytes_max_over_mean_after"]))
+    notes = [f"replica spread now {summary['replica_spread_before']}, leader spread now "
+             f"{summary['leader_spread_before']} (over the target brokers)"]
+    if sized:
+        limit = summary.get("bytes_limit")
+        reached = summary.get("bytes_within_tolerance")
+        notes.append(f"bytes: largest broker {'within' if reached else 'NOT within'} {summary['tolerance']:.0%} of the "
+                     f"mean (limit {human_bytes(limit)})" + ("" if reached else
+                     ": no move or swap lowers it further (heuristic)"))
+    if "max_moves" in summary:
+        notes.append(f"--max-moves {summary['max_moves']}: the most even plan would take "
+                     f"{summary.get('moves_for_optimal_window', '?')} moves")
+    notes += summary.get("notes", [])
+    notes.append(f"Kafka --generate places each topic from scratch from a random start (--kafka-seed {seed})")
+    for name, path in files.items():
+        if name == "steps":
+            notes.append(f"{len(path)} steps: {', '.join(path)} (run one after another)")
+        else:
+            notes.append(f"{name}: {path}")
+    print_table("what moves", ["", "kassign plan", "Kafka --generate"], [list(m) for m in metrics], notes=notes)
+    if not files:
+        console().print("note: no --out given, nothing written (dry run)")
