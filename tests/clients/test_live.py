@@ -214,3 +214,17 @@ def test_partition_cli_takes_the_partition_count_from_the_cluster(tansu, topic_n
     both = subprocess.run([sys.executable, "-m", "kassign.cli.main", "partition", "-p", "7", "--topic", topic_name,
                            "--bootstrap-server", tansu.bootstrap, "x"], capture_output=True, text=True, timeout=60)
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_plan_reads_the_current_assignment_from_the_cluster(tansu, topic_name, tmp_path):
+    tansu.create_topic(topic_name, 4)
+    out = tmp_path / "plan.json"
+    result = subprocess.run([sys.executable, "-m", "kassign.cli.main", "plan", "--bootstrap-server", tansu.bootstrap,
+                             "--topic", topic_name, "--brokers", "0,1", "--out", str(out), "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    current = live.current_assignment(tansu.bootstrap, [topic_name])
+    assert json.loads((tmp_path / "plan-rollback.json").read_text()) == current
+    plan = json.loads(out.read_text())
+    assert sorted((p["topic"], p["partition"]) for p in plan["partitions"]) == [(topic_name, p) for p in range(4)]
+    assert all(set(p["replicas"]) <= {0, 1} for p in plan["partitions"])

@@ -99,6 +99,16 @@ def _arrow(before: Any, after: Any) -> str:
     return f"{before} -> {after}" if before != after else f"{after}"
 
 
+def _read_cluster(bootstrap: str, topics: tuple[str, ...], command_config: str | None, timeout: float) -> dict:
+    """The current assignment as the cluster's metadata has it (kafka-reassign-partitions.sh's shape)."""
+    if timeout <= 0:
+        raise KassignError(f"--timeout must be positive, got {timeout:g}")
+    from kassign import live
+
+    config = live.read_command_config(command_config) if command_config else None
+    return live.current_assignment(bootstrap, list(topics) or None, config=config, timeout=timeout)
+
+
 @click.command("plan", help=HELP)
 @click.option("--current", "current_path", metavar="FILE.json", help="Current assignment (reassignment JSON).")
 @click.option("--describe-file", "describe_path", metavar="FILE",
@@ -119,13 +129,27 @@ def _arrow(before: Any, after: Any) -> str:
               help="Seed for the random start of Kafka's --generate in the comparison.")
 @click.option("--plot", "plot_path", metavar="FILE.png", help="Draw replicas and leaders per broker before/after.")
 @click.option("--json", "as_json", is_flag=True, help="Write the summary (and, without --out, the plan) as JSON.")
+@click.option("--bootstrap-server", default=None, metavar="HOST:PORT",
+              help="Read the current assignment from this cluster instead of a file.")
+@click.option("--topic", "topics", multiple=True, metavar="NAME",
+              help="With --bootstrap-server: the topics to plan (repeatable; default all).")
+@click.option("--command-config", default=None, metavar="FILE", help="Client properties (security settings) for --bootstrap-server.")
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the cluster.")
 def command(current_path: str | None, describe_path: str | None, brokers: str, sizes_path: str | None,
             tolerance: float, max_moves: int | None, batches: int, exclude: str | None, out_path: str | None,
-            rollback_path: str | None, kafka_seed: int, plot_path: str | None, as_json: bool) -> None:
-    if bool(current_path) == bool(describe_path):
-        raise KassignError("give the current assignment with exactly one of --current FILE.json or --describe-file FILE")
+            rollback_path: str | None, kafka_seed: int, plot_path: str | None, as_json: bool,
+            bootstrap_server: str | None = None, topics: tuple[str, ...] = (), command_config: str | None = None,
+            timeout: float = 10.0) -> None:
+    sources = [s for s in (current_path, describe_path, bootstrap_server) if s]
+    if len(sources) != 1:
+        raise KassignError("give the current assignment with exactly one of --current FILE.json, --describe-file FILE "
+                           "or --bootstrap-server HOST:PORT")
+    if topics and not bootstrap_server:
+        raise KassignError("--topic selects topics of a live cluster: it needs --bootstrap-server")
     if current_path:
         current = _read_json(current_path, "--current")
+    elif bootstrap_server:
+        current = _read_cluster(bootstrap_server, topics, command_config, timeout)
     else:
         try:
             current = parse_describe(Path(describe_path).read_text())  # type: ignore[arg-type]
