@@ -82,3 +82,31 @@ def test_bad_partitioner_and_key_type(spark):
         kafka_partition("key", 3, partitioner="go:hash")
     with pytest.raises(KassignError, match="unknown key type 'short'"):
         kafka_partition("key", 3, key_type="short")
+
+
+def test_generated_code_path_on_text_binary_and_integer_columns(spark):
+    """The JVM engine runs each rule as a Catalyst expression (generated code calling our Java
+    method on Spark's own values: UTF-8 buffers read in place, byte[], int, long); every
+    partitioner agrees with partition_for_key on each column type."""
+    rng = random.Random(5)
+    texts = ["", "user-1", "ключ-7", "日本語キー", "\U0001F600emoji"] + [
+        "".join(rng.choice("abcxyzé0123") for _ in range(rng.randint(0, 21))) for _ in range(60)]
+    rows = [(t, t.encode("utf-8"), rng.randint(-2**31, 2**31 - 1), rng.randint(-2**63, 2**63 - 1)) for t in texts]
+    rows.append((None, None, None, None))
+    schema = "text string, raw binary, i int, l bigint"
+    df = spark.createDataFrame(rows, schema)
+    plan = df.select(kafka_partition("text", 7, engine="jvm"))._jdf.queryExecution().executedPlan().toString()
+    assert "static_invoke(kassign.spark.KassignMurmur2.partitionOf" in plan and "*(" in plan, plan  # generated code, no UDF
+    for name in NAMES:
+        got = df.select(kafka_partition("text", 13, engine="jvm", partitioner=name).alias("t"),
+                        kafka_partition("raw", 13, engine="jvm", partitioner=name).alias("r"),
+                        kafka_partition("i", 13, engine="jvm", partitioner=name, key_type="int").alias("i"),
+                        kafka_partition("l", 13, engine="jvm", partitioner=name, key_type="long").alias("l")).collect()
+        for (text, raw, i, l), row in zip(rows, got):
+            expected = [partition_for_key(raw, 13, partitioner=name),
+                        partition_for_key(raw, 13, partitioner=name),
+                        partition_for_key(i, 13, partitioner=name, key_type="int") if i is not None
+                        else partition_for_key(None, 13, partitioner=name),
+                        partition_for_key(l, 13, partitioner=name, key_type="long") if l is not None
+                        else partition_for_key(None, 13, partitioner=name)]
+            assert [row["t"], row["r"], row["i"], row["l"]] == [_null_if_unhashed(e) for e in expected], (name, text)

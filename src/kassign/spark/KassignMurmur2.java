@@ -1,9 +1,21 @@
 package kassign.spark;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.api.java.UDF6;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.classic.ExpressionUtils;
+import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.TypeCollection;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The 32-bit key hashes of Kafka producer clients, as Spark SQL UDFs (null in, null out).
@@ -56,25 +68,32 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
     }
 
     public static int hash(byte[] key) {
-        final int length = key.length;
+        return hash(key, Platform.BYTE_ARRAY_OFFSET, key.length);
+    }
+
+    /** murmur2 of {@code length} bytes at {@code offset} of {@code base} (a byte[] or Spark's off-heap memory). */
+    public static int hash(Object base, long offset, int length) {
         int h = SEED ^ length;
         final int whole = length & ~3;
         for (int i = 0; i < whole; i += 4) {
-            int k = (key[i] & 0xff) | ((key[i + 1] & 0xff) << 8) | ((key[i + 2] & 0xff) << 16) | ((key[i + 3] & 0xff) << 24);
+            long at = offset + i;
+            int k = (Platform.getByte(base, at) & 0xff) | ((Platform.getByte(base, at + 1) & 0xff) << 8)
+                | ((Platform.getByte(base, at + 2) & 0xff) << 16) | ((Platform.getByte(base, at + 3) & 0xff) << 24);
             k *= MIX;
             k ^= k >>> 24;
             k *= MIX;
             h = h * MIX ^ k;
         }
+        final long tail = offset + whole;
         switch (length & 3) {
             case 3:
-                h ^= (key[whole + 2] & 0xff) << 16;
+                h ^= (Platform.getByte(base, tail + 2) & 0xff) << 16;
                 // fall through: the tail bytes are folded in from the highest down
             case 2:
-                h ^= (key[whole + 1] & 0xff) << 8;
+                h ^= (Platform.getByte(base, tail + 1) & 0xff) << 8;
                 // fall through
             case 1:
-                h ^= key[whole] & 0xff;
+                h ^= Platform.getByte(base, tail) & 0xff;
                 h *= MIX;
                 break;
             default:
@@ -98,19 +117,24 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
 
     /** The unsigned 32-bit hash of the given kind, in a long. */
     static long hash32(int kind, byte[] key) {
+        return hash32(kind, key, Platform.BYTE_ARRAY_OFFSET, key.length);
+    }
+
+    /** The same over {@code length} bytes at {@code offset} of {@code base}, read in place. */
+    static long hash32(int kind, Object base, long offset, int length) {
         int h;
         switch (kind) {
             case MURMUR2:
-                h = hash(key);
+                h = hash(base, offset, length);
                 break;
             case CRC32_HASH:
-                h = Crc32.hash(key);
+                h = Crc32.hash(base, offset, length);
                 break;
             case FNV1A:
-                h = Fnv1a.hash(key);
+                h = Fnv1a.hash(base, offset, length);
                 break;
             default:
-                h = KafkajsLegacy.hash(key);
+                h = KafkajsLegacy.hash(base, offset, length);
                 break;
         }
         return h & 0xffffffffL;
@@ -125,6 +149,54 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
             return Math.abs((long) (int) h);  // as a long, so -2^31 gives 2^31 like a uint32 cast
         }
         return h;
+    }
+
+    /**
+     * A client partitioner as a Catalyst expression: generated code calls {@link #partitionOf}
+     * on each row with Spark's own value (byte[], int or long), where a UDF would box and
+     * convert every value first. Null keys give null (the caller supplies a client's null-key
+     * rule); -1 means the client does not hash this key.
+     */
+    public static Column partitionColumn(Column key, int keyWidth, int kind, int foldCode, boolean emptyKeyRandom,
+                                         int partitions) {
+        List<Expression> arguments = List.of(ExpressionUtils.expression(key),
+            Literal.create(kind, DataTypes.IntegerType), Literal.create(foldCode, DataTypes.IntegerType),
+            Literal.create(emptyKeyRandom, DataTypes.BooleanType), Literal.create(partitions, DataTypes.IntegerType));
+        // The key as it is: text reaches partitionOf as Spark's UTF-8 buffer (no copy), binary as byte[];
+        // int/bigint only when the caller chose Kafka's Integer/LongSerializer. Anything else fails analysis.
+        AbstractDataType keyType = keyWidth == 4 ? DataTypes.IntegerType : keyWidth == 8 ? DataTypes.LongType
+            : TypeCollection.apply(CollectionConverters.asScala(
+                List.<AbstractDataType>of(DataTypes.BinaryType, DataTypes.StringType)).toSeq());
+        List<AbstractDataType> inputTypes = List.of(keyType, DataTypes.IntegerType, DataTypes.IntegerType,
+            DataTypes.BooleanType, DataTypes.IntegerType);
+        StaticInvoke invoke = new StaticInvoke(KassignMurmur2.class, DataTypes.IntegerType, "partitionOf",
+            CollectionConverters.asScala(arguments).toSeq(), CollectionConverters.asScala(inputTypes).toSeq(),
+            true, false, true, scala.Option.empty());
+        return ExpressionUtils.column(invoke);
+    }
+
+    public static int partitionOf(UTF8String key, int kind, int foldCode, boolean emptyKeyRandom, int partitions) {
+        if (key.numBytes() == 0 && emptyKeyRandom) {
+            return -1;
+        }
+        // Spark's UTF-8 buffer is read in place: no copy per row
+        long h = hash32(kind, key.getBaseObject(), key.getBaseOffset(), key.numBytes());
+        return (int) (fold(foldCode, h) % partitions);
+    }
+
+    public static int partitionOf(byte[] key, int kind, int foldCode, boolean emptyKeyRandom, int partitions) {
+        if (key.length == 0 && emptyKeyRandom) {
+            return -1;
+        }
+        return (int) (fold(foldCode, hash32(kind, key)) % partitions);
+    }
+
+    public static int partitionOf(int key, int kind, int foldCode, boolean emptyKeyRandom, int partitions) {
+        return partitionOf(keyBytes(key), kind, foldCode, emptyKeyRandom, partitions);
+    }
+
+    public static int partitionOf(long key, int kind, int foldCode, boolean emptyKeyRandom, int partitions) {
+        return partitionOf(keyBytes(key), kind, foldCode, emptyKeyRandom, partitions);
     }
 
     /**
@@ -170,10 +242,10 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
             }
         }
 
-        static int hash(byte[] key) {
+        static int hash(Object base, long offset, int length) {
             int c = 0xFFFFFFFF;
-            for (byte b : key) {
-                c = TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
+            for (long at = offset, end = offset + length; at < end; at++) {
+                c = TABLE[(c ^ Platform.getByte(base, at)) & 0xff] ^ (c >>> 8);
             }
             return ~c;
         }
@@ -181,10 +253,10 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
 
     /** FNV-1a 32-bit (librdkafka fnv1a, Sarama's hash partitioner), bits as a signed int. */
     static final class Fnv1a {
-        static int hash(byte[] key) {
+        static int hash(Object base, long offset, int length) {
             int h = 0x811c9dc5;
-            for (byte b : key) {
-                h = (h ^ (b & 0xff)) * 0x01000193;
+            for (long at = offset, end = offset + length; at < end; at++) {
+                h = (h ^ (Platform.getByte(base, at) & 0xff)) * 0x01000193;
             }
             return h;
         }
@@ -203,19 +275,18 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
             return (long) ((double) a * MIX_DOUBLE);
         }
 
-        static int hash(byte[] key) {
-            final int length = key.length;
+        static int hash(Object base, long offset, int length) {
             int h = SEED ^ length;
             final int blocks = (length + 3) >>> 2;
             for (int block = 0; block < blocks; block++) {
                 final int j = 4 * block;
                 int word;
                 if (j + 4 <= length) {
-                    word = (key[j] & 0xff) | ((key[j + 1] & 0xff) << 8) | ((key[j + 2] & 0xff) << 16) | ((key[j + 3] & 0xff) << 24);
+                    word = (Platform.getByte(base, offset + j) & 0xff) | ((Platform.getByte(base, offset + j + 1) & 0xff) << 8) | ((Platform.getByte(base, offset + j + 2) & 0xff) << 16) | ((Platform.getByte(base, offset + j + 3) & 0xff) << 24);
                 } else {  // the partial last block, missing bytes read as 0
                     word = 0;
                     for (int b = 0; j + b < length; b++) {
-                        word |= (key[j + b] & 0xff) << (8 * b);
+                        word |= (Platform.getByte(base, offset + j + b) & 0xff) << (8 * b);
                     }
                 }
                 long k = times(word);
@@ -223,17 +294,17 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
                 k = times(k32);
                 h = (int) times(h) ^ (int) k;
             }
-            final int base = length & ~3;
+            final int whole = length & ~3;
             long wide = h;
             switch (length & 3) {
                 case 3:
-                    h ^= (key[base + 2] & 0xff) << 16;
+                    h ^= (Platform.getByte(base, offset + whole + 2) & 0xff) << 16;
                     // fall through
                 case 2:
-                    h ^= (key[base + 1] & 0xff) << 8;
+                    h ^= (Platform.getByte(base, offset + whole + 1) & 0xff) << 8;
                     // fall through
                 case 1:
-                    h ^= key[base] & 0xff;
+                    h ^= Platform.getByte(base, offset + whole) & 0xff;
                     wide = times(h);
                     break;
                 default:

@@ -9,9 +9,13 @@ column equals ``kassign.partition_for_key`` on every row, with null where that g
 
 Two engines compute it:
 
-- ``jvm``: our own Java UDFs (see ``jvm.py``), registered in the session; rows never leave
-  the executor JVM. ``kassign_partition`` applies a whole client rule; ``kassign_murmur2``
-  is Kafka's hash alone (``kafka_murmur2``).
+- ``jvm``: our own Java code (see ``jvm.py``); rows never leave the executor JVM. The client
+  rule is a Catalyst expression (``StaticInvoke``) whose generated code calls
+  ``KassignMurmur2.partitionOf`` on Spark's own values: a text column's UTF-8 buffer is read
+  in place, binary as ``byte[]``, int/bigint as primitives, so nothing is copied or boxed per
+  row (as fast as Spark's own ``hash()``). Where the driver cannot reach our class (a jar
+  added to a user's session with ``ADD JAR`` only), the registered UDF ``kassign_partition``
+  serves instead; ``kassign_murmur2`` is Kafka's hash alone (``kafka_murmur2``).
 - ``arrow``: an Arrow UDF handing whole key columns to the numba kernels of
   ``kassign.partitioner`` without copying key bytes (a pandas UDF on PySpark < 4.1).
 
@@ -174,9 +178,30 @@ def _check_count(n: int) -> int:
     return int(n)
 
 
-def _jvm_partition(key: Column, client: ClientPartitioner, n: int) -> Column:
+def _jvm_partition(key: Column, client: ClientPartitioner, n: int, raw: Column | None = None,
+                   key_width: int = 0) -> Column:
+    expression = _generated_partition(raw if raw is not None else key, key_width, client, n)
+    if expression is not None:
+        return expression
     return F.call_function(jvm.PARTITION_FUNCTION, key, F.lit(client.hash_kind), F.lit(client.fold),
                            F.lit(client.null_key_hashed), F.lit(client.empty_key_random), F.lit(n))
+
+
+def _generated_partition(key: Column, key_width: int, client: ClientPartitioner, n: int) -> Column | None:
+    """The client rule as a Catalyst expression whose generated code calls our Java method per row
+    (no per-row UDF conversion); None where the driver cannot reach our class (then the UDF serves)."""
+    spark = _active_session()
+    try:
+        factory = getattr(spark._jvm.kassign.spark.KassignMurmur2, "partitionColumn")
+        column = Column(factory(key._jc, key_width, client.hash_kind, client.fold, client.empty_key_random, n))
+    except Exception as err:  # py4j: the class is only in the SQL class loader (ADD JAR), or an older Spark
+        log.debug("kafka_partition falls back to the JVM UDF: %s", str(err).splitlines()[0] if str(err) else err)
+        return None
+    if client.empty_key_random:
+        column = F.nullif(column, F.lit(-1))
+    if client.null_key_hashed:  # a null key is hashed as the empty key
+        column = F.coalesce(column, F.lit(client.partition(b"", n)))
+    return column
 
 
 def kafka_partition(col: str | Column, n: int, engine: str = "auto", partitioner: str = "java",
@@ -190,7 +215,9 @@ def kafka_partition(col: str | Column, n: int, engine: str = "auto", partitioner
     client = resolve(partitioner)
     key = serialised_key(col, key_type)
     if _use_jvm(engine):
-        return _jvm_partition(key, client, n)
+        # the generated-code path takes text and binary columns as they are (no cast, no copy)
+        raw = key if key_type in INT_WIDTHS else (F.col(col) if isinstance(col, str) else col)
+        return _jvm_partition(key, client, n, raw, INT_WIDTHS.get(key_type, 0))
     return _partition_arrow_udf(client.name, n, key_type)(key)
 
 
