@@ -65,8 +65,8 @@ def test_every_record_is_accounted_for(run):
     summary, _, _ = run
     rows = summary["rows"]
     assert rows["input"] == len(ORDERS) + len(SKEWED) + len(BAD)
-    assert rows["set_aside"] == {"unparseable input line": 1, "topic column 'topic' is null": 1,
-                                 "size column 'size' missing, not a number or negative": 1}
+    assert rows["set_aside"] == {"line is not a JSON object": 1, "topic column 'topic' is null": 1,
+                                 "size column 'size' is negative": 1}
     good = len(ORDERS) + len(SKEWED)
     assert rows["expected_per_stage"] == good
     assert set(rows["per_stage"].values()) == {good} and rows["accounted"]

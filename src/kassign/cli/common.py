@@ -107,3 +107,18 @@ def compact_partitions(partitions: list[tuple[str, int]]) -> str:
                 start = prev = n
         parts.append(f"{topic}: {','.join(runs)}")
     return "  ".join(parts) if parts else "-"
+
+
+def html_table(columns: list[str], rows: list[list[Any]], caption: str | None = None) -> str:
+    """``print_table``'s HTML twin for reports: every cell escaped; ``Figure`` and number cells right-aligned
+    (class ``num``), so a report shows the same readable figures as the terminal."""
+    import html
+
+    def cell(tag: str, value: Any) -> str:
+        numeric = isinstance(value, (int, float, Figure)) and not isinstance(value, bool)
+        return f"<{tag}{' class=num' if numeric else ''}>{html.escape(printable(value))}</{tag}>"
+
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(cell("td", c) for c in row) + "</tr>" for row in rows)
+    title = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table>{title}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from kassign.cli.common import emit_json, json_option, print_table
+from kassign.cli.common import emit_json, json_option, print_table, printable
 from kassign.errors import KassignError
 
 
@@ -18,10 +18,15 @@ def _brokers(text: str) -> list[tuple[int, str | None]]:
 def _scenario_file(path: str | None) -> dict | None:
     if path is None:
         return None
+    import sys
+
     from kassign.documents import load_json
     from kassign.scenario import parse_scenario, read_scenario_text
 
-    doc = load_json(read_scenario_text(path), f"scenario file {path!r}")
+    if path == "-":
+        doc = load_json(sys.stdin.read(), "scenario on stdin")
+    else:
+        doc = load_json(read_scenario_text(path), f"scenario file {path!r}")
     parse_scenario(doc)  # one-line error for a bad file
     return doc
 
@@ -39,6 +44,9 @@ def _scenario_file(path: str | None) -> dict | None:
 @click.option("--value-column", default=None, help="Value column; record bytes = key bytes + value bytes.")
 @click.option("--size-column", default=None, help="Column holding bytes per record.")
 @click.option("--topic-column", default=None, help="Column naming each record's topic.")
+@click.option("--null-value", default=None, metavar="TEXT",
+              help="CSV: the field text that means null (e.g. NULL, or '' for empty fields). "
+                   "By default an empty field is an empty string (an empty key is hashed).")
 @click.option("--rows", type=int, default=3_000_000, show_default=True, help="Sample: number of records.")
 @click.option("--keys", type=int, default=200_000, show_default=True, help="Sample: number of distinct keys.")
 @click.option("--skew", type=float, default=0.9, show_default=True, help="Sample: Zipf exponent (0 = uniform).")
@@ -48,7 +56,8 @@ def _scenario_file(path: str | None) -> dict | None:
               show_default=True, help="Producer model for records without a key.")
 @click.option("--batch-size", type=int, default=16384, show_default=True, help="Sticky model: batch.size in bytes.")
 @click.option("--members", type=int, default=4, show_default=True, help="Consumers in the group (all topics).")
-@click.option("--scenario", "scenario_path", type=click.Path(), default=None, help="Scenario JSON for the group instead.")
+@click.option("--scenario", "scenario_path", type=click.Path(), default=None,
+              help="Scenario JSON for the group instead ('-': standard input).")
 @click.option("--brokers", default="0:rack-a,1:rack-b,2:rack-c,3:rack-a,4:rack-b,5:rack-c", show_default=True,
               metavar="ID[:RACK],...", help="Brokers for replica placement.")
 @click.option("--replication-factor", "-r", type=int, default=3, show_default=True)
@@ -71,67 +80,78 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             partitions: int, null_key_model: str, batch_size: int, members: int, scenario_path: str | None,
             brokers: str, replication_factor: int, max_partitions: int, target_share: float, seed: int, placer: str,
             engine: str, master: str | None, confs: tuple[str, ...], as_json: bool, key_type: str | None = None,
-            producers: str | None = None) -> None:
+            producers: str | None = None, null_value: str | None = None) -> None:
     """Where a keyed data set's load lands: partitions, skew, consumers, brokers, rebalance cost.
 
-    Without INPUT a Zipf-skewed sample is generated inside Spark. Writes Parquet tables,
-    summary.json and report.html under --out.
+    Without INPUT a Zipf-skewed sample is generated inside Spark. INPUT '-' reads standard input
+    (local Spark only; give --format). Writes Parquet tables, summary.json and report.html under
+    --out; rows that cannot be placed are set aside there with their reason, never dropped.
     """
     from kassign.spark.pipeline import PipelineOptions, check_options, run_pipeline
     from kassign.spark.session import parse_conf, spark_session
 
-    options = PipelineOptions(
-        out=out, input=input_path, input_format=input_format, key_column=key_column, value_column=value_column,
-        size_column=size_column, topic_column=topic_column, rows=rows, keys=keys, skew=skew, null_share=null_share,
-        partitions=partitions, null_key_model=null_key_model, batch_size=batch_size, members=members,
-        scenario=_scenario_file(scenario_path), brokers=_brokers(brokers), replication_factor=replication_factor,
-        max_partitions=max_partitions, target_share=target_share, seed=seed, placer=placer, engine=engine,
-        key_type=key_type, producers=producers or ())
-    check_options(options)
-    conf = parse_conf(confs)
-    if input_path is None and (value_column or size_column or topic_column or key_column != "key" or key_type):
-        raise KassignError("--key-column/--key-type/--value-column/--size-column/--topic-column need an INPUT path")
-    spark = spark_session(master, conf, app_name="kassign pipeline")
+    if input_path == "-" and scenario_path == "-":
+        raise KassignError("INPUT and --scenario cannot both be '-' (standard input)")
+    if input_path == "-" and input_format is None:
+        raise KassignError("INPUT '-' (standard input) needs --format parquet|csv|json")
+    if input_path == "-" and master is not None and not master.startswith("local"):
+        raise KassignError("INPUT '-' (standard input) works with a local Spark only: executors cannot read the "
+                           "driver's standard input; write it to a path the cluster can read")
+    if input_path is None and (value_column or size_column or topic_column or key_column != "key" or key_type
+                               or null_value is not None):
+        raise KassignError("--key-column/--key-type/--value-column/--size-column/--topic-column/--null-value "
+                           "need an INPUT path")
+    stdin_copy = None
+    extra = {}
+    if input_path == "-":
+        stdin_copy = _spool_stdin(input_format)
+        input_path, extra = str(stdin_copy), {"input_label": "-"}
     try:
-        summary = run_pipeline(spark, options)
+        options = PipelineOptions(
+            out=out, input=input_path, input_format=input_format, key_column=key_column, value_column=value_column,
+            size_column=size_column, topic_column=topic_column, rows=rows, keys=keys, skew=skew,
+            null_share=null_share, partitions=partitions, null_key_model=null_key_model, batch_size=batch_size,
+            members=members, scenario=_scenario_file(scenario_path), brokers=_brokers(brokers),
+            replication_factor=replication_factor, max_partitions=max_partitions, target_share=target_share,
+            seed=seed, placer=placer, engine=engine, key_type=key_type, producers=producers or (),
+            null_value=null_value, extra=extra)
+        check_options(options)
+        conf = parse_conf(confs)
+        spark = spark_session(master, conf, app_name="kassign pipeline")
+        try:
+            summary = run_pipeline(spark, options)
+        finally:
+            spark.stop()
     finally:
-        spark.stop()
+        if stdin_copy is not None:
+            import shutil
+
+            shutil.rmtree(stdin_copy.parent, ignore_errors=True)
     if as_json:
         emit_json(summary)
         return
     _print_summary(summary, out)
 
 
+def _spool_stdin(fmt: str):
+    """Standard input copied to a private temporary file Spark can read (removed after the run)."""
+    import shutil
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(prefix="kassign-stdin-"))
+    target = folder / f"stdin.{'jsonl' if fmt == 'json' else fmt}"
+    with target.open("wb") as sink:
+        shutil.copyfileobj(sys.stdin.buffer, sink)
+    return target
+
+
 def _print_summary(summary: dict, out: str) -> None:
-    rows = summary["rows"]
-    stage_rows = [["input", rows["input"]]] + [[f"set aside: {k}", v] for k, v in rows["set_aside"].items()]
-    stage_rows += [[k, v] for k, v in rows["per_stage"].items()]
-    print_table("rows per stage", ["stage", "rows"], stage_rows,
-                caption=f"every record accounted for: {rows['accounted']}")
-    print_table("partition-count sweep", ["topic", "recommended partitions", "target share", "skew now"],
-                [[t, s["recommended_partitions"] or "none", s["target_share"],
-                  next((c["skew"] for c in s["curve"] if c["partitions"] == summary["partitions"].get(t)), "-")]
-                 for t, s in summary["sweep"].items()])
-    print_table("consumer load by strategy", ["strategy", "max/mean bytes", "max-min bytes", "moved on leave (bytes)",
-                                              "moved on join (bytes)"],
-                [[s, c["bytes_spread"]["max_over_mean"], c["bytes_spread"]["max_minus_min"],
-                  summary["rebalance"].get(s, {}).get("member_leaves", {}).get("bytes", "-"),
-                  summary["rebalance"].get(s, {}).get("member_joins", {}).get("bytes", "-")]
-                 for s, c in summary["consumers"].items()])
-    brokers = summary["brokers"]["brokers"]
-    placement = summary["brokers"]
-    print_table("broker load", ["broker", "rack", "leader bytes", "replica bytes"],
-                [[b, v["rack"] or "-", v["leader_bytes"], v["replica_bytes"]] for b, v in brokers.items()],
-                caption=f"replicas placed by the {placement['placer']} placer, seed {placement['seed']}")
-    if "producers" in summary:
-        _print_producers(summary["producers"])
-    print(f"tables, summary.json and report.html written to {out}")
+    from kassign.spark.tables import terminal_tables, verdict_lines
 
-
-def _print_producers(producers: dict) -> None:
-    rows = [[r["producer"], f"{r['records_moved_share']:.1%}", f"{r['keyed_records_moved_share']:.1%}",
-             f"{r['keys_moved_share']:.1%}", f"{r['bytes_moved_share']:.1%}", r["max_over_mean_bytes"], r["null_keys"]]
-            for r in producers["agreement"]]
-    print_table(f"producer agreement: share moved off {producers['reference']}'s partition",
-                ["producer", "records", "keyed records", "keys", "bytes", "max/mean bytes", "null keys"], rows,
-                caption="max/mean bytes: hottest partition over the mean, under that producer")
+    for title, columns, rows, caption in terminal_tables(summary):
+        print_table(title, columns, rows, caption=caption)
+    for line in verdict_lines(summary):
+        click.echo(printable(f"verdict: {line}"))
+    click.echo(printable(f"tables, summary.json and report.html written to {out}"))

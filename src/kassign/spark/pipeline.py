@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import os
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,13 +39,14 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kassign.client_partitioners import ClientPartitioner, resolve_list
 from kassign.errors import KassignError
 from kassign.keys import INT_WIDTHS, check_key_type
+from kassign.spark import inputs
 from kassign.spark import loads as stage_loads
 from kassign.spark import producers as stage_producers
 from kassign.spark.nullkeys import DEFAULT_BATCH_SIZE, MODELS, assign_null_keys
@@ -85,6 +89,7 @@ class PipelineOptions:
     engine: str = "auto"
     producers: Sequence[str] = ()
     key_type: str | None = None
+    null_value: str | None = None
     extra: dict = field(default_factory=dict)
 
 
@@ -106,26 +111,15 @@ def _detect_format(path: str, explicit: str | None) -> str:
     return "parquet"
 
 
-def read_input(spark: SparkSession, path: str, fmt: str | None) -> DataFrame:
-    fmt = _detect_format(path, fmt)
-    reader = spark.read
-    if fmt == "csv":
-        reader = reader.option("header", "true").option("mode", "PERMISSIVE")
-    if fmt == "json":
-        reader = reader.option("mode", "PERMISSIVE")
-    try:
-        df = reader.format(fmt).load(path)
-        df.schema  # resolves the path now, so a bad one fails here with a clear message
-    except Exception as err:  # AnalysisException (path not found, unreadable files) arrives wrapped by py4j
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise KassignError(f"cannot read {fmt} input {path!r}: {first}") from None
-    return df
+def read_input(spark: SparkSession, path: str, fmt: str | None, null_value: str | None = None) -> DataFrame:
+    """The input's own columns plus kassign's bookkeeping (see ``kassign.spark.inputs``)."""
+    return inputs.read(spark, path, _detect_format(path, fmt), null_value).df
 
 
 def _require_column(df: DataFrame, name: str, option: str) -> T.DataType:
     fields = {f.name: f.dataType for f in df.schema.fields}
     if name not in fields:
-        visible = ", ".join(n for n in fields if n != "_corrupt_record")
+        visible = ", ".join(n for n in fields if n not in inputs.INTERNAL)
         raise KassignError(f"{option} {name!r} is not a column of the input; columns are: {visible}")
     return fields[name]
 
@@ -170,16 +164,20 @@ def _key_and_size(opts: PipelineOptions, serialiser: str | None) -> tuple[F.Colu
     return key, size, [(unfit, f"key column {opts.key_column!r} is not a valid {serialiser}")]
 
 
-def normalise(df: DataFrame, opts: PipelineOptions) -> tuple[DataFrame, DataFrame]:
-    """(records with topic/key/bytes, rows set aside with a reason). Columns are checked first."""
+def normalise(df: DataFrame, opts: PipelineOptions, fmt: str | None = None) -> tuple[DataFrame, DataFrame]:
+    """(records with topic/key/bytes, rows set aside with a reason and the bookkeeping columns).
+
+    Columns are checked first. The first reason that applies is the row's reason: a line that
+    does not parse, then the key, the size, the topic."""
     serialiser = key_serialiser(df, opts)
     if opts.value_column and opts.size_column:
         raise KassignError("give --value-column or --size-column, not both")
     key, key_size, reasons = _key_and_size(opts, serialiser)
     if opts.size_column:
-        _require_column(df, opts.size_column, "--size-column")
-        size = F.col(opts.size_column).cast("long")
-        reasons.append((size.isNull() | (size < 0), f"size column {opts.size_column!r} missing, not a number or negative"))
+        size_type = _require_column(df, opts.size_column, "--size-column")
+        inputs.check_size_type(size_type, opts.size_column)
+        size, why = inputs.parse_size(opts.size_column, size_type, strip_quotes=fmt == "json")
+        reasons.append((why.isNotNull(), why))
     elif opts.value_column:
         _require_column(df, opts.value_column, "--value-column")
         # Kafka's record size counts key and value bytes; a null value (tombstone) has 0 value bytes.
@@ -190,16 +188,19 @@ def normalise(df: DataFrame, opts: PipelineOptions) -> tuple[DataFrame, DataFram
         _require_column(df, opts.topic_column, "--topic-column")
         topic = F.col(opts.topic_column).cast("string")
         reasons.append((topic.isNull(), f"topic column {opts.topic_column!r} is null"))
+        reasons.append((topic == "", f"topic column {opts.topic_column!r} is empty"))
     else:
         topic = F.lit(SAMPLE_TOPIC if opts.input is None else "topic")
-    if "_corrupt_record" in df.columns:
-        reasons.insert(0, (F.col("_corrupt_record").isNotNull(), "unparseable input line"))
+    if inputs.PROBLEM in df.columns:
+        reasons.insert(0, (F.col(inputs.PROBLEM).isNotNull(), F.col(inputs.PROBLEM)))
     reason = F.lit(None).cast("string")
     for condition, text in reversed(reasons):
-        reason = F.when(condition, F.lit(text)).otherwise(reason)
-    tagged = df.select(topic.alias("topic"), key.alias("key"), size.cast("long").alias("bytes"), reason.alias("reason"))
-    good = tagged.filter(F.col("reason").isNull()).drop("reason")
-    bad = tagged.filter(F.col("reason").isNotNull())
+        reason = F.when(condition, text if isinstance(text, Column) else F.lit(text)).otherwise(reason)
+    keep = [c for c in (inputs.RAW, inputs.FILE, inputs.BLOCK, inputs.ROW_ID, inputs.ROW_NUMBER) if c in df.columns]
+    tagged = df.select(topic.alias("topic"), key.alias("key"), size.cast("long").alias("bytes"), reason.alias("reason"),
+                       *keep)
+    good = tagged.filter(F.col("reason").isNull()).select("topic", "key", "bytes")
+    bad = tagged.filter(F.col("reason").isNotNull()).drop("topic", "key", "bytes")
     return good, bad
 
 
@@ -313,20 +314,34 @@ def _local_columns(path: str, fmt: str) -> list[str] | None:
     """Column names of a local Parquet or CSV input, read by pyarrow; None when only Spark can tell.
 
     JSON lines are left to Spark: its schema is the union over all lines, which a sample cannot promise.
+    A local file that pyarrow cannot open as Parquet is an error here, before Spark starts.
     """
     if fmt not in ("parquet", "csv"):
         return None
+    import pyarrow.dataset as ds
+
     try:
-        import pyarrow.dataset as ds
-
         return list(ds.dataset(path, format=fmt).schema.names)
-    except Exception:  # unreadable for pyarrow: Spark gets the final word (and gives its own error)
-        return None
+    except Exception as err:
+        if fmt == "parquet":
+            detail = " ".join(str(err).split())[:200]
+            raise KassignError(f"input {path!r} is not a Parquet file or directory ({detail}); "
+                               "give --format csv or --format json for text input") from None
+        return None  # unreadable for pyarrow's CSV reader: Spark gets the final word
 
 
-def _check_local_columns(opts: PipelineOptions) -> None:
+def _check_local_input(opts: PipelineOptions) -> None:
     if opts.input is None or not _is_local_path(opts.input):
         return
+    path = Path(opts.input)
+    if not path.exists():
+        raise KassignError(f"cannot read input {opts.input!r}: no such file or directory")
+    unreadable = [p for p in ([path] if path.is_file() else [path, *path.rglob("*")])
+                  if not os.access(p, os.R_OK | (os.X_OK if p.is_dir() else 0))]
+    if unreadable:
+        raise KassignError(f"cannot read input {opts.input!r}: permission denied ({unreadable[0]})")
+    if path.is_file() and path.stat().st_size == 0:
+        raise KassignError(f"input {opts.input!r} is empty")
     columns = _local_columns(opts.input, _detect_format(opts.input, opts.input_format))
     if columns is None:
         return
@@ -336,17 +351,61 @@ def _check_local_columns(opts: PipelineOptions) -> None:
             raise KassignError(f"{option} {name!r} is not a column of the input; columns are: {', '.join(columns)}")
 
 
+def _check_out(out: str) -> None:
+    """--out must be a directory kassign may create or replace: not a file, not someone else's directory."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise KassignError(f"--out {out!r} is a file, not a directory")
+    if path.is_dir() and any(path.iterdir()) and not (path / "summary.json").exists():
+        raise KassignError(f"--out {out!r} is a directory with other files in it (not an earlier kassign pipeline "
+                           "output); give a new or empty directory")
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise KassignError(f"cannot write --out {out!r}: {parent} is not writable")
+
+
+_JAVA_INT_MAX = 2**31 - 1
+MAX_PARTITIONS_PER_TOPIC = 100_000  # the driver keeps a row per partition
+
+
+def _finite(name: str, value: float) -> None:
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise KassignError(f"{name} must be a finite number, got {value}")
+
+
 def check_options(opts: PipelineOptions) -> None:
     """Everything that can be judged before Spark starts (a cluster session is costly to open for nothing)."""
-    if opts.input is not None and _is_local_path(opts.input) and not Path(opts.input).exists():
-        raise KassignError(f"cannot read input {opts.input!r}: no such file or directory")
-    _check_local_columns(opts)
-    if opts.partitions < 1:
-        raise KassignError(f"--partitions must be >= 1, got {opts.partitions}")
+    _check_out(opts.out)
+    if opts.input is not None and opts.input_format is not None:
+        _detect_format(opts.input, opts.input_format)
+    if opts.null_value is not None and (opts.input is None or _detect_format(opts.input, opts.input_format) != "csv"):
+        raise KassignError("--null-value applies to CSV input only (JSON and Parquet say null themselves)")
+    if opts.value_column and opts.size_column:
+        raise KassignError("give --value-column or --size-column, not both")
+    for name, value in (("--skew", opts.skew), ("--null-share", opts.null_share), ("--target-share", opts.target_share)):
+        _finite(name, value)
+    if opts.input is None:
+        if not 1 <= opts.rows <= 2**62:
+            raise KassignError(f"--rows must be >= 1, got {opts.rows}")
+        if not 1 <= opts.keys <= _JAVA_INT_MAX:
+            raise KassignError(f"--keys must be between 1 and {_JAVA_INT_MAX}, got {opts.keys}")
+        if opts.skew < 0:
+            raise KassignError(f"--skew must be >= 0 (0 = uniform keys), got {opts.skew}")
+        if not 0 <= opts.null_share <= 1:
+            raise KassignError(f"--null-share must be between 0 and 1, got {opts.null_share}")
+    if not 1 <= opts.partitions <= MAX_PARTITIONS_PER_TOPIC:
+        raise KassignError(f"--partitions must be >= 1 and at most {MAX_PARTITIONS_PER_TOPIC:,}, got {opts.partitions}")
+    if opts.scenario is None and not 1 <= opts.members <= 100_000:
+        raise KassignError(f"--members must be between 1 and 100000, got {opts.members}")
     if opts.max_partitions < 1 or opts.max_partitions > 4096:
         raise KassignError(f"--max-partitions must be between 1 and 4096, got {opts.max_partitions}")
-    if opts.batch_size < 1:
-        raise KassignError(f"--batch-size must be >= 1, got {opts.batch_size}")
+    if not 1 <= opts.batch_size <= _JAVA_INT_MAX:
+        raise KassignError(f"--batch-size must be between 1 and {_JAVA_INT_MAX} (batch.size is a Java int), "
+                           f"got {opts.batch_size}")
+    if not 0 <= opts.seed < 2**63:
+        raise KassignError(f"--seed must be between 0 and 2^63-1, got {opts.seed}")
     check_key_type(opts.key_type)
     producer_clients(opts)
     if not 0 < opts.target_share <= 1:
@@ -354,6 +413,16 @@ def check_options(opts: PipelineOptions) -> None:
     if not 1 <= opts.replication_factor <= len(opts.brokers):
         raise KassignError(f"--replication-factor must be between 1 and the number of brokers ({len(opts.brokers)}), "
                            f"got {opts.replication_factor}")
+    if opts.scenario is not None:
+        from kassign.scenario import parse_scenario
+
+        parse_scenario(opts.scenario)  # one-line error for a malformed scenario, before Spark starts
+        too_big = {t: n for t, n in opts.scenario["topics"].items() if n > MAX_PARTITIONS_PER_TOPIC}
+        if too_big:
+            topic, n = next(iter(too_big.items()))
+            raise KassignError(f"scenario topic {topic!r} has {n:,} partitions; the pipeline takes at most "
+                               f"{MAX_PARTITIONS_PER_TOPIC:,} per topic")
+    _check_local_input(opts)
 
 
 def producer_clients(opts: PipelineOptions) -> list[ClientPartitioner]:
@@ -388,10 +457,44 @@ def _producer_stage(spark: SparkSession, out: Path, partitioned: DataFrame, coun
 
 
 def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
-    """Run every stage, write the tables and summary.json under ``opts.out``; return the summary."""
+    """Run every stage, write the tables, summary.json and report.html under ``opts.out``; return the summary.
+
+    Everything is written to a hidden directory beside ``out`` first and renamed to ``out`` at the
+    end, so a run that fails or is killed never leaves an ``out`` that looks complete (an earlier
+    run's ``out`` stays as it was until the new one is whole)."""
     check_options(opts)
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
+    final = Path(opts.out)
+    staging = final.parent / f".{final.name}.kassign-partial-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    try:
+        staging.mkdir(parents=True)
+    except OSError as err:
+        raise KassignError(f"cannot write --out {opts.out!r}: {err.strerror or err}") from None
+    try:
+        summary = _run(spark, opts, staging)
+        _publish(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        spark.sparkContext.setJobDescription(None)
+    return summary
+
+
+def _publish(staging: Path, final: Path) -> None:
+    """Replace ``final`` by ``staging`` (two renames; the old output is removed once the new one is in place)."""
+    old = final.parent / f".{final.name}.kassign-old-{os.getpid()}"
+    if final.exists():
+        final.rename(old)
+    staging.rename(final)
+    if old.exists():
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any]:
+    warnings: list[str] = []
+    found = None
     if opts.input is None:
         source = sample_frame(spark, opts.rows, opts.keys, opts.skew, opts.null_share, opts.seed)
         raw = _write(source, out, "sample_input")
@@ -399,21 +502,43 @@ def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
                       "null_share": opts.null_share, "seed": opts.seed}
         opts.size_column = opts.size_column or "value_size"
         opts.key_column, opts.topic_column = "key", "topic"
+        fmt = "parquet"
     else:
-        raw = read_input(spark, opts.input, opts.input_format)
-        input_desc = {"kind": "file", "path": opts.input, "format": _detect_format(opts.input, opts.input_format)}
+        fmt = _detect_format(opts.input, opts.input_format)
+        found = inputs.read(spark, opts.input, fmt, opts.null_value)
+        raw = found.df
+        input_desc = {"kind": "file", "path": opts.extra.get("input_label", opts.input), "format": fmt}
+        if opts.null_value is not None:
+            input_desc["null_value"] = opts.null_value
     key_type = key_serialiser(raw, opts)
-    records, set_aside = normalise(raw, opts)
+    records, set_aside = normalise(raw, opts, fmt)
 
     spark.sparkContext.setJobDescription("kassign: count input and set-aside rows")
     input_rows = raw.count()
+    if found is not None:
+        set_aside = inputs.number_lines(spark, found, set_aside)
+    else:
+        set_aside = set_aside.select("reason", F.lit(None).cast("string").alias("raw"),
+                                     F.lit(None).cast("string").alias("file"), F.lit(None).cast("long").alias("line"))
     aside = _write(set_aside, out, "set_aside")
-    aside_counts = {r["reason"]: r["rows"] for r in aside.groupBy("reason").agg(F.count(F.lit(1)).alias("rows")).collect()}
+    aside_rows = (aside.groupBy("reason").agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.min_by(F.struct("file", "line", F.substring("raw", 1, 200).alias("raw")),
+                 F.coalesce(F.col("line"), F.lit(0))).alias("first"))
+        .orderBy(F.desc("rows"), "reason").collect())
+    aside_counts = {r["reason"]: r["rows"] for r in aside_rows}
+    if aside_counts:
+        warnings.append(f"{sum(aside_counts.values()):,} of {input_rows:,} input rows set aside "
+                        f"({'; '.join(f'{k}: {v:,}' for k, v in aside_counts.items())}); "
+                        f"they are in the set_aside table with their raw text")
     topics = sorted(r["topic"] for r in records.select("topic").distinct().collect())
     if not topics:
         raise KassignError("no records to place: the input is empty or every row was set aside "
                            f"({', '.join(f'{k}: {v}' for k, v in aside_counts.items()) or 'no rows'})")
     scenario, counts = _scenario(opts, topics)
+    warnings += _subscription_warnings(scenario, topics)
+    for text in warnings:
+        log.warning("%s", text)
 
     spark.sparkContext.setJobDescription("kassign stage 1: partitioning")
     partitioned = _write(partition_records(records, counts, opts, key_type), out, "partitioned")
@@ -463,12 +588,57 @@ def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
     }
     if producers is not None:
         summary["producers"] = producers
+    summary["set_aside"] = [{"reason": r["reason"], "rows": r["rows"], "first": r["first"].asDict()} for r in aside_rows]
+    summary["warnings"] = warnings
+    summary["verdict"] = verdict(summary)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     from kassign.spark.report_html import write_report
 
     write_report(summary, out / "report.html")
-    spark.sparkContext.setJobDescription(None)
     return summary
+
+
+def _subscription_warnings(scenario: Mapping[str, Any], topics: Sequence[str]) -> list[str]:
+    """What a scenario group leaves unconsumed: said out loud instead of showing zero rows."""
+    subscribed = {t for spec in scenario["members"].values() for t in spec.get("topics", [])}
+    present = [t for t in topics if t in subscribed]
+    if not present:
+        return [f"no member of the scenario subscribes to a topic in the data (topics in the data: "
+                f"{', '.join(topics)}; subscribed: {', '.join(sorted(subscribed)) or 'none'}): "
+                "consumer load and rebalance cost are empty"]
+    missing = [t for t in topics if t not in subscribed]
+    if missing:
+        return [f"no member of the scenario subscribes to {', '.join(missing)}: "
+                "those records are not consumed (see unconsumed_records in summary.json)"]
+    return []
+
+
+def verdict(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The few facts a reader wants first: partitions to use, the strategy that balances best, the worst skew."""
+    recommended = {t: s["recommended_partitions"] for t, s in summary["sweep"].items()}
+    consumers = {s: c for s, c in summary["consumers"].items() if c["members"]}
+    best = None
+    if consumers:
+        best = min(consumers, key=lambda s: (consumers[s]["bytes_spread"]["max_over_mean"],
+                                             consumers[s]["bytes_spread"]["max_minus_min"]))
+    per_partition: dict[str, list[int]] = {}
+    for row in summary["partition_load"]:
+        per_partition.setdefault(row["topic"], []).append(row["bytes"])
+    worst = None
+    for topic, n in summary["partitions"].items():
+        values = per_partition.get(topic, []) + [0] * max(0, n - len(per_partition.get(topic, [])))
+        total = sum(values)
+        if not total:
+            continue
+        hottest = max(values)
+        skew = hottest / (total / n)
+        if worst is None or skew > worst["skew"]:
+            worst = {"topic": topic, "partitions": n, "skew": round(skew, 4), "hottest_share": round(hottest / total, 6),
+                     "hottest_key_share": summary["sweep"].get(topic, {}).get("hottest_key_share", 0.0)}
+    return {"recommended_partitions": recommended,
+            "best_strategy": best,
+            "best_strategy_max_over_mean": consumers[best]["bytes_spread"]["max_over_mean"] if best else None,
+            "biggest_skew": worst}
 
 
 def _load_row(r: Any) -> dict[str, Any]:

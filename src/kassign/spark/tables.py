@@ -1,0 +1,164 @@
+"""The pipeline summary as tables for people: the terminal (``print_table``) and report.html (``html_table``)
+show the same rows. Bytes in binary units, counts with thousands separators, shares as percentages;
+summary.json and ``--json`` keep the raw integers.
+
+Each builder returns ``(title, columns, rows, caption)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kassign.cli.common import Figure, count, human_bytes, percent
+
+Table = tuple[str, list[str], list[list[Any]], "str | None"]
+
+
+def ratio(value: float) -> Figure:
+    """A max/mean ratio: ``1.16×`` (1.00× is perfectly even)."""
+    return Figure(f"{value:.2f}×")
+
+
+def _located(first: Mapping[str, Any]) -> str:
+    if not first or first.get("line") is None:
+        return "-"
+    name = str(first.get("file") or "").rsplit("/", 1)[-1]
+    return f"{name}:{first['line']:,}" if name else f"line {first['line']:,}"
+
+
+def _short(text: Any, width: int = 60) -> str:
+    text = "" if text is None else str(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def rows_table(summary: Mapping[str, Any]) -> Table:
+    rows = summary["rows"]
+    body = [["input", count(rows["input"])]]
+    body += [[f"set aside: {k}", count(v)] for k, v in rows["set_aside"].items()]
+    body += [[k, count(v)] for k, v in rows["per_stage"].items()]
+    unconsumed = {k: v for k, v in rows.get("unconsumed_records", {}).items() if v}
+    caption = "every record accounted for" if rows["accounted"] else "RECORDS LOST: a stage does not add up"
+    if unconsumed:
+        caption += f"; not consumed (no subscriber): {', '.join(f'{k} {v:,}' for k, v in unconsumed.items())}"
+    return "rows per stage", ["stage", "rows"], body, caption
+
+
+def set_aside_table(summary: Mapping[str, Any]) -> Table | None:
+    entries = summary.get("set_aside") or []
+    if not entries:
+        return None
+    body = [[e["reason"], count(e["rows"]), _located(e.get("first") or {}), _short((e.get("first") or {}).get("raw"))]
+            for e in entries]
+    return ("rows set aside", ["reason", "rows", "first at", "first raw row"], body,
+            "all of them, with file and line, in the set_aside table")
+
+
+def sweep_table(summary: Mapping[str, Any]) -> Table:
+    body = []
+    for topic, s in summary["sweep"].items():
+        now = next((c for c in s["curve"] if c["partitions"] == summary["partitions"].get(topic)), None)
+        body.append([topic, count(summary["partitions"].get(topic, 0)),
+                     ratio(now["skew"]) if now else "-", percent(now["hottest_share"]) if now else "-",
+                     count(s["recommended_partitions"]) if s["recommended_partitions"] else "none",
+                     percent(s["target_share"]), percent(s.get("hottest_key_share", 0.0))])
+    return ("partition-count sweep",
+            ["topic", "partitions", "skew now", "hottest partition", "recommended partitions", "target share",
+             "hottest key"], body,
+            "skew: hottest partition / mean; recommended: the smallest count whose hottest partition stays "
+            "under the target share of the bytes")
+
+
+def hot_partitions_table(summary: Mapping[str, Any], limit: int | None = 8) -> Table:
+    totals: dict[str, int] = {}
+    for r in summary["partition_load"]:
+        totals[r["topic"]] = totals.get(r["topic"], 0) + (r["bytes"] or 0)
+    rows = sorted(summary["partition_load"], key=lambda r: (-(r["bytes"] or 0), r["topic"], r["partition"]))
+    shown = rows if limit is None else rows[:limit]
+    body = []
+    for r in shown:
+        keys = ", ".join(f"{_short(h['key'], 24)} ({percent(h['share'])})" for h in r.get("hot_keys") or []) or "-"
+        body.append([r["topic"], count(r["partition"]), count(r["records"]), human_bytes(r["bytes"] or 0),
+                     percent((r["bytes"] or 0) / totals[r["topic"]]) if totals.get(r["topic"]) else percent(0),
+                     count(r["distinct_keys_approx"]), keys])
+    title = "hot keys per partition" if limit is None else f"hottest partitions (top {len(shown)} of {len(rows)})"
+    return (title, ["topic", "partition", "records", "bytes", "share of topic", "keys (approx.)",
+                    "hottest keys (share of partition)"], body, None)
+
+
+def consumer_table(summary: Mapping[str, Any]) -> Table:
+    rebalance = summary.get("rebalance", {})
+
+    def moved(strategy: str, event: str) -> Any:
+        value = rebalance.get(strategy, {}).get(event)
+        return human_bytes(value["bytes"]) if value else "-"
+
+    body = [[s, ratio(c["bytes_spread"]["max_over_mean"]), human_bytes(c["bytes_spread"]["max_minus_min"]),
+             moved(s, "member_leaves"), moved(s, "member_joins")] for s, c in summary["consumers"].items()]
+    return ("consumer load by strategy", ["strategy", "max/mean bytes", "max-min bytes", "moved on leave",
+                                          "moved on join"], body,
+            "max/mean: the busiest member's bytes over the mean (1.00× is even); moved: bytes whose partition "
+            "changes owner when the last member leaves or one joins")
+
+
+def broker_table(summary: Mapping[str, Any]) -> Table:
+    placement = summary["brokers"]
+    body = [[b, v["rack"] or "-", count(v["leader_partitions"]), human_bytes(v["leader_bytes"]), count(v["replicas"]),
+             human_bytes(v["replica_bytes"])] for b, v in placement["brokers"].items()]
+    return ("broker load", ["broker", "rack", "leaders", "leader bytes", "replicas", "replica bytes"], body,
+            f"replicas placed by the {placement['placer']} placer, seed {placement['seed']}")
+
+
+def rack_table(summary: Mapping[str, Any]) -> Table:
+    racks = summary["brokers"]["racks"]
+    total = sum(v["replica_bytes"] for v in racks.values())
+    body = [[rack, human_bytes(v["leader_bytes"]), human_bytes(v["replica_bytes"]),
+             percent(v["replica_bytes"] / total) if total else percent(0)] for rack, v in racks.items()]
+    return "bytes per rack", ["rack", "leader bytes", "replica bytes", "share of replica bytes"], body, None
+
+
+def rebalance_table(summary: Mapping[str, Any]) -> Table:
+    body = [[s, e.replace("_", " "), count(v["partitions"]), human_bytes(v["bytes"])]
+            for s, events in summary["rebalance"].items() for e, v in events.items()]
+    return "rebalance cost", ["strategy", "event", "partitions moved", "bytes moved"], body, None
+
+
+def producers_table(summary: Mapping[str, Any]) -> Table | None:
+    producers = summary.get("producers")
+    if not producers:
+        return None
+    body = [[r["producer"], percent(r["records_moved_share"]), percent(r["keyed_records_moved_share"]),
+             percent(r["keys_moved_share"]), percent(r["bytes_moved_share"]), ratio(r["max_over_mean_bytes"]),
+             r["null_keys"]] for r in producers["agreement"]]
+    return (f"producer agreement: share moved off {producers['reference']}'s partition",
+            ["producer", "records", "keyed records", "keys", "bytes", "max/mean bytes", "null keys"], body,
+            "max/mean bytes: hottest partition over the mean, under that producer")
+
+
+def verdict_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Three sentences: how many partitions, which strategy, where the worst skew is."""
+    verdict = summary.get("verdict") or {}
+    lines = []
+    for topic, n in (verdict.get("recommended_partitions") or {}).items():
+        share = summary["sweep"][topic]["target_share"]
+        if n:
+            lines.append(f"{topic}: use {n:,} partitions, the smallest count whose hottest partition carries at most "
+                         f"{share:.0%} of the bytes (now {summary['partitions'][topic]:,}).")
+        else:
+            why = summary["sweep"][topic].get("why_none") or f"no count keeps the hottest partition under {share:.0%}"
+            lines.append(f"{topic}: {why}.")
+    if verdict.get("best_strategy"):
+        lines.append(f"{verdict['best_strategy']} balances this data best over the consumers: the busiest member "
+                     f"gets {verdict['best_strategy_max_over_mean']:.2f}× the mean bytes.")
+    worst = verdict.get("biggest_skew")
+    if worst:
+        lines.append(f"Biggest skew: topic {worst['topic']}, whose hottest partition carries {worst['hottest_share']:.1%} "
+                     f"of its bytes, {worst['skew']:.2f}× the mean of its {worst['partitions']:,} partitions "
+                     f"(its hottest key alone: {worst['hottest_key_share']:.1%}).")
+    return lines
+
+
+def terminal_tables(summary: Mapping[str, Any]) -> list[Table]:
+    tables = [rows_table(summary), set_aside_table(summary), sweep_table(summary), hot_partitions_table(summary),
+              consumer_table(summary), broker_table(summary), rack_table(summary), producers_table(summary)]
+    return [t for t in tables if t is not None]
