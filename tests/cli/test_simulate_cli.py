@@ -123,3 +123,18 @@ def test_report_renders_in_a_real_browser(tmp_path):
     assert result.returncode == 0, result.stderr
     verdict = check_page(tmp_path / "report.html", tmp_path / "report.png")
     assert verdict == "KASSIGN-OK 4"  # moves, unowned, and one heat map per strategy, all decoded
+
+
+def test_a_users_invalid_assignor_is_named_in_simulate_too(tmp_path):
+    (tmp_path / "my_assignors.py").write_text(
+        "from kassign.assignors import ConsumerPartitionAssignor\n\n"
+        "class Twice(ConsumerPartitionAssignor):\n    name = 'twice'\n\n"
+        "    def assign(self, cluster, subscriptions):\n        return {m: [('t0', 0)] for m in subscriptions}\n\n"
+        "class Boom(ConsumerPartitionAssignor):\n    name = 'boom'\n\n"
+        "    def assign(self, cluster, subscriptions):\n        raise RuntimeError('no config')\n")
+    (tmp_path / "sim.yaml").write_text("topics: {t0: 2}\nmembers:\n  A: {topics: [t0]}\n  B: {topics: [t0]}\n")
+    for strategy, message in (("my_assignors:Twice", "assignor 'twice' assigned t0-0 to both 'A' and 'B'"),
+                              ("my_assignors:Boom", "assignor 'boom' failed: RuntimeError: no config")):
+        result = subprocess.run([sys.executable, "-m", "kassign.cli.main", "simulate", "sim.yaml", "-s", strategy],
+                                capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert result.returncode == 2 and result.stderr.strip() == f"kassign: error: {message}", result.stderr

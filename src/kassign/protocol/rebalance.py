@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from kassign.assignors.base import Assignment, TopicPartition
+from kassign.assignors.base import Assignment, TopicPartition, subscribed_partition_counts
 from kassign.cluster import Cluster
 from kassign.errors import KassignError
+from kassign.flat import FlatAssignment
 from kassign.protocol.coordinator import GroupCoordinator, JoinResult
 from kassign.protocol.member import GroupMember, RebalanceProtocol
 from kassign.protocol.wire import decode_subscription, encode_assignment
@@ -55,7 +57,10 @@ def leader_assign(leader: GroupMember, join: JoinResult, cluster: Cluster) -> di
     """The leader's work: decode subscriptions, run the chosen assignor, encode each member's share."""
     assignor = leader.assignors[join.protocol]
     subscriptions = {r.member_id: decode_subscription(r.metadata(join.protocol), r.instance_id) for r in join.members}
-    result = assignor.assign(cluster, subscriptions)
+    if type(assignor).__module__.startswith("kassign."):
+        result = assignor.assign(cluster, subscriptions)
+    else:
+        result = _run_users_assignor(assignor, join.protocol, cluster, subscriptions)
     if not isinstance(result, Mapping):
         raise KassignError(f"assignor {join.protocol!r} returned {type(result).__name__}, expected member -> Assignment")
     strangers = set(result) - set(subscriptions)
@@ -64,6 +69,23 @@ def leader_assign(leader: GroupMember, join: JoinResult, cluster: Cluster) -> di
     if leader.protocol == RebalanceProtocol.COOPERATIVE and join.protocol not in SHARING_ASSIGNORS:
         _validate_cooperative(join.protocol, subscriptions, result)
     return {m: encode_assignment(result.get(m) or Assignment()) for m in subscriptions}
+
+
+def _run_users_assignor(assignor: Any, name: str, cluster: Cluster, subscriptions: Mapping[str, Any]) -> Any:
+    """A user's assignor, checked as a Kafka leader does not: a failure or an invalid result (a partition
+    twice, an unknown topic or member, a partition out of range or of a topic its member does not
+    subscribe to) is an error naming the assignor and the first problem."""
+    who = f"assignor {name!r}"
+    try:
+        result = assignor.assign(cluster, subscriptions)
+    except KassignError:
+        raise
+    except Exception as err:
+        raise KassignError(f"{who} failed: {type(err).__name__}: {err}") from err
+    topics_of = {member: s.topics for member, s in subscriptions.items()}
+    FlatAssignment.from_mapping(result, subscribed_partition_counts(cluster, subscriptions), topics_of, who,
+                                exclusive=getattr(assignor, "exclusive", True))
+    return result
 
 
 def _validate_cooperative(strategy: str, subscriptions: Mapping, result: Mapping[str, Assignment]) -> None:
