@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import kassign
 from kassign.errors import KassignError
 from kassign.plan import PlanError, kafka_generate_document, parse_describe, plan_reassignment
-from kassign.plan._report import human_bytes
+from kassign.units import human_bytes
 from tests.plan_helpers import check_valid, counts, leader_changes, moves, random_case, spread, targets_of
 
 
@@ -295,7 +295,7 @@ def test_sizes_respect_the_move_budget():
 
 def test_human_bytes():
     assert [human_bytes(v) for v in (0, 1023, 1536, 5 * 1024**2, 3 * 1024**4)] == \
-        ["0 B", "1023 B", "1.5 KiB", "5.0 MiB", "3.0 TiB"]
+        ["0 B", "1,023 B", "1.5 KiB", "5.0 MiB", "3.0 TiB"]
 
 
 # -- describe output --------------------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kassign.units import Figure, count, human_bytes, percent  # noqa: F401 - the CLI's table cells
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Write JSON to stdout instead of a table.")
 
 
@@ -47,30 +49,6 @@ def _escape(ch: str) -> str:
 def literal(value: Any) -> Text:
     """A table cell or line shown exactly as written: no rich markup, no terminal controls."""
     return Text(printable(value))
-
-
-class Figure(str):
-    """A number already written for people (``12,345``, ``3.4 MiB``, ``12.5%``): right-aligned in tables."""
-
-
-def count(value: float) -> Figure:
-    """A count or weight with thousands separators; two decimals only when it has a fraction."""
-    return Figure(f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}")
-
-
-def human_bytes(value: float) -> Figure:
-    """Bytes in binary units: ``512 B``, ``1.5 KiB``, ``3.2 MiB``, ``1.1 GiB``."""
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(size) < 1024 or unit == "TiB":
-            return Figure(f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}")
-        size /= 1024
-    raise AssertionError("unreachable")
-
-
-def percent(share: float) -> Figure:
-    """A share of a whole (0..1) as a percentage."""
-    return Figure(f"{share:.1%}")
 
 
 def print_table(title: str, columns: list[str], rows: list[list[Any]], caption: str | None = None,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from kassign.cli.common import console, emit_json, print_table
+from kassign.documents import load_json
 from kassign.errors import KassignError
 from kassign.plan import human_bytes, parse_describe, plan_reassignment
 from kassign.plan._document import kafka_generate
@@ -35,14 +37,16 @@ counts, moving few bytes.
 
 
 def _read_json(path: str, what: str) -> Any:
+    """A JSON file (``-``: standard input), strictly: a key given twice is an error, as everywhere."""
+    if path == "-":
+        return load_json(sys.stdin.read(), f"{what} on stdin")
     try:
         text = Path(path).read_text()
     except OSError as err:
         raise KassignError(f"cannot read {what} {path!r}: {err.strerror or err}") from None
-    try:
-        return json.loads(text)
-    except ValueError as err:
-        raise KassignError(f"{what} {path!r} is not valid JSON: {err}") from None
+    except UnicodeDecodeError:
+        raise KassignError(f"{what} {path!r} is not UTF-8 text") from None
+    return load_json(text, f"{what} {path!r}")
 
 
 def read_sizes(path: str) -> Any:

@@ -71,7 +71,8 @@ from kassign.plan._bytes import balance_bytes
 from kassign.plan._describe import parse_describe
 from kassign.plan._document import document, kafka_generate, order_replicas, split_batches
 from kassign.plan._model import PlanError, Problem, build_problem
-from kassign.plan._report import figures, human_bytes
+from kassign.plan._report import figures
+from kassign.units import human_bytes
 from kassign.plan._solve import ReplicaStage, layout, solve_leaders, solve_replicas
 
 __all__ = ["PlanError", "ReassignmentPlan", "human_bytes", "kafka_generate_document", "parse_describe",

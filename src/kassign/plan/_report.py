@@ -10,16 +10,6 @@ from kassign.plan._document import changed_rows, moved_per_partition
 from kassign.plan._model import Problem
 
 
-def human_bytes(value: float) -> str:
-    """1536 -> '1.5 KiB' (binary units, as disks and Kafka's log sizes are usually read)."""
-    amount = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(amount) < 1024 or unit == "PiB":
-            return f"{int(amount)} B" if unit == "B" else f"{amount:.1f} {unit}"
-        amount /= 1024
-    raise AssertionError("unreachable")
-
-
 def _spread(values: list[int]) -> int:
     return max(values) - min(values) if values else 0
 
