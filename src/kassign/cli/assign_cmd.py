@@ -105,11 +105,11 @@ def command(strategy: str, protocol: str, options: tuple[str, ...], plot_path: s
                     _caption(stats, protocol), notes)
         return
     columns = ["member", "count", "partitions"]
-    rows = [[member, len(parts), compact_partitions(parts)] for member, parts in result.items()]
+    rows = [[member, count(len(parts)), compact_partitions(parts)] for member, parts in result.items()]
     for state in (REVOKED, NO_SUBSCRIBER):
         waiting = [(st.topic, st.partition) for st in states if st.state == state]
         if waiting:
-            rows.append([f"({state})", len(waiting), compact_partitions(waiting)])
+            rows.append([f"({state})", count(len(waiting)), compact_partitions(waiting)])
     weigh = _partition_weigher(strategy, protocol, options)
     if weigh is not None:  # load-aware: what each member carries is the point
         columns.insert(2, "load")

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kassign.assignors import get_assignor
-from kassign.cli.common import emit_json, json_option, print_table
+from kassign.cli.common import Figure, count, emit_json, json_option, print_table
 from kassign.errors import KassignError
 from kassign.simulate.engine import simulate
 from kassign.simulate.metrics import StrategyRun, protocol_in_force
@@ -65,14 +65,15 @@ def _run_all(scenario: SimScenario, strategies: list[str], show_progress: bool) 
     return runs
 
 
-def _heartbeats(run: StrategyRun, value: int) -> int | str:
-    return value if run.group_protocol == CONSUMER else "-"
+def _heartbeats(run: StrategyRun, value: int) -> Figure:
+    return count(value) if run.group_protocol == CONSUMER else Figure("-")
 
 
 def _print_events(run: StrategyRun) -> None:
     rows = [
-        [f"{r.at:g}", r.description, protocol_in_force(run, r), r.rounds, _heartbeats(run, r.heartbeats), r.moved,
-         r.revoked, round(r.unowned_partition_seconds, 2), round(r.unsettled_seconds, 2), r.spread, r.note]
+        [f"{r.at:g}", r.description, protocol_in_force(run, r), count(r.rounds), _heartbeats(run, r.heartbeats),
+         count(r.moved), count(r.revoked), count(round(r.unowned_partition_seconds, 2)),
+         count(round(r.unsettled_seconds, 2)), count(r.spread), r.note]
         for r in run.records
     ]
     print_table(f"{run.strategy}: per event", ["at (s)", "event", "assignor\nin force", "rounds", "heart-\nbeats",
@@ -126,9 +127,9 @@ def command(scenario_path: str, strategies_option: str | None, plot_dir: str | N
     rows = []
     for run in runs:
         t = run.totals()
-        rows.append([run.strategy, t["rebalances"], t["rounds"], _heartbeats(run, t["heartbeats"]), t["moved"],
-                     t["revoked"], round(t["unowned_partition_seconds"], 2), round(t["unsettled_seconds"], 2),
-                     t["max_spread"], t["final_spread"]])
+        rows.append([run.strategy, count(t["rebalances"]), count(t["rounds"]), _heartbeats(run, t["heartbeats"]),
+                     count(t["moved"]), count(t["revoked"]), count(round(t["unowned_partition_seconds"], 2)),
+                     count(round(t["unsettled_seconds"], 2)), count(t["max_spread"]), count(t["final_spread"])])
     caption = (f"{len(scenario.events)} events; {scenario.settings['round_seconds']:g}s per round, "
                f"session timeout {scenario.settings['session_timeout']:g}s")
     if any(run.group_protocol == CONSUMER for run in runs):
