@@ -40,6 +40,9 @@ from kassign.errors import KassignError
 
 Pairs = list[tuple[str, int]]
 
+# Above this many partitions per member on average, to_dict builds each member's list on its own.
+_ONE_LIST_PER_MEMBER = 64
+
 
 @dataclass(frozen=True)
 class FlatAssignment:
@@ -73,11 +76,16 @@ class FlatAssignment:
         topic, partition = self.topic_and_partition(flat)
         cut = bounds.tolist()
         topic_name = self.topics.__getitem__
-        result: dict[str, Pairs] = {}
         with no_cyclic_gc():
-            for i, member in enumerate(names):
-                lo, hi = cut[i], cut[i + 1]
-                result[member] = list(zip(map(topic_name, topic[lo:hi].tolist()), partition[lo:hi].tolist()))
+            if len(flat) <= _ONE_LIST_PER_MEMBER * max(len(names), 1):
+                # many small members (a coordinator's group): one list of pairs, sliced per member
+                pairs = list(zip(map(topic_name, topic.tolist()), partition.tolist()))
+                result: dict[str, Pairs] = {m: pairs[cut[i]:cut[i + 1]] for i, m in enumerate(names)}
+            else:  # few big members: build each member's list directly, no million-pair intermediate
+                result = {}
+                for i, member in enumerate(names):
+                    lo, hi = cut[i], cut[i + 1]
+                    result[member] = list(zip(map(topic_name, topic[lo:hi].tolist()), partition[lo:hi].tolist()))
         missing = [m for m in members if m not in result]
         if missing:
             result.update((m, []) for m in missing)

@@ -123,6 +123,9 @@ def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
 _MEMBER_KEYS = frozenset({"topics", "owned", "generation", "rack", "instance_id"})
 
 
+_UNSEEN = object()
+
+
 class _MemberParser:
     """Checks members one by one. Members usually share a handful of subscriptions, so each
     distinct topic list is checked once and every member listing it shares one tuple."""
@@ -160,11 +163,11 @@ class _MemberParser:
         if isinstance(topics, (list, tuple)):
             key = tuple(topics)
             try:
-                known = self._known[key]
-            except KeyError:
-                known = self._known[key] = key if all(map(isinstance, key, repeat(str))) else None
+                known = self._known.get(key, _UNSEEN)
             except TypeError:  # an unhashable element: not a name anyway
                 known = None
+            if known is _UNSEEN:
+                known = self._known[key] = key if all(map(isinstance, key, repeat(str))) else None
             if known is not None:
                 self._last = (topics, known)
                 return known
