@@ -1,8 +1,14 @@
 """Benchmark: key -> partition throughput, kassign vs kafka-python, on the same keys in one run.
 
-Targets (issue #2): the batch path costs at most ~20 ns per 16-byte key on one core
-(2x Kafka's Java murmur2), and is at least 100x faster than kafka-python's pure-Python
-murmur2. Prints a table; exits non-zero only if the two implementations disagree.
+Targets: the batch path at or below Kafka's Java murmur2 (8.0 ns per 16-byte key, measured on
+this machine class with a warm JVM; issue #10), and at least 100x faster than kafka-python's
+pure-Python murmur2.
+
+Where the limit is: hashing a 16-byte key is four dependent multiply-xor rounds plus the final
+mix, about 14 ns on one core of this machine in numba (the serial kernel); the batch reaches
+Java's single-thread figure by hashing and reducing modulo the partition count in one pass
+(no second pass over the array) on both cores (prange over contiguous slices). Beyond that the
+work is bound by the multiplies themselves: two cores cannot go much below half the serial time. Prints a table; exits non-zero only if the two implementations disagree.
 
     python bench/bench_partitioner.py [--keys 2000000] [--key-bytes 16]
 """
@@ -70,14 +76,17 @@ def main() -> int:
     except ImportError:
         print("(kafka-python not installed: pip install kafka-python to compare)")
 
-    print(f"\nkey -> partition, {args.key_bytes}-byte keys, {n} partitions, one core\n")
+    import numba
+
+    print(f"\nkey -> partition, {args.key_bytes}-byte keys, {n} partitions, {numba.get_num_threads()} threads\n")
     print(f"{'implementation':<52}{'keys':>10}{'ns/key':>10}{'speed-up vs kafka-python':>27}")
     for name, count, seconds in rows:
         per_key = seconds / count
         ratio = f"{peer / per_key:,.0f}x" if peer else "-"
         print(f"{name:<52}{count:>10,}{per_key * 1e9:>10.1f}{ratio:>27}")
     arrow_ns = t_arrow / args.keys * 1e9
-    print(f"\ntarget: <= ~20 ns/key on the batch path -> {'met' if arrow_ns <= 20 else 'NOT met'} ({arrow_ns:.1f} ns)")
+    print(f"\ntarget: <= Java's 8.0 ns/key on the batch path -> {'met' if arrow_ns <= 8.0 else 'NOT met'} "
+          f"({arrow_ns:.1f} ns)")
     if peer:
         speedup = peer / (t_arrow / args.keys)
         print(f"target: >= 100x kafka-python -> {'met' if speedup >= 100 else 'NOT met'} ({speedup:,.0f}x)")

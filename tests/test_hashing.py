@@ -65,3 +65,22 @@ def test_numba_kernel_equals_the_python_rules(keys: list[bytes], kind: int, fold
     out = np.empty(len(keys), dtype=np.int64)
     hash_loop(data, offsets, kind, fold, out)
     assert out.tolist() == [H.fold_hash(fold, H.hash_bytes(kind, k)) for k in keys]
+
+
+def test_the_parallel_batch_path_equals_the_serial_one_with_and_without_the_modulus() -> None:
+    from kassign import _kernels
+
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 40, size=_kernels.PARALLEL_MIN_KEYS * 3 + 17)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = rng.integers(0, 256, size=int(offsets[-1]), dtype=np.uint8)
+    for kind in KINDS:
+        serial = np.empty(len(lengths), dtype=np.int64)
+        _kernels.hash_loop_serial(data, offsets, kind, H.FOLD_ABS, 0, serial)
+        parallel = np.empty(len(lengths), dtype=np.int64)
+        _kernels.hash_loop(data, offsets, kind, H.FOLD_ABS, parallel)
+        assert (parallel == serial).all()
+        reduced = np.empty(len(lengths), dtype=np.int32)
+        _kernels.hash_loop(data, offsets, kind, H.FOLD_ABS, reduced, modulus=37)
+        assert (reduced == serial % 37).all()

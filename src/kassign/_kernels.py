@@ -41,7 +41,7 @@ PARALLEL_MIN_KEYS = 1 << 16
 
 
 @numba.njit(parallel=True, **_JIT)
-def _hash_loop_chunks(data, offsets, kind, fold, out, chunks):
+def _hash_loop_chunks(data, offsets, kind, fold, modulus, out, chunks):
     """The serial loop over ``chunks`` contiguous slices of the keys, one per thread."""
     n = offsets.shape[0] - 1
     size = (n + chunks - 1) // chunks
@@ -49,14 +49,14 @@ def _hash_loop_chunks(data, offsets, kind, fold, out, chunks):
         lo = c * size
         hi = min(n, lo + size)
         if lo < hi:
-            hash_loop_serial(data, offsets[lo:hi + 1], kind, fold, out[lo:hi])
+            hash_loop_serial(data, offsets[lo:hi + 1], kind, fold, modulus, out[lo:hi])
 
 
-def hash_loop(data, offsets, kind, fold, out) -> None:
+def hash_loop(data, offsets, kind, fold, out, modulus: int = 0) -> None:
     """``hashing.hash_loop`` over every key, on all cores when the batch is big enough to pay for it."""
     n = len(offsets) - 1
     threads = numba.get_num_threads()
     if n < PARALLEL_MIN_KEYS or threads < 2:
-        hash_loop_serial(data, offsets, kind, fold, out)
+        hash_loop_serial(data, offsets, kind, fold, modulus, out)
     else:
-        _hash_loop_chunks(data, offsets, kind, fold, out, threads * 4)
+        _hash_loop_chunks(data, offsets, kind, fold, modulus, out, threads * 4)

@@ -170,8 +170,10 @@ def hash_bytes(kind: int, data: bytes) -> int:
     return int(SPANS[kind](data, 0, len(data)))
 
 
-def hash_loop(data, offsets, kind, fold, out):
-    """Batch path: ``out[i]`` = ``fold_hash(fold, hash of key i)``, keys in Arrow's (bytes, offsets) layout.
+def hash_loop(data, offsets, kind, fold, modulus, out):
+    """Batch path: ``out[i]`` = ``fold_hash(fold, hash of key i)``, keys in Arrow's (bytes, offsets) layout;
+    reduced ``% modulus`` (the partition count) when ``modulus`` > 0, so the partition is written in
+    the same pass.
 
     Compiled by ``kassign._kernels`` with the span functions above bound to their numba
     versions; the branch on ``kind`` is per key and always the same, so it costs nothing
@@ -188,4 +190,5 @@ def hash_loop(data, offsets, kind, fold, out):
             h = fnv1a_span(data, start, end)
         else:
             h = kafkajs_legacy_span(data, start, end)
-        out[i] = fold_hash(fold, h)
+        position = fold_hash(fold, h)
+        out[i] = position % modulus if modulus > 0 else position

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from kassign import hashing
-from kassign.client_partitioners import NOT_HASHED, ClientPartitioner, resolve
+from kassign.client_partitioners import NOT_HASHED, resolve
 from kassign.cluster import Cluster
 from kassign.errors import InvalidPartitionError, KassignError
 from kassign.keys import flatten_keys, serialize_key
@@ -72,25 +72,6 @@ def partition_for_key(key: bytes | str | int | None, num_partitions: int, partit
     return resolve(partitioner).partition(serialize_key(key, key_type), int(num_partitions))
 
 
-def _positions(keys: Any, client: ClientPartitioner, key_type: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """Every key's position under ``client`` (int64) and a mask of the keys it does not hash."""
-    from kassign._kernels import hash_loop
-
-    data, offsets, nulls = flatten_keys(keys, key_type)
-    positions = np.empty(len(offsets) - 1, dtype=np.int64)
-    hash_loop(data, offsets, client.hash_kind, client.fold, positions)
-    unhashed = np.zeros(len(positions), dtype=bool)
-    if client.empty_key_random:
-        unhashed |= np.diff(offsets) == 0
-    if nulls is not None:
-        if client.null_key_hashed:  # as the empty key; set explicitly, Arrow may give a null slot bytes
-            positions[nulls] = client.position(b"")
-            unhashed &= ~nulls
-        else:
-            unhashed |= nulls
-    return positions, unhashed
-
-
 def partitions_for_keys(keys: Any, num_partitions: int, partitioner: str = "java",
                         key_type: str | None = None) -> np.ndarray:
     """Partitions for a batch of keys, as ``partition_for_key`` gives them one by one.
@@ -102,9 +83,17 @@ def partitions_for_keys(keys: Any, num_partitions: int, partitioner: str = "java
     """
     _check_partition_count(num_partitions)
     client = resolve(partitioner)
-    positions, unhashed = _positions(keys, client, key_type)
-    partitions = (positions % int(num_partitions)).astype(np.int32)
-    partitions[unhashed] = NULL_KEY_PARTITION
+    from kassign._kernels import hash_loop
+
+    data, offsets, nulls = flatten_keys(keys, key_type)
+    n = int(num_partitions)
+    partitions = np.empty(len(offsets) - 1, dtype=np.int32)
+    hash_loop(data, offsets, client.hash_kind, client.fold, partitions, modulus=n)  # hash and reduce in one pass
+    if client.empty_key_random:
+        partitions[np.diff(offsets) == 0] = NULL_KEY_PARTITION
+    if nulls is not None:
+        # a null key is the empty key where the client hashes it (Arrow may give a null slot bytes), else unhashed
+        partitions[nulls] = client.partition(b"", n) if client.null_key_hashed else NULL_KEY_PARTITION
     return partitions
 
 
