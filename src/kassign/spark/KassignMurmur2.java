@@ -4,17 +4,25 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.analysis.TypeCheckResult;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.api.java.UDF6;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.RuntimeReplaceable;
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
+import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.catalyst.trees.TreePattern;
 import org.apache.spark.sql.classic.ExpressionUtils;
 import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.TypeCollection;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -159,20 +167,148 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
      */
     public static Column partitionColumn(Column key, int keyWidth, int kind, int foldCode, boolean emptyKeyRandom,
                                          int partitions) {
-        List<Expression> arguments = List.of(ExpressionUtils.expression(key),
-            Literal.create(kind, DataTypes.IntegerType), Literal.create(foldCode, DataTypes.IntegerType),
-            Literal.create(emptyKeyRandom, DataTypes.BooleanType), Literal.create(partitions, DataTypes.IntegerType));
-        // The key as it is: text reaches partitionOf as Spark's UTF-8 buffer (no copy), binary as byte[];
-        // int/bigint only when the caller chose Kafka's Integer/LongSerializer. Anything else fails analysis.
-        AbstractDataType keyType = keyWidth == 4 ? DataTypes.IntegerType : keyWidth == 8 ? DataTypes.LongType
-            : TypeCollection.apply(CollectionConverters.asScala(
-                List.<AbstractDataType>of(DataTypes.BinaryType, DataTypes.StringType)).toSeq());
-        List<AbstractDataType> inputTypes = List.of(keyType, DataTypes.IntegerType, DataTypes.IntegerType,
-            DataTypes.BooleanType, DataTypes.IntegerType);
-        StaticInvoke invoke = new StaticInvoke(KassignMurmur2.class, DataTypes.IntegerType, "partitionOf",
-            CollectionConverters.asScala(arguments).toSeq(), CollectionConverters.asScala(inputTypes).toSeq(),
-            true, false, true, scala.Option.empty());
-        return ExpressionUtils.column(invoke);
+        return ExpressionUtils.column(new PartitionExpression(ExpressionUtils.expression(key), keyWidth, kind, foldCode,
+                                                              emptyKeyRandom, partitions));
+    }
+
+    /**
+     * {@code kafka_partition} before the analyzer knows the key's type; once it does, it is replaced by a
+     * {@code StaticInvoke} of the matching {@link #partitionOf} (text: Spark's UTF-8 buffer read in place;
+     * binary: byte[]; int/bigint only when the caller chose Kafka's Integer/LongSerializer). Only the
+     * replacement reaches the executors.
+     */
+    public static final class PartitionExpression extends Expression implements RuntimeReplaceable {
+        private final Expression key;
+        private final int keyWidth;
+        private final int kind;
+        private final int foldCode;
+        private final boolean emptyKeyRandom;
+        private final int partitions;
+
+        PartitionExpression(Expression key, int keyWidth, int kind, int foldCode, boolean emptyKeyRandom, int partitions) {
+            this.key = key;
+            this.keyWidth = keyWidth;
+            this.kind = kind;
+            this.foldCode = foldCode;
+            this.emptyKeyRandom = emptyKeyRandom;
+            this.partitions = partitions;
+        }
+
+        private boolean keyTypeFits() {
+            DataType type = key.dataType();
+            if (keyWidth == 4) {
+                return type.equals(DataTypes.IntegerType);
+            }
+            if (keyWidth == 8) {
+                return type.equals(DataTypes.LongType);
+            }
+            return type.equals(DataTypes.StringType) || type.equals(DataTypes.BinaryType);
+        }
+
+        @Override
+        public TypeCheckResult checkInputDataTypes() {
+            if (keyTypeFits()) {
+                return TypeCheckResult.TypeCheckSuccess$.MODULE$;
+            }
+            String wanted = keyWidth == 4 ? "int" : keyWidth == 8 ? "bigint" : "string or binary";
+            return new TypeCheckResult.TypeCheckFailure("kafka_partition takes a " + wanted + " key column, got "
+                + key.dataType().simpleString() + (keyWidth == 0 ? " (integer keys need key_type='int' or 'long')" : ""));
+        }
+
+        @Override
+        public Expression replacement() {
+            List<Expression> arguments = List.of(key, Literal.create(kind, DataTypes.IntegerType),
+                Literal.create(foldCode, DataTypes.IntegerType), Literal.create(emptyKeyRandom, DataTypes.BooleanType),
+                Literal.create(partitions, DataTypes.IntegerType));
+            return new StaticInvoke(KassignMurmur2.class, DataTypes.IntegerType, "partitionOf",
+                CollectionConverters.asScala(arguments).toSeq(),
+                CollectionConverters.asScala(List.<AbstractDataType>of()).toSeq(), true, false, true, scala.Option.empty());
+        }
+
+        @Override
+        public Seq<scala.Enumeration.Value> nodePatterns() {
+            return CollectionConverters.asScala(List.of(TreePattern.RUNTIME_REPLACEABLE())).toSeq();
+        }
+
+        @Override
+        public void org$apache$spark$sql$catalyst$expressions$RuntimeReplaceable$_setter_$nodePatterns_$eq(
+                Seq<scala.Enumeration.Value> patterns) {
+            // a Scala trait's field; this class answers nodePatterns() itself
+        }
+
+        @Override
+        public Seq<Expression> children() {
+            return CollectionConverters.asScala(List.of(key)).toSeq();
+        }
+
+        @Override
+        public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
+            return new PartitionExpression(children.apply(0), keyWidth, kind, foldCode, emptyKeyRandom, partitions);
+        }
+
+        @Override
+        public boolean nullable() {
+            return true;
+        }
+
+        @Override
+        public DataType dataType() {
+            return DataTypes.IntegerType;
+        }
+
+        @Override
+        public Object eval(InternalRow row) {
+            return replacement().eval(row);
+        }
+
+        @Override
+        public ExprCode doGenCode(CodegenContext ctx, ExprCode ev) {
+            return replacement().genCode(ctx);
+        }
+
+        @Override
+        public String prettyName() {
+            return "kafka_partition";
+        }
+
+        @Override
+        public int productArity() {
+            return 6;
+        }
+
+        @Override
+        public Object productElement(int n) {
+            switch (n) {
+                case 0: return key;
+                case 1: return keyWidth;
+                case 2: return kind;
+                case 3: return foldCode;
+                case 4: return emptyKeyRandom;
+                default: return partitions;
+            }
+        }
+
+        @Override
+        public boolean canEqual(Object other) {
+            return other instanceof PartitionExpression;
+        }
+
+        // Value equality, as Scala's case classes have it: the analyzer matches grouping expressions
+        // against the select list by equality, across copies made by tree transformations.
+        @Override
+        public boolean equals(Object other) {
+            if (!(other instanceof PartitionExpression)) {
+                return false;
+            }
+            PartitionExpression that = (PartitionExpression) other;
+            return key.equals(that.key) && keyWidth == that.keyWidth && kind == that.kind && foldCode == that.foldCode
+                && emptyKeyRandom == that.emptyKeyRandom && partitions == that.partitions;
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(key, keyWidth, kind, foldCode, emptyKeyRandom, partitions);
+        }
     }
 
     public static int partitionOf(UTF8String key, int kind, int foldCode, boolean emptyKeyRandom, int partitions) {

@@ -10,10 +10,10 @@ column equals ``kassign.partition_for_key`` on every row, with null where that g
 Two engines compute it:
 
 - ``jvm``: our own Java code (see ``jvm.py``); rows never leave the executor JVM. The client
-  rule is a Catalyst expression (``StaticInvoke``) whose generated code calls
-  ``KassignMurmur2.partitionOf`` on Spark's own values: a text column's UTF-8 buffer is read
-  in place, binary as ``byte[]``, int/bigint as primitives, so nothing is copied or boxed per
-  row (as fast as Spark's own ``hash()``). Where the driver cannot reach our class (a jar
+  rule is a Catalyst expression: once the analyzer knows the key's type it becomes a
+  ``StaticInvoke`` whose generated code calls ``KassignMurmur2.partitionOf`` on Spark's own
+  values (a text column's UTF-8 buffer read in place, binary as ``byte[]``, int/bigint as
+  primitives), so no row is converted, boxed or copied (as fast as Spark's own ``hash()``). Where the driver cannot reach our class (a jar
   added to a user's session with ``ADD JAR`` only), the registered UDF ``kassign_partition``
   serves instead; ``kassign_murmur2`` is Kafka's hash alone (``kafka_murmur2``).
 - ``arrow``: an Arrow UDF handing whole key columns to the numba kernels of
@@ -180,7 +180,7 @@ def _check_count(n: int) -> int:
 
 def _jvm_partition(key: Column, client: ClientPartitioner, n: int, raw: Column | None = None,
                    key_width: int = 0) -> Column:
-    expression = _generated_partition(raw if raw is not None else key, key_width, client, n)
+    expression = _generated_partition(key if raw is None else raw, key_width, client, n)
     if expression is not None:
         return expression
     return F.call_function(jvm.PARTITION_FUNCTION, key, F.lit(client.hash_kind), F.lit(client.fold),
@@ -215,7 +215,8 @@ def kafka_partition(col: str | Column, n: int, engine: str = "auto", partitioner
     client = resolve(partitioner)
     key = serialised_key(col, key_type)
     if _use_jvm(engine):
-        # the generated-code path takes text and binary columns as they are (no cast, no copy)
+        # the generated-code path takes a text or binary column as it is (the UTF-8 buffer is read in
+        # place, no cast copies it); integers arrive as int/bigint for Kafka's Integer/LongSerializer
         raw = key if key_type in INT_WIDTHS else (F.col(col) if isinstance(col, str) else col)
         return _jvm_partition(key, client, n, raw, INT_WIDTHS.get(key_type, 0))
     return _partition_arrow_udf(client.name, n, key_type)(key)
