@@ -107,3 +107,16 @@ def test_stdin_csv_run_and_report_renders_in_a_browser(tmp_path):
         assert part in page, part
     verdict = check_page(out / "report.html", tmp_path / "report.png")
     assert verdict == "KASSIGN-OK 4"
+    # a table of one row per record is written only when asked
+    assert not (out / "partitioned").exists() and (out / "partition_load").is_dir()
+
+
+def test_write_partitioned_and_sample_when_asked(tmp_path):
+    out = tmp_path / "out"
+    done = run("--rows", "3000", "--keys", "50", "--out", str(out), "--write-partitioned", "--write-sample",
+               timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(str(out / "partitioned")).num_rows == 3000
+    assert pq.read_table(str(out / "sample_input")).num_rows == 3000

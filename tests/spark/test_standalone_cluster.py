@@ -100,7 +100,7 @@ def test_pipeline_on_a_standalone_cluster_matches_the_local_run(spark, standalon
     local = run_pipeline(spark, PipelineOptions(
         out=str(tmp_path / "local"), input=str(input_path), key_column="key", size_column="size",
         topic_column="topic", partitions=6, members=3, max_partitions=10, brokers=[(0, "r1"), (1, "r2"), (2, "r1")],
-        replication_factor=2))
+        replication_factor=2, write_partitioned=False))  # as the CLI by default
     assert on_cluster == json.loads(json.dumps(local))
     assert any(worker_dir.glob("app-*/*/stderr"))  # executors really ran on the worker
     assert on_cluster["rows"]["accounted"] and (tmp_path / "cluster" / "report.html").exists()

@@ -69,6 +69,9 @@ def _scenario_file(path: str | None) -> dict | None:
               help="Replica placement: striped (KRaft controller, Kafka 4) or legacy (ZooKeeper-era AdminUtils).")
 @click.option("--engine", type=click.Choice(["auto", "jvm", "arrow"]), default="auto", show_default=True,
               help="murmur2 engine: our JVM UDF, or the Arrow+numba UDF.")
+@click.option("--write-partitioned", is_flag=True,
+              help="Also write the partitioned table (every record with its partition) under --out.")
+@click.option("--write-sample", is_flag=True, help="Also write the generated sample input under --out.")
 @click.option("--producers", default=None, metavar="A,B,...",
               help="Producer agreement stage: place every record as each of these clients does "
                    "(e.g. java,librdkafka:consistent_random,sarama:hash) and compare with the first.")
@@ -80,7 +83,8 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             partitions: int, null_key_model: str, batch_size: int, members: int, scenario_path: str | None,
             brokers: str, replication_factor: int, max_partitions: int, target_share: float, seed: int, placer: str,
             engine: str, master: str | None, confs: tuple[str, ...], as_json: bool, key_type: str | None = None,
-            producers: str | None = None, null_value: str | None = None) -> None:
+            producers: str | None = None, null_value: str | None = None, write_partitioned: bool = False,
+            write_sample: bool = False) -> None:
     """Where a keyed data set's load lands: partitions, skew, consumers, brokers, rebalance cost.
 
     Without INPUT a Zipf-skewed sample is generated inside Spark. INPUT '-' reads standard input
@@ -114,7 +118,7 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             members=members, scenario=_scenario_file(scenario_path), brokers=_brokers(brokers),
             replication_factor=replication_factor, max_partitions=max_partitions, target_share=target_share,
             seed=seed, placer=placer, engine=engine, key_type=key_type, producers=producers or (),
-            null_value=null_value, extra=extra)
+            null_value=null_value, extra=extra, write_partitioned=write_partitioned, write_sample=write_sample)
         check_options(options)
         conf = parse_conf(confs)
         spark = spark_session(master, conf, app_name="kassign pipeline")

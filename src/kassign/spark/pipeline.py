@@ -90,6 +90,10 @@ class PipelineOptions:
     producers: Sequence[str] = ()
     key_type: str | None = None
     null_value: str | None = None
+    # Tables of one row per record are written only when asked (the CLI asks with --write-partitioned,
+    # --write-sample); otherwise the stages read them from Spark's cache.
+    write_partitioned: bool = True
+    write_sample: bool = True
     extra: dict = field(default_factory=dict)
 
 
@@ -284,6 +288,13 @@ def partition_sweep(key_stats: DataFrame, max_partitions: int) -> DataFrame:
 
 
 # -- the whole job ---------------------------------------------------------------------------------------------
+
+def _cached(df: DataFrame) -> DataFrame:
+    """``df`` kept by Spark (memory, spilling to disk) for the stages that read it again."""
+    from pyspark import StorageLevel
+
+    return df.persist(StorageLevel.MEMORY_AND_DISK)
+
 
 def _write(df: DataFrame, out: Path, name: str) -> DataFrame:
     path = (out / name).as_posix()
@@ -497,7 +508,7 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
     found = None
     if opts.input is None:
         source = sample_frame(spark, opts.rows, opts.keys, opts.skew, opts.null_share, opts.seed)
-        raw = _write(source, out, "sample_input")
+        raw = _write(source, out, "sample_input") if opts.write_sample else _cached(source)
         input_desc = {"kind": "sample", "rows": opts.rows, "keys": opts.keys, "skew": opts.skew,
                       "null_share": opts.null_share, "seed": opts.seed}
         opts.size_column = opts.size_column or "value_size"
@@ -541,7 +552,9 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
         log.warning("%s", text)
 
     spark.sparkContext.setJobDescription("kassign stage 1: partitioning")
-    partitioned = _write(partition_records(records, counts, opts, key_type), out, "partitioned")
+    placed_records = partition_records(records, counts, opts, key_type)
+    partitioned = (_write(placed_records, out, "partitioned") if opts.write_partitioned
+                   else _cached(placed_records))
 
     spark.sparkContext.setJobDescription("kassign stage 2: partition load")
     key_stats = (partitioned.filter(F.col("key").isNotNull())
