@@ -20,6 +20,10 @@ STEPS = [
     ("partition -> consumer: roundrobin on the same group", ["assign", "--strategy", "roundrobin", str(HERE / "seeds-range.json")]),
     ("replica -> broker: rack-aware placement", ["replicas", "--brokers", "0:rack-a,1:rack-a,2:rack-b,3:rack-b,4:rack-c",
                                                   "--partitions", "6", "--replication-factor", "3", "--start-index", "0"]),
+    ("replica -> broker: the fewest moves after adding broker 3 (rack-a), beside Kafka's --generate",
+     ["plan", "--current", str(HERE / "reassignment-current.json"), "--brokers", "0:rack-a,1:rack-b,2:rack-c,3:rack-a"]),
+    ("partition -> consumer: Kafka 4's server-side uniform assignor (KIP-848)",
+     ["assign", "--protocol", "consumer", "--strategy", "uniform", str(HERE / "kafka4-uniform-heterogeneous.json")]),
 ]
 
 for title, args in STEPS:
