@@ -79,6 +79,12 @@ def test_describe_file_gives_the_same_plan(tmp_path, current_file):
     b = run("--current", str(current_file), "--brokers", BROKERS, "--json")
     assert a.returncode == 0, a.stderr
     assert json.loads(a.stdout)["proposed"] == json.loads(b.stdout)["proposed"]
+    # both read standard input too, as `kafka-topics.sh --describe | kassign plan --describe-file -`
+    for option, text in (("--describe-file", describe.read_text()), ("--current", current_file.read_text())):
+        piped = subprocess.run([sys.executable, "-m", "kassign.cli.main", "plan", option, "-", "--brokers", BROKERS,
+                                "--json"], input=text, capture_output=True, text=True, timeout=300)
+        assert piped.returncode == 0, piped.stderr
+        assert json.loads(piped.stdout)["proposed"] == json.loads(b.stdout)["proposed"]
 
 
 def test_batches_write_steps_that_add_up_to_the_plan(tmp_path, current_file):

@@ -155,10 +155,13 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
     elif bootstrap_server:
         current = _read_cluster(bootstrap_server, topics, command_config, timeout)
     else:
-        try:
-            current = parse_describe(Path(describe_path).read_text())  # type: ignore[arg-type]
+        try:  # `kafka-topics.sh --describe ... | kassign plan --describe-file -` works too
+            text = sys.stdin.read() if describe_path == "-" else Path(describe_path).read_text()  # type: ignore[arg-type]
         except OSError as err:
             raise KassignError(f"cannot read --describe-file {describe_path!r}: {err.strerror or err}") from None
+        except UnicodeDecodeError:
+            raise KassignError(f"--describe-file {describe_path!r} is not UTF-8 text") from None
+        current = parse_describe(text)
     broker_list = parse_broker_list(brokers)
     sizes = read_sizes(sizes_path) if sizes_path else None
     options: dict[str, Any] = {"batches": batches, "exclude": _parse_ids(exclude)}
