@@ -41,7 +41,8 @@ def check_plot_path(path: str | Path) -> None:
         raise KassignError(f"--plot {str(path)!r} is a directory; name a file such as {target / 'plot.png'}")
 
 
-def _save(fig, path: str | Path) -> Path:
+def save_figure(fig, path: str | Path) -> Path:
+    """Write ``fig`` (creating parent folders), close it; a path that cannot be written is a KassignError."""
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +75,7 @@ def assignment_chart(assignment: Mapping[str, Sequence[tuple[str, int]]], path: 
     ax.invert_yaxis()
     if 0 < len(topics) <= 20:
         ax.legend(title="topic", fontsize="small", loc="lower right")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def replica_chart(
@@ -99,4 +100,4 @@ def replica_chart(
     ax.set_xlabel("broker (rack)")
     ax.set_title(f"replica placement: {len(placement)} partitions")
     ax.legend(fontsize="small")
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -19,20 +19,18 @@ Hot path on integers: see ``sticky.engine``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from kassign.assignors.sticky.claims import Claim, ResolvedOwnership
-from kassign.assignors.sticky.engine import GroupView, previous_ownership, sticky_assign, sticky_assign_flat
+from kassign.assignors.sticky.claims import Claim
+from kassign.assignors.sticky.engine import EngineAssignor, GroupView
 from kassign.assignors.sticky.userdata import (
     DEFAULT_GENERATION,
     UserDataError,
     decode_cooperative_user_data,
     encode_cooperative_user_data,
 )
-from kassign.assignors.base import COOPERATIVE, EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
+from kassign.assignors.base import COOPERATIVE, EAGER, Assignment, Subscription, TopicPartition
 from kassign.assignors import options
-from kassign.cluster import Cluster
-from kassign.flat import FlatAssignment
 
 log = logging.getLogger("kassign.assignors.sticky")
 
@@ -54,9 +52,10 @@ def read_subscription_claims(view: GroupView) -> list[Claim]:
     return [read_subscription_claim(m, view.subscriptions[m], view.topic_set(m)) for m in view.members]
 
 
-class CooperativeStickyAssignor(ConsumerPartitionAssignor):
+class CooperativeStickyAssignor(EngineAssignor):
     name = "cooperative-sticky"
     supported_protocols = (COOPERATIVE, EAGER)
+    cooperative = True
 
     def __init__(self, prefer_rack_aware: bool = False) -> None:
         self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
@@ -70,16 +69,5 @@ class CooperativeStickyAssignor(ConsumerPartitionAssignor):
     def on_assignment(self, assignment: Assignment, generation: int) -> None:
         self._generation = generation
 
-    def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
-        return sticky_assign(
-            cluster, subscriptions, read_subscription_claims, cooperative=True, prefer_rack_aware=self.prefer_rack_aware
-        )
-
-    def assign_flat(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> FlatAssignment:
-        return sticky_assign_flat(
-            cluster, subscriptions, read_subscription_claims, cooperative=True, prefer_rack_aware=self.prefer_rack_aware
-        )
-
-    def previous_ownership(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> ResolvedOwnership:
-        """Who rightfully owned what before this rebalance, as this assignor settles it."""
-        return previous_ownership(GroupView(cluster, subscriptions), read_subscription_claims)
+    def read_claims(self, view: GroupView) -> list[Claim]:
+        return read_subscription_claims(view)

@@ -26,10 +26,10 @@ in one numba pass straight into integer arrays (``sticky.userdata.decode_many``)
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from kassign.assignors.sticky.claims import Claim, ResolvedOwnership
-from kassign.assignors.sticky.engine import GroupView, previous_ownership, sticky_assign, sticky_assign_flat
+from kassign.assignors.sticky.claims import Claim
+from kassign.assignors.sticky.engine import EngineAssignor, GroupView
 from kassign.assignors.sticky.userdata import (
     DEFAULT_GENERATION,
     UserDataError,
@@ -37,10 +37,8 @@ from kassign.assignors.sticky.userdata import (
     encode_sticky_user_data,
 )
 from kassign.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
-from kassign.assignors.base import EAGER, Assignment, ConsumerPartitionAssignor, Subscription, TopicPartition
+from kassign.assignors.base import EAGER, Assignment, TopicPartition
 from kassign.assignors import options
-from kassign.cluster import Cluster
-from kassign.flat import FlatAssignment
 
 log = logging.getLogger("kassign.assignors.sticky")
 
@@ -74,7 +72,7 @@ def read_user_data_claims(view: GroupView) -> list[Claim]:
     return claims
 
 
-class StickyAssignor(ConsumerPartitionAssignor):
+class StickyAssignor(EngineAssignor):
     name = "sticky"
     supported_protocols = (EAGER,)
 
@@ -97,16 +95,5 @@ class StickyAssignor(ConsumerPartitionAssignor):
         self._last_partitions = tuple(assignment.partitions)
         self._last_generation = generation
 
-    def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
-        return sticky_assign(
-            cluster, subscriptions, read_user_data_claims, cooperative=False, prefer_rack_aware=self.prefer_rack_aware
-        )
-
-    def assign_flat(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> FlatAssignment:
-        return sticky_assign_flat(
-            cluster, subscriptions, read_user_data_claims, cooperative=False, prefer_rack_aware=self.prefer_rack_aware
-        )
-
-    def previous_ownership(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> ResolvedOwnership:
-        """Who rightfully owned what before this rebalance, as this assignor settles it."""
-        return previous_ownership(GroupView(cluster, subscriptions), read_user_data_claims)
+    def read_claims(self, view: GroupView) -> list[Claim]:
+        return read_user_data_claims(view)

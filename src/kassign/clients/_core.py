@@ -59,6 +59,29 @@ def require(module: str, extra: str) -> None:
         raise ClientMissingError(f"this adapter needs the {module!r} package: pip install 'kassign[{extra}]'")
 
 
+def cluster_topology(cluster: Any, topics: Iterable[str], *, broker_id: str,
+                     replicas: str) -> tuple[dict[str, list[tuple[int, ...]]], dict[int, str | None]]:
+    """Each topic's partition replicas and each broker's rack, from a client's ClusterMetadata.
+
+    Brokers and racks come from ``cluster.brokers()`` (attribute ``broker_id`` names a broker's
+    id: ``node_id`` in kafka-python, ``nodeId`` in aiokafka); replicas from the per-partition
+    metadata both clients keep in ``_partitions`` (attribute ``replicas``), for which neither
+    offers a public accessor. Where either is missing the result is empty and no racks are used."""
+    racks = {getattr(b, broker_id): getattr(b, "rack", None) for b in cluster.brokers()
+             if isinstance(getattr(b, broker_id), int)}
+    per_topic = getattr(cluster, "_partitions", None)
+    if not any(racks.values()) or not isinstance(per_topic, dict):
+        return {}, {}
+    found: dict[str, list[tuple[int, ...]]] = {}
+    for topic in topics:
+        partitions = per_topic.get(topic) or {}
+        try:
+            found[topic] = [tuple(getattr(partitions[p], replicas)) for p in range(len(partitions))]
+        except (KeyError, AttributeError):  # a gap or another layout: no racks for this topic
+            continue
+    return found, racks
+
+
 def resolve(strategy: Any, options: Mapping[str, Any]) -> ConsumerPartitionAssignor:
     """A fresh kassign assignor for a name, ``package.module:Class``, an instance, or a class/factory.
 

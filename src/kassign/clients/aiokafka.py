@@ -45,6 +45,7 @@ from kassign.clients._core import (
     COOPERATIVE_NAME,
     JoinedMember,
     MemberAssignor,
+    cluster_topology,
     read_stamp,
     require,
     resolve,
@@ -77,23 +78,6 @@ def _as_v0(metadata: Any) -> bytes:
     return wire.encode_subscription(subscription, version=0)
 
 
-def _topology(cluster: Any, topics: Iterable[str]) -> tuple[dict[str, list[tuple[int, ...]]], dict[int, str | None]]:
-    """Each topic's partition replicas and each broker's rack, from aiokafka's ClusterMetadata
-    (``brokers()`` with racks; replicas from the PartitionMetadata it keeps per partition)."""
-    racks = {b.nodeId: getattr(b, "rack", None) for b in cluster.brokers() if isinstance(b.nodeId, int)}
-    per_topic = getattr(cluster, "_partitions", None)
-    if not any(racks.values()) or not isinstance(per_topic, dict):
-        return {}, {}
-    replicas: dict[str, list[tuple[int, ...]]] = {}
-    for topic in topics:
-        partitions = per_topic.get(topic) or {}
-        try:
-            replicas[topic] = [tuple(partitions[p].replicas) for p in range(len(partitions))]
-        except (KeyError, AttributeError):
-            continue
-    return replicas, racks
-
-
 class KassignAssignor(_AiokafkaAssignor):
     """An aiokafka assignor running the kassign strategy ``strategy`` (or the class's default)."""
 
@@ -123,7 +107,7 @@ class KassignAssignor(_AiokafkaAssignor):
         joined = [JoinedMember(member_id, None, _as_v0(meta)) for member_id, meta in members.items()]
         topics = {t for m in joined for t in wire.decode_subscription(m.metadata).topics}
         counts = {t: len(cluster.partitions_for_topic(t) or ()) for t in topics}
-        replicas, racks = _topology(cluster, topics)
+        replicas, racks = cluster_topology(cluster, topics, broker_id="nodeId", replicas="replicas")
         return self._member.assign(counts, joined, stamp=True, replicas=replicas, broker_racks=racks)
 
     def on_assignment(self, assignment: Any) -> None:  # type: ignore[override]

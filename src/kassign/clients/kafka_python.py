@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kassign.clients._core import COOPERATIVE_NAME, JoinedMember, MemberAssignor, require, resolve
+from kassign.clients._core import COOPERATIVE_NAME, JoinedMember, MemberAssignor, cluster_topology, require, resolve
 
 require("kafka", "kafka-python")
 
@@ -65,26 +65,6 @@ def _raw(metadata: Any) -> bytes:
 
 def _partition_counts(cluster: Any, topics: Iterable[str]) -> dict[str, int]:
     return {t: len(cluster.partitions_for_topic(t) or ()) for t in topics}
-
-
-def _topology(cluster: Any, topics: Iterable[str]) -> tuple[dict[str, list[tuple[int, ...]]], dict[int, str | None]]:
-    """Each topic's partition replicas and each broker's rack, from kafka-python's ClusterMetadata.
-
-    Brokers and their racks come from ``cluster.brokers()`` (Metadata v1+ carries racks); replicas
-    from the per-partition metadata kafka-python keeps (``replica_nodes``), which it offers no
-    public accessor for. Where either is missing the result is empty and no racks are used."""
-    racks = {b.node_id: getattr(b, "rack", None) for b in cluster.brokers() if isinstance(b.node_id, int)}
-    per_topic = getattr(cluster, "_partitions", None)
-    if not any(racks.values()) or not isinstance(per_topic, dict):
-        return {}, {}
-    replicas: dict[str, list[tuple[int, ...]]] = {}
-    for topic in topics:
-        partitions = per_topic.get(topic) or {}
-        try:
-            replicas[topic] = [tuple(partitions[p].replica_nodes) for p in range(len(partitions))]
-        except (KeyError, AttributeError):  # a gap or another layout: no racks for this topic
-            continue
-    return replicas, racks
 
 
 class KassignAssignor(_KafkaPythonAssignor):
@@ -119,7 +99,7 @@ class KassignAssignor(_KafkaPythonAssignor):
     def assign(self, cluster: Any, members: Iterable[Any]) -> dict[str, bytes]:
         joined = [JoinedMember(m.member_id, getattr(m, "group_instance_id", None), _raw(m.metadata)) for m in members]
         topics = {t for m in members for t in _topics_of(m.metadata)}
-        replicas, racks = _topology(cluster, topics)
+        replicas, racks = cluster_topology(cluster, topics, broker_id="node_id", replicas="replica_nodes")
         return self._member.assign(_partition_counts(cluster, topics), joined, replicas=replicas, broker_racks=racks)
 
     def on_assignment(self, assignment: Any, generation: int) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kassign.errors import KassignError
+from kassign.plots import save_figure
 
 
 def plan_chart(brokers: Sequence[Mapping[str, Any]], kafka: Sequence[Mapping[str, Any]] | None,
@@ -39,12 +39,4 @@ def plan_chart(brokers: Sequence[Mapping[str, Any]], kafka: Sequence[Mapping[str
     axes[1].set_xticks(x)
     axes[1].set_xticklabels(labels, fontsize="x-small" if len(brokers) > 30 else "small")
     axes[1].set_xlabel("broker (rack)")
-    target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(target, dpi=110, bbox_inches="tight")
-    except OSError as err:
-        raise KassignError(f"cannot write plot {str(target)!r}: {err.strerror or err}") from None
-    finally:
-        plt.close(fig)
-    return target
+    return save_figure(fig, path)

@@ -33,7 +33,7 @@ from kassign.assignors.sticky.claims import (
 )
 from kassign.assignors.sticky.round import even_out_round
 from kassign.assignors.sticky.uniform import RackContext, StickyInvariantError, assign_uniform, rack_context
-from kassign.assignors.base import Assignment, Subscription, subscribed_partition_counts
+from kassign.assignors.base import Assignment, ConsumerPartitionAssignor, Subscription, subscribed_partition_counts
 from kassign.cluster import Cluster
 from kassign.errors import KassignError
 from kassign.flat import FlatAssignment, no_cyclic_gc
@@ -239,4 +239,25 @@ def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
     return out
 
 
+class EngineAssignor(ConsumerPartitionAssignor):
+    """What the eager and the cooperative sticky assignors share: both run this engine and
+    differ only in where a member's history comes from (``read_claims``) and whether a
+    round withholds the partitions that change owner (``cooperative``)."""
 
+    cooperative: bool = False
+    prefer_rack_aware: bool = False
+
+    def read_claims(self, view: GroupView) -> list[Claim]:
+        raise NotImplementedError
+
+    def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
+        return sticky_assign(cluster, subscriptions, self.read_claims, cooperative=self.cooperative,
+                             prefer_rack_aware=self.prefer_rack_aware)
+
+    def assign_flat(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> FlatAssignment:
+        return sticky_assign_flat(cluster, subscriptions, self.read_claims, cooperative=self.cooperative,
+                                  prefer_rack_aware=self.prefer_rack_aware)
+
+    def previous_ownership(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> ResolvedOwnership:
+        """Who rightfully owned what before this rebalance, as this assignor settles it."""
+        return previous_ownership(GroupView(cluster, subscriptions), self.read_claims)
