@@ -1,7 +1,9 @@
 """Columnar results: ``kassign.assign_table`` beside ``kassign.assign`` and Kafka's Java time.
 
-Two cases from the speed issue, each timed end to end from the scenario dict (best of 5,
-after a warm-up that compiles the numba kernels):
+Two cases from the speed issue, each timed end to end from the scenario dict (best and median
+of 5 runs for sticky, 25 for the millisecond-scale uniform case, after a warm-up that compiles
+the numba kernels; the machine's load average is printed first, as figures taken beside other
+work are noisy):
 
 * sticky, 1,000,000 partitions (500 topics x 2,000), 2,000 members, same subscriptions,
   fresh. Kafka's StickyAssignor: about 0.09 s (warm JVM, this machine class).
@@ -14,6 +16,7 @@ Run: ``python bench/bench_columnar.py``
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -27,6 +30,7 @@ from bench_server_assignors import join_case  # noqa: E402
 from kassign.scenario import parse_scenario  # noqa: E402
 
 JAVA_SECONDS = {"sticky 1M": (0.09, 0.09), "uniform join": (0.005, 0.010)}
+RUNS = {"sticky 1M": 5, "uniform join": 25}
 
 
 def sticky_case() -> dict:
@@ -50,6 +54,7 @@ def main() -> None:
         "sticky 1M": ("sticky", sticky_case(), "classic"),
         "uniform join": ("uniform", join_case(), "consumer"),
     }
+    print(f"load average (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'case':<14} {'API':<13} {'best s':>8} {'median s':>9}   {'Kafka (Java)':<14} ratio (best / Java upper)")
     for case, (strategy, scenario, protocol) in cases.items():
         low, high = JAVA_SECONDS[case]
@@ -57,7 +62,7 @@ def main() -> None:
         parsed = parse_scenario(scenario)
         for api, doc in (("assign", scenario), ("assign_table", scenario), ("assign_table*", parsed)):
             run = getattr(kassign, api.rstrip("*"))
-            times = timed(lambda: run(strategy, doc, protocol=protocol))
+            times = timed(lambda: run(strategy, doc, protocol=protocol), RUNS[case])
             print(f"{case:<14} {api:<13} {min(times):8.3f} {statistics.median(times):9.3f}   {java:<14} "
                   f"{min(times) / high:.1f}x")
     print("* from a parsed kassign.scenario.Scenario, as a coordinator holds its group: Kafka's figures do not "

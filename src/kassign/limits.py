@@ -16,11 +16,12 @@ import numpy as np
 
 from kassign.errors import KassignError, shown
 
+JAVA_INT_MIN = -(2**31)
 JAVA_INT_MAX = 2**31 - 1
 MAX_PARTITIONS = 50_000_000
 
 
-def whole_number(value: Any, what: str, *, low: int = -(2**31), high: int = JAVA_INT_MAX) -> int:
+def whole_number(value: Any, what: str, *, low: int = JAVA_INT_MIN, high: int = JAVA_INT_MAX) -> int:
     """``value`` as an int within ``low .. high`` (numpy integer scalars accepted), else a KassignError."""
     if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
         raise KassignError(f"{what} must be a whole number, got {value!r}")

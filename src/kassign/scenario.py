@@ -3,15 +3,24 @@
 ``parse_scenario`` checks the document's shape and says exactly where it is wrong;
 it does not judge member data against the cluster (an owned partition of a topic
 that no longer exists is the assignor's business, and Kafka ignores such claims).
+
+Members are kept as columns (:class:`Members`): a coordinator-sized group has ten
+thousand members sharing a handful of subscriptions, and the consumer protocol's
+assignors read integers and arrays, not one object per member. Reading them goes two
+ways with one outcome. When every entry has the plain shape JSON gives, the document
+is checked column by column (:func:`_members_at_once`, a few C-level passes); any
+other document, well-formed or not, is read member by member (:class:`_MemberParser`),
+which accepts the rarer shapes Python callers pass and names the first problem.
 """
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
+from functools import cached_property, partial
+from itertools import chain, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,11 +30,11 @@ from kassign.assignors.base import ConsumerPartitionAssignor, Subscription, Topi
 from kassign.cluster import Cluster
 from kassign.documents import load_json
 from kassign.errors import KassignError, ScenarioError, shown
-from kassign.limits import JAVA_INT_MAX, partition_budget
+from kassign.limits import JAVA_INT_MAX, JAVA_INT_MIN, partition_budget
 
 
 class MemberSpec(NamedTuple):
-    """One member as the scenario states it (a tuple: a coordinator-sized group has many)."""
+    """One member as the scenario states it."""
 
     topics: tuple[str, ...]
     owned: tuple[TopicPartition, ...] = ()
@@ -34,12 +43,118 @@ class MemberSpec(NamedTuple):
     instance_id: str | None = None
 
 
+_new_topic_partition = partial(tuple.__new__, TopicPartition)
+
+# One member as the member-by-member reader gives it: its MemberSpec with the topics given
+# by subscription number.
+MemberRow = tuple[int, tuple[TopicPartition, ...], int, "str | None", "str | None"]
+
+
+class Members(Mapping[str, MemberSpec]):
+    """The group's members as columns; member ``i`` is ``ids[i]``, in the document's order.
+
+    * ``subscriptions``: the distinct topic lists, numbered in order of first appearance;
+      member ``i`` lists ``subscriptions[subscription[i]]``;
+    * ``owned_topics``, ``owned_partitions``: every owned pair, member after member, each
+      member's in its listed order; member ``i``'s are ``owned_start[i] .. owned_start[i+1]-1``;
+    * ``generations``, ``racks``, ``instance_ids``: one entry per member.
+
+    As a mapping it is ``{member id: MemberSpec}``. The MemberSpecs are built on first
+    use: the consumer protocol's assignors never ask for them. The columns are read-only.
+    """
+
+    def __init__(self, ids: list[str], subscriptions: list[tuple[str, ...]], subscription: np.ndarray,
+                 owned_start: np.ndarray, owned_topics: list[str], owned_partitions: np.ndarray,
+                 generations: list[int], racks: list[str | None], instance_ids: list[str | None]) -> None:
+        self.ids = ids
+        self.subscriptions = subscriptions
+        self.subscription = subscription
+        self.owned_start = owned_start
+        self.owned_topics = owned_topics
+        self.owned_partitions = owned_partitions
+        self.generations = generations
+        self.racks = racks
+        self.instance_ids = instance_ids
+
+    @classmethod
+    def from_rows(cls, ids: list[str], subscriptions: list[tuple[str, ...]], rows: list[MemberRow]) -> Members:
+        """Columns of one :data:`MemberRow` per member of ``ids``."""
+        subscription, owned, generations, racks, instance_ids = map(list, zip(*rows)) if rows else ([],) * 5
+        pairs = list(chain.from_iterable(owned))
+        return cls(
+            ids=ids,
+            subscriptions=subscriptions,
+            subscription=np.array(subscription, dtype=np.int64),
+            owned_start=_starts(map(len, owned), len(owned)),
+            owned_topics=list(map(itemgetter(0), pairs)),
+            owned_partitions=np.array(list(map(itemgetter(1), pairs)), dtype=np.int64),
+            generations=generations,
+            racks=racks,
+            instance_ids=instance_ids,
+        )
+
+    @classmethod
+    def from_specs(cls, specs: Mapping[str, MemberSpec]) -> Members:
+        """Columns of ``{member id: MemberSpec}`` (taken as they are: checking is parse_scenario's)."""
+        numbers: dict[tuple[str, ...], int] = {}
+        rows = [(numbers.setdefault(tuple(spec.topics), len(numbers)), *spec[1:]) for spec in specs.values()]
+        return cls.from_rows(list(specs), list(numbers), rows)
+
+    def topic_lists(self) -> list[tuple[str, ...]]:
+        """Each member's subscribed topics (one shared tuple per distinct list)."""
+        return list(map(self.subscriptions.__getitem__, self.subscription.tolist()))
+
+    def owned_lists(self) -> list[tuple[TopicPartition, ...]]:
+        """Each member's owned partitions, as listed."""
+        pairs = list(map(_new_topic_partition, zip(self.owned_topics, self.owned_partitions.tolist())))
+        cut = self.owned_start.tolist()
+        return list(map(tuple, map(pairs.__getitem__, map(slice, cut[:-1], cut[1:]))))
+
+    @cached_property
+    def _specs(self) -> dict[str, MemberSpec]:
+        rows = zip(self.topic_lists(), self.owned_lists(), self.generations, self.racks, self.instance_ids)
+        return dict(zip(self.ids, map(MemberSpec._make, rows)))
+
+    def __getitem__(self, member_id: str) -> MemberSpec:
+        return self._specs[member_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __contains__(self, member_id: object) -> bool:
+        return member_id in self._id_set
+
+    @cached_property
+    def _id_set(self) -> frozenset[str]:
+        return frozenset(self.ids)
+
+    def __repr__(self) -> str:
+        return f"Members({dict(self.items())!r})"
+
+
+def _starts(lengths: Iterable[int], count: int) -> np.ndarray:
+    """CSR starts: item ``i``'s entries are ``start[i] .. start[i+1]-1``."""
+    start = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=count), out=start[1:])
+    return start
+
+
 @dataclass(frozen=True)
 class Scenario:
+    """A checked scenario. ``members`` may be given as ``{member id: MemberSpec}``; it is kept as
+    :class:`Members`."""
+
     topics: dict[str, int]
-    members: dict[str, MemberSpec]
+    members: Members
     partition_racks: dict[str, list[list[str]]] = field(default_factory=dict)
     topic_ids: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.members, Members):
+            object.__setattr__(self, "members", Members.from_specs(self.members))
 
     def cluster(self) -> Cluster:
         racks = {t: r for t, r in self.partition_racks.items() if t in self.topics}
@@ -47,15 +162,14 @@ class Scenario:
 
     def subscriptions(self, assignor: ConsumerPartitionAssignor) -> dict[str, Subscription]:
         """Each member's subscription as that member's copy of ``assignor`` would send it."""
+        members = self.members
+        rows = zip(members.ids, members.topic_lists(), members.owned_lists(), members.generations, members.racks,
+                   members.instance_ids)
         return {
             member_id: assignor.subscription(
-                spec.topics,
-                owned_partitions=spec.owned,
-                generation=spec.generation,
-                rack=spec.rack,
-                group_instance_id=spec.instance_id,
+                topics, owned_partitions=owned, generation=generation, rack=rack, group_instance_id=instance_id
             )
-            for member_id, spec in self.members.items()
+            for member_id, topics, owned, generation, rack, instance_id in rows
         }
 
 
@@ -63,13 +177,17 @@ def _fail(path: str, problem: str) -> ScenarioError:
     return ScenarioError(f"scenario {path}: {problem}")
 
 
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _java_int(value: Any, path: str, *, low: int = -(2**31), must: str = "expected a whole number") -> int:
+# The exact types of whole numbers the column-by-column reader takes: Python's int and numpy's
+# integer scalars. Each passes _is_int; subclasses (whose int() or comparisons may be their own)
+# are left to the member-by-member reader.
+_PLAIN_INT_TYPES = frozenset({int, *(np.dtype(code).type for code in np.typecodes["AllInteger"])})
+
+
+def _java_int(value: Any, path: str, *, low: int = JAVA_INT_MIN, must: str = "expected a whole number") -> int:
     """``value`` as a Python int within ``low .. 2^31-1`` (numpy integer scalars accepted)."""
     if not _is_int(value) or value < low:
         raise _fail(path, f"{must}, got {shown(value)}")
@@ -100,7 +218,8 @@ def _parse_topics(doc: Any) -> dict[str, int]:
             for name, count in doc.items()}
 
 
-_new_topic_partition = functools.partial(tuple.__new__, TopicPartition)
+# The shapes an owned [topic, partition] pair comes in: what JSON gives, and what assign returns.
+_PLAIN_PAIR_TYPES = (list, tuple, TopicPartition)
 
 
 def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
@@ -109,9 +228,8 @@ def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
     owned = []
     for i, pair in enumerate(doc):
         kind = type(pair)
-        if ((kind is list or kind is tuple or kind is TopicPartition) and len(pair) == 2 and type(pair[0]) is str
-                and type(pair[1]) is int and -JAVA_INT_MAX - 1 <= pair[1] <= JAVA_INT_MAX):
-            # what JSON gives, and what assign returns, checked in one expression
+        if (kind in _PLAIN_PAIR_TYPES and len(pair) == 2 and type(pair[0]) is str
+                and type(pair[1]) is int and JAVA_INT_MIN <= pair[1] <= JAVA_INT_MAX):
             owned.append(pair if kind is TopicPartition else _new_topic_partition(pair))
             continue
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) and _is_int(pair[1])):
@@ -123,18 +241,44 @@ def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
 _MEMBER_KEYS = frozenset({"topics", "owned", "generation", "rack", "instance_id"})
 
 
-_UNSEEN = object()
+class _Subscriptions:
+    """The distinct topic lists of one document, numbered in order of first appearance. Members
+    usually share a handful, so each distinct list is checked once; members listing equal names
+    share one tuple."""
+
+    def __init__(self) -> None:
+        self.lists: list[tuple[str, ...]] = []
+        self._numbers: dict[tuple[Any, ...], int] = {}
+        self._last: tuple[Any, int] = (object(), -1)  # the object numbered last (held, so its id stays its own)
+
+    def number(self, topics: Any) -> int | None:
+        """The number of ``topics``, or None if it is not a list (or tuple) of topic names."""
+        last_topics, last_number = self._last
+        if topics is last_topics:
+            return last_number  # members often share one list object: skip hashing its names again
+        if not isinstance(topics, (list, tuple)):
+            return None
+        key = tuple(topics)
+        try:
+            number = self._numbers.get(key)
+        except TypeError:  # an unhashable element: not a name anyway
+            return None
+        if number is None:
+            if not all(map(isinstance, key, repeat(str))):
+                return None
+            number = self._numbers[key] = len(self.lists)
+            self.lists.append(key)
+        self._last = (topics, number)
+        return number
 
 
 class _MemberParser:
-    """Checks members one by one. Members usually share a handful of subscriptions, so each
-    distinct topic list is checked once and every member listing it shares one tuple."""
+    """Checks members one by one, raising at the first problem with where it is."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[Any, ...], tuple[str, ...]] = {}
-        self._last: tuple[Any, tuple[str, ...]] | None = None  # the list object checked last, and its tuple
+        self.subscriptions = _Subscriptions()
 
-    def __call__(self, member_id: Any, doc: Any) -> MemberSpec:
+    def __call__(self, member_id: Any, doc: Any) -> MemberRow:
         if not isinstance(member_id, str):
             raise _fail("members", f"member ids must be strings, got {shown(member_id)} ({type(member_id).__name__})")
         if not isinstance(doc, Mapping):
@@ -146,45 +290,121 @@ class _MemberParser:
         generation = doc.get("generation", -1)
         rack = doc.get("rack")
         instance_id = doc.get("instance_id")
-        return MemberSpec(
-            self._topics(member_id, doc),
+        return (
+            self._subscription(member_id, doc),
             _parse_owned(owned, f"members.{member_id}.owned") if owned is not None else (),
-            generation if generation == -1 and type(generation) is int
-            else _java_int(generation, f"members.{member_id}.generation"),
+            _java_int(generation, f"members.{member_id}.generation"),
             None if rack is None else _text(rack, f"members.{member_id}.rack"),
             None if instance_id is None else _text(instance_id, f"members.{member_id}.instance_id"),
         )
 
-    def _topics(self, member_id: str, doc: Mapping[str, Any]) -> tuple[str, ...]:
+    def _subscription(self, member_id: str, doc: Mapping[str, Any]) -> int:
         topics = doc.get("topics")
-        last = self._last
-        if last is not None and last[0] is topics and len(topics) == len(last[1]):
-            return last[1]  # Python callers often share one list between members
-        if isinstance(topics, (list, tuple)):
-            key = tuple(topics)
-            try:
-                known = self._known.get(key, _UNSEEN)
-            except TypeError:  # an unhashable element: not a name anyway
-                known = None
-            if known is _UNSEEN:
-                known = self._known[key] = key if all(map(isinstance, key, repeat(str))) else None
-            if known is not None:
-                self._last = (topics, known)
-                return known
+        number = self.subscriptions.number(topics)
+        if number is not None:
+            return number
         if "topics" not in doc:
             raise _fail(f"members.{member_id}", 'missing "topics" (the list of topics this member subscribes to)')
         raise _fail(f"members.{member_id}.topics", f"expected a list of topic names, got {shown(topics)}")
 
 
-def _check_instance_ids(members: Mapping[str, MemberSpec]) -> None:
+def _members_one_by_one(doc: Mapping[Any, Any]) -> Members:
+    parse = _MemberParser()
+    rows = list(map(parse, doc, doc.values()))
+    return Members.from_rows(list(doc), parse.subscriptions.lists, rows)
+
+
+def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
+    """The members read column by column, if every entry has the plain shape JSON gives: string
+    ids; dicts of known fields with ``topics``; lists or tuples of names; owned pairs of a name and
+    a whole number; whole numbers (ints or numpy integers) within Java's range; strings or null for
+    ``rack`` and ``instance_id``.
+
+    Never raises: None sends the document to :class:`_MemberParser`, which names the problem,
+    or accepts the rarer shapes it allows (other mappings, subclasses, null ``owned``). Each test
+    here accepts a subset of what that parser accepts, with the same result;
+    tests/test_scenario_members.py feeds every near miss and generated documents through both."""
+    if type(doc) is not dict:
+        return None
+    ids, entries = list(doc), list(doc.values())
+    if not (_only(ids, str) and _only(entries, dict)):
+        return None
+    fields = set(chain.from_iterable(entries))
+    if not _MEMBER_KEYS.issuperset(fields):
+        return None
+    # the cheap columns first: a document left to the other reader should cost little here
+    generations = _column(entries, fields, "generation", -1)
+    racks = _column(entries, fields, "rack", None)
+    instance_ids = _column(entries, fields, "instance_id", None)
+    if not (_whole_numbers(generations) and _only(racks, str, type(None)) and _only(instance_ids, str, type(None))):
+        return None
+    if not _only(generations, int):
+        generations = list(map(int, generations))  # numpy integers, as the other reader stores them
+    subscriptions = _Subscriptions()
+    subscription = _subscription_numbers(_column(entries, fields, "topics", None), subscriptions)
+    if subscription is None:
+        return None
+    owned = _owned_columns(_column(entries, fields, "owned", ()))
+    if owned is None:
+        return None
+    return Members(ids, subscriptions.lists, subscription, *owned, generations, racks, instance_ids)
+
+
+def _only(values: list[Any], *kinds: type) -> bool:
+    """Every value is exactly of one of ``kinds`` (no subclasses: ``bool`` is not an ``int`` here)."""
+    return set(map(type, values)).issubset(kinds)
+
+
+def _whole_numbers(values: list[Any]) -> bool:
+    """Every value passes :func:`_java_int`: of a plain int type, within Java's int range."""
+    if not _only(values, *_PLAIN_INT_TYPES):
+        return False
+    return not values or JAVA_INT_MIN <= min(values) <= max(values) <= JAVA_INT_MAX
+
+
+def _column(entries: list[dict[str, Any]], fields: set[str], name: str, default: Any) -> list[Any]:
+    """Each entry's ``name`` field, ``default`` where absent; ``fields``: every field some entry has."""
+    if name not in fields:
+        return [default] * len(entries)
+    return list(map(dict.get, entries, repeat(name), repeat(default)))
+
+
+def _subscription_numbers(topic_lists: list[Any], subscriptions: _Subscriptions) -> np.ndarray | None:
+    """Each member's subscription number; None if some member's ``topics`` is not a list of names."""
+    # Members usually share a few list objects: number each object once. The entries hold them, so ids stay unique.
+    distinct = dict(zip(map(id, topic_lists), topic_lists))
+    number_of = {key: subscriptions.number(topics) for key, topics in distinct.items()}
+    if None in number_of.values():
+        return None
+    if len(number_of) == 1:
+        return np.zeros(len(topic_lists), dtype=np.int64)
+    return np.fromiter(map(number_of.__getitem__, map(id, topic_lists)), dtype=np.int64, count=len(topic_lists))
+
+
+def _owned_columns(owned: list[Any]) -> tuple[np.ndarray, list[str], np.ndarray] | None:
+    """``(owned_start, owned_topics, owned_partitions)``; None unless every pair has a plain shape."""
+    if not _only(owned, list, tuple):
+        return None
+    pairs = list(chain.from_iterable(owned))
+    if not (_only(pairs, *_PLAIN_PAIR_TYPES) and set(map(len, pairs)).issubset((2,))):
+        return None
+    topics, partitions = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+    if not (_only(topics, str) and _whole_numbers(partitions)):
+        return None
+    return _starts(map(len, owned), len(owned)), topics, np.array(partitions, dtype=np.int64)
+
+
+def _check_instance_ids(members: Members) -> None:
+    if members.instance_ids.count(None) == len(members):
+        return
     seen: dict[str, str] = {}
-    for member_id, spec in members.items():
-        if spec.instance_id is None:
+    for member_id, instance_id in zip(members.ids, members.instance_ids):
+        if instance_id is None:
             continue
-        if spec.instance_id in seen:
-            raise _fail(f"members.{member_id}.instance_id", f"{spec.instance_id!r} is also the instance_id of "
-                        f"{seen[spec.instance_id]!r}; static members need distinct group.instance.id values")
-        seen[spec.instance_id] = member_id
+        if instance_id in seen:
+            raise _fail(f"members.{member_id}.instance_id", f"{instance_id!r} is also the instance_id of "
+                        f"{seen[instance_id]!r}; static members need distinct group.instance.id values")
+        seen[instance_id] = member_id
 
 
 def _parse_partition_racks(doc: Any, topics: Mapping[str, int]) -> dict[str, list[list[str]]]:
@@ -232,7 +452,9 @@ def parse_scenario(doc: Any) -> Scenario:
     members_doc = doc["members"]
     if not isinstance(members_doc, Mapping):
         raise _fail("members", 'expected an object of member id -> subscription, e.g. {"C0": {"topics": ["t0"]}}')
-    members = dict(zip(members_doc, map(_MemberParser(), members_doc, members_doc.values())))
+    members = _members_at_once(members_doc)
+    if members is None:
+        members = _members_one_by_one(members_doc)
     _check_instance_ids(members)
     partition_racks = _parse_partition_racks(doc.get("partition_racks", {}), topics)
     topic_ids = _parse_topic_ids(doc.get("topic_ids", {}))

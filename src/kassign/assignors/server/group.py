@@ -33,7 +33,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import chain
-from operator import itemgetter
 
 import numpy as np
 from numba import njit
@@ -47,7 +46,7 @@ from kassign.javaorder import (
     java_string_hashes,
     java_uuid_hash,
 )
-from kassign.scenario import MemberSpec, Scenario
+from kassign.scenario import Members, Scenario
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +104,8 @@ class ServerGroup:
     class_start: np.ndarray
     class_topics: np.ndarray
     homogeneous: bool
-    _specs: list[MemberSpec] = field(repr=False)
+    _members: Members = field(repr=False)
+    _position: np.ndarray = field(repr=False)  # member number -> its place in ``_members``
     _topic_index: dict[str, int] = field(repr=False)
     _uuid_of_name: dict[str, tuple[int, int]] = field(repr=False)
 
@@ -123,7 +123,8 @@ class ServerGroup:
         The view Kafka copies walks the member's topic names in their own HashSet order
         and maps each to its id, skipping names that do not exist; the copy is sized for
         all the names."""
-        names = _dedup(self._specs[member].topics)
+        place = int(self._position[member])
+        names = _dedup(self._members.subscriptions[self._members.subscription[place]])
         name_order = JavaHashOrder.of(names, java_string_hash).keys()
         ids = JavaHashOrder(copy_constructor_capacity(len(names)))
         for name in name_order:
@@ -137,8 +138,10 @@ class ServerGroup:
 
         Topics that no longer exist come as topic number -1 (their partitions are
         always taken away); partitions beyond a topic's count are dropped."""
+        members, place = self._members, int(self._position[member])
+        lo, hi = members.owned_start[place], members.owned_start[place + 1]
         per_topic: dict[str, list[int]] = {}
-        for topic, partition in self._specs[member].owned:
+        for topic, partition in zip(members.owned_topics[lo:hi], members.owned_partitions[lo:hi].tolist()):
             per_topic.setdefault(topic, []).append(partition)
         topic_order = JavaHashOrder.of(per_topic, lambda name: java_uuid_hash(*self._uuid_of_name[name])).keys()
         result = []
@@ -190,14 +193,18 @@ class ServerGroup:
 
     @cached_property
     def _current_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every (member, flat partition id) of the current targets, partitions that exist only."""
-        owned = [spec.owned for spec in self._specs]
-        lengths = np.fromiter(map(len, owned), dtype=np.int64, count=len(owned))
-        pairs = list(chain.from_iterable(owned))
-        member = np.repeat(np.arange(len(owned), dtype=np.int64), lengths)
-        topic = np.fromiter(map(_TopicNumbers(self._topic_index).__getitem__, map(itemgetter(0), pairs)),
-                            dtype=np.int64, count=len(pairs))
-        partition = np.fromiter(map(itemgetter(1), pairs), dtype=np.int64, count=len(pairs))
+        """Every (member, flat partition id) of the current targets, partitions that exist only;
+        by member number, each member's in listed order."""
+        members = self._members
+        start = members.owned_start[:-1][self._position]
+        lengths = members.owned_start[1:][self._position] - start
+        member = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
+        # member k's pairs sit at start[k].. in the scenario's columns and at out_start[k].. here
+        out_start = np.cumsum(lengths) - lengths
+        pair = np.arange(len(member), dtype=np.int64) + np.repeat(start - out_start, lengths)
+        topic = np.fromiter(map(_TopicNumbers(self._topic_index).__getitem__, members.owned_topics),
+                            dtype=np.int64, count=len(members.owned_topics))[pair]
+        partition = members.owned_partitions[pair]
         exists = topic >= 0
         exists[exists] &= (partition[exists] >= 0) & (partition[exists] < self.num_partitions[topic[exists]])
         return member[exists], self.offsets[topic[exists]] + partition[exists]
@@ -238,49 +245,39 @@ def _java_int_set(values: Sequence[int]) -> list[int]:
     return order.keys()
 
 
-def member_order(member_ids: Sequence[str]) -> list[str]:
-    """The coordinator's members ``HashMap`` (filled in the order given), as Java iterates it."""
-    positions = hash_iteration_order(java_string_hashes(member_ids))
-    return [member_ids[i] for i in positions.tolist()]
+def member_positions(member_ids: Sequence[str]) -> np.ndarray:
+    """The coordinator's members ``HashMap`` (filled in the order given), as Java iterates it:
+    the position in ``member_ids`` of the first member it yields, the second, ..."""
+    return hash_iteration_order(java_string_hashes(member_ids))
 
 
 def build_server_group(scenario: Scenario) -> ServerGroup:
-    """Number the scenario's members and topics the way the server-side assignors see them."""
+    """Number the scenario's members and topics the way the server-side assignors see them.
+
+    The scenario's distinct subscriptions are the subscription classes, so the members are
+    never visited one by one here: their columns are permuted into member order."""
+    members = scenario.members
     uuid_of_name = _topic_uuids(scenario)
     existing = sorted(scenario.topics, key=lambda name: _uuid_sort_key(uuid_of_name[name]))
     topic_index = {name: i for i, name in enumerate(existing)}
-    ordered = member_order(list(scenario.members))
-    specs = [scenario.members[m] for m in ordered]
-    member_class, distinct = _subscription_classes([spec.topics for spec in specs])
-    class_start, class_topics = _class_topics(distinct, topic_index)
+    position = member_positions(members.ids)
+    places = position.tolist()
+    class_start, class_topics = _class_topics(members.subscriptions, topic_index)
     return ServerGroup(
-        member_ids=ordered,
-        instance_ids=[spec.instance_id for spec in specs],
+        member_ids=list(map(members.ids.__getitem__, places)),
+        instance_ids=list(map(members.instance_ids.__getitem__, places)),
         topic_names=existing,
         topic_uuids=[uuid_of_name[name] for name in existing],
         num_partitions=np.array([scenario.topics[name] for name in existing], dtype=np.int64),
-        member_class=member_class,
+        member_class=members.subscription[position],
         class_start=class_start,
         class_topics=class_topics,
-        homogeneous=_same_names(distinct),
-        _specs=specs,
+        homogeneous=_same_names(members.subscriptions),
+        _members=members,
+        _position=position,
         _topic_index=topic_index,
         _uuid_of_name=uuid_of_name,
     )
-
-
-def _subscription_classes(topic_lists: list[tuple[str, ...]]) -> tuple[np.ndarray, list[tuple[str, ...]]]:
-    """Class number of each member's topic list, and each class's list. Members parsed from one
-    scenario share tuple objects for equal lists, so most look-ups go by identity."""
-    by_identity: dict[int, int] = {}
-    by_content: dict[tuple[str, ...], int] = {}
-    classes = np.empty(len(topic_lists), dtype=np.int64)
-    for i, topics in enumerate(topic_lists):
-        c = by_identity.get(id(topics))
-        if c is None:
-            c = by_identity[id(topics)] = by_content.setdefault(topics, len(by_content))
-        classes[i] = c
-    return classes, list(by_content)
 
 
 class _TopicNumbers(dict):
@@ -352,8 +349,7 @@ def _topic_uuids(scenario: Scenario) -> dict[str, tuple[int, int]]:
     """Every topic name the scenario mentions -> its id, stated or derived; ids must be distinct."""
     names = dict.fromkeys(scenario.topics)
     names.update(dict.fromkeys(scenario.topic_ids))
-    owned = chain.from_iterable(spec.owned for spec in scenario.members.values())
-    names.update(dict.fromkeys(map(itemgetter(0), owned)))
+    names.update(dict.fromkeys(scenario.members.owned_topics))
     result: dict[str, tuple[int, int]] = {}
     seen: dict[tuple[int, int], str] = {}
     for name in names:
