@@ -48,7 +48,7 @@ def _int32(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-def _int64(value: int) -> int:
+def java_long(value: int) -> int:
     """The low 64 bits of ``value`` as a signed Java ``long``."""
     value &= 0xFFFFFFFFFFFFFFFF
     return value - (1 << 64) if value >= 1 << 63 else value
@@ -56,7 +56,7 @@ def _int64(value: int) -> int:
 
 def random_seed() -> int:
     """A fresh seed in Java's ``long`` range, for callers that want chance but must report it."""
-    return _int64(secrets.randbits(64))
+    return java_long(secrets.randbits(64))
 
 
 def check_seed(seed: Any) -> int:
@@ -103,7 +103,7 @@ class JavaRandom:
         return r
 
     def next_long(self) -> int:
-        return _int64((self.next_bits(32) << 32) + self.next_bits(32))
+        return java_long((self.next_bits(32) << 32) + self.next_bits(32))
 
     def next_boolean(self) -> bool:
         return self.next_bits(1) != 0

@@ -25,6 +25,23 @@ def test_consumer_load_sums_each_members_partitions():
     assert result["load-aware"]["records"] == sum(r for r, _ in LOADS.values())
 
 
+def test_consumer_load_joins_the_assignment_table_to_the_loads_exactly():
+    # two topics, a member without partitions, a partition without load: the Arrow join must give what
+    # summing kassign.assign's lists gives, for every strategy
+    scenario = {"topics": {"t": 6, "u": 5}, "members": {
+        "m3": {"topics": ["t", "u"]}, "m1": {"topics": ["t"]}, "m2": {"topics": ["u"]}, "idle": {"topics": []}}}
+    loads = {**LOADS, **{("u", p): (p, 7 * p) for p in range(4)}}  # ("u", 4) carries nothing
+    result = stage.consumer_load(scenario, list(stage.STRATEGIES), loads)
+    for strategy, got in result.items():
+        expected = stage._assign(strategy, scenario, loads)
+        assert got["assignment"] == {m: [[t, p] for t, p in tps] for m, tps in expected.items()}, strategy
+        assert list(got["members"]) == list(expected)
+        for member, tps in expected.items():
+            assert got["members"][member] == {
+                "partitions": len(tps), "records": sum(loads.get(tp, (0, 0))[0] for tp in tps),
+                "bytes": sum(loads.get(tp, (0, 0))[1] for tp in tps)}, (strategy, member)
+
+
 def test_rebalance_cost_counts_what_changes_owner():
     consumers = stage.consumer_load(SCENARIO, ["range", "roundrobin"], LOADS)
     cost = stage.rebalance_cost(SCENARIO, consumers, LOADS)

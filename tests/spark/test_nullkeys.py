@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from kassign.spark.nullkeys import _Producer
 
@@ -66,3 +67,57 @@ def test_fill_unhashed_fills_only_the_nulls_of_each_column():
     assert p0[0] == 1 and p0[2] == 2 and 0 <= p0[1] < 5 and 0 <= p0[3] < 4
     assert p1[1] == 0 and p1[3] == 3 and 0 <= p1[0] < 5 and 0 <= p1[2] < 5
     assert out.schema == batch.schema
+
+
+# -- the JVM copy of the models ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", ["sticky", "round-robin", "random"])
+def test_the_jvm_column_chooses_exactly_what_the_python_model_chooses(spark, model):
+    from pyspark.sql import functions as F
+
+    from kassign.spark.nullkeys import null_key_column
+    from kassign.spark.partition import register_jvm_udf
+
+    if not register_jvm_udf(spark):
+        pytest.skip("no JVM UDF in this session (javac missing)")
+    splits, per_split = 3, 700
+    # spark.range gives each split a contiguous run of ids, in order: split i holds ids i*700 .. i*700+699
+    df = spark.range(0, splits * per_split, 1, splits).select(
+        F.when(F.col("id") % 3 == 0, "événements").otherwise("t").alias("topic"),
+        (50 + (F.col("id") * 37) % 400).alias("bytes"), "id")
+    column = null_key_column(F.col("topic"), F.col("bytes"), model, {"t": 7}, 5, 1000, seed=2**62 + 5, stream=3)
+    got = [r["p"] for r in df.select(column.alias("p"), "id").orderBy("id").collect()]
+    expected = []
+    for split in range(splits):
+        producer = _Producer(model, {"t": 7}, 5, 1000, 2**62 + 5, split=split, stream=3)
+        for i in range(split * per_split, (split + 1) * per_split):
+            topic = "événements" if i % 3 == 0 else "t"  # a negative String.hashCode, a non-ASCII name
+            expected.append(int(producer.partitions(topic, np.array([50 + (i * 37) % 400]))[0]))
+    assert got == expected
+
+
+def test_key_figures_are_the_same_on_both_engines(spark, tmp_path):
+    from pyspark.sql import functions as F
+
+    from kassign.spark.partition import register_jvm_udf
+    from kassign.spark.pipeline import PipelineOptions, key_figures, normalise
+
+    if not register_jvm_udf(spark):
+        pytest.skip("no JVM UDF in this session (javac missing)")
+    df = spark.range(0, 6000, 1, 4).select(
+        F.when(F.col("id") % 2 == 0, "a").otherwise("b").alias("topic"),
+        F.when(F.col("id") % 5 == 0, F.lit(None)).otherwise(F.concat(F.lit("k"), (F.col("id") % 97).cast("string")))
+        .alias("key"),
+        F.when(F.col("id") == 17, -1).otherwise(100 + F.col("id") % 300).alias("size"))
+    figures = {}
+    for engine in ("jvm", "arrow"):
+        opts = PipelineOptions(out=str(tmp_path), input="x", key_column="key", size_column="size",
+                               topic_column="topic", partitions=6, batch_size=700, engine=engine)
+        tagged = normalise(df, opts, "parquet")
+        rows = key_figures(tagged, {"b": 9}, opts).collect()
+        figures[engine] = sorted((tuple(r) for r in rows), key=repr)
+    assert figures["jvm"] == figures["arrow"]
+    reasons = [r for r in figures["jvm"] if r[3] is not None]
+    assert reasons == [(None, None, None, "size column 'size' is negative", 1, None)]
+    keyless_b = [r for r in figures["jvm"] if r[0] == "b" and r[1] is None]
+    assert keyless_b and all(0 <= r[2] < 9 for r in keyless_b)  # topic b has 9 partitions, a the default 6

@@ -101,6 +101,23 @@ def test_partition_load_records_bytes_and_hot_keys(run):
     assert top["key"] == "hot" and top["bytes"] == 60_000
     assert top["share"] == pytest.approx(60_000 / rows[hot_tp]["bytes"], abs=1e-6)
     assert len(summary["partition_load"]) == len(rows)
+    keys = defaultdict(set)
+    for r in ORDERS + SKEWED:
+        if r["key"] is not None:
+            keys[(r["topic"], partition_for_key(r["key"].encode("utf-8"), PARTITIONS))].add(r["key"])
+    assert {tp: row["distinct_keys"] for tp, row in rows.items()} == {tp: len(keys.get(tp, ())) for tp in rows}
+
+
+def test_the_one_pass_figures_agree_with_the_partitioned_table(run):
+    # partition_load comes from one aggregation that places keyless records inside the scan; the
+    # partitioned table places every record in a separate pass: the producer model must agree row for row.
+    _, out, _ = run
+    per_partition = Counter()
+    for row in table(out, "partitioned"):
+        per_partition[(row["topic"], row["partition"], row["key"] is None)] += 1
+    load = {(r["topic"], r["partition"]): r for r in table(out, "partition_load")}
+    assert {tp: r["records"] - r["keyed_records"] for tp, r in load.items()} == {
+        tp: per_partition[(*tp, True)] for tp in load}
 
 
 def brute_force_recommendation(max_partitions):

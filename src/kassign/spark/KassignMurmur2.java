@@ -1,12 +1,18 @@
 package kassign.spark;
 
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import org.apache.spark.TaskContext;
 
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.api.java.UDF2;
 import org.apache.spark.sql.api.java.UDF6;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -15,6 +21,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
 import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.catalyst.trees.TreePattern;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.classic.ExpressionUtils;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataType;
@@ -357,6 +364,95 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
                 }
             }
             return (int) (fold(foldCode, hash32(kind, bytes)) % partitions);
+        }
+    }
+
+    /**
+     * The producer models for records a client does not hash (kassign/spark/nullkeys.py states the
+     * rules and is the first implementation; this is the second, tested to choose the same
+     * partitions). As a column, the pipeline places keyless records in the same pass that hashes
+     * the keyed ones, instead of shipping them to a Python worker in a second scan.
+     */
+    public static Column nullKeyColumn(Column topic, Column bytes, int model, long seed, int stream, long batchSize,
+                                       Map<String, Integer> counts, int defaultCount) {
+        NullKeyProducer producer = new NullKeyProducer(model, seed, stream, batchSize, new HashMap<>(counts),
+                                                       defaultCount);
+        return functions.udf(producer, DataTypes.IntegerType).asNondeterministic().apply(topic, bytes);
+    }
+
+    /**
+     * One producer per Spark task (one input split), seeing its keyless records in input order.
+     * The object reaches each task as its own deserialised copy, so the state (transient) starts
+     * empty in every task and is never shared. Nondeterministic for Spark: it must be evaluated
+     * once per row, in order, and only for the rows the caller routes to it.
+     */
+    public static final class NullKeyProducer implements UDF2<String, Long, Integer> {
+        static final int ROUND_ROBIN = 0;
+        static final int STICKY = 1;
+        static final int RANDOM = 2;
+        private static final long SPLIT_MIX = 0x9E3779B97F4A7C15L;
+        private static final long STREAM_MIX = 0xBF58476D1CE4E5B9L;
+        private static final long TOPIC_MIX = 0x94D049BB133111EBL;
+
+        private final int model;
+        private final long seed;
+        private final int stream;
+        private final long batchSize;
+        private final HashMap<String, Integer> counts;
+        private final int defaultCount;
+        private transient int split;
+        /** Per topic: its own java.util.Random, so draws do not depend on how topics interleave. */
+        private transient HashMap<String, Random> rngs;
+        /** topic -> {partition (sticky) or start (round-robin), bytes in the batch (sticky) or records sent}. */
+        private transient HashMap<String, long[]> perTopic;
+
+        NullKeyProducer(int model, long seed, int stream, long batchSize, HashMap<String, Integer> counts,
+                        int defaultCount) {
+            this.model = model;
+            this.seed = seed;
+            this.stream = stream;
+            this.batchSize = batchSize;
+            this.counts = counts;
+            this.defaultCount = defaultCount;
+        }
+
+        /** java.util.Random's seed for (seed, split, stream, topic): a fixed mix, so Python can start the same sequence. */
+        static long topicSeed(long seed, int split, int stream, String topic) {
+            return seed + split * SPLIT_MIX + stream * STREAM_MIX + topic.hashCode() * TOPIC_MIX;
+        }
+
+        @Override
+        public Integer call(String topic, Long bytes) {
+            if (rngs == null) {
+                TaskContext task = TaskContext.get();
+                split = task == null ? 0 : task.partitionId();
+                rngs = new HashMap<>();
+                perTopic = new HashMap<>();
+            }
+            Random rng = rngs.get(topic);
+            if (rng == null) {
+                rng = new Random(topicSeed(seed, split, stream, topic));
+                rngs.put(topic, rng);
+            }
+            int n = counts.getOrDefault(topic, defaultCount);
+            if (model == RANDOM) {
+                return rng.nextInt(n);
+            }
+            long[] state = perTopic.get(topic);
+            if (state == null) {
+                state = new long[] {rng.nextInt(n), 0};
+                perTopic.put(topic, state);
+            }
+            if (model == ROUND_ROBIN) {
+                return (int) ((state[0] + state[1]++) % n);
+            }
+            int partition = (int) state[0];
+            state[1] += bytes == null ? 0 : bytes;
+            if (state[1] >= batchSize) {  // the batch is full: the next record opens one elsewhere
+                state[0] = rng.nextInt(n);
+                state[1] = 0;
+            }
+            return partition;
         }
     }
 

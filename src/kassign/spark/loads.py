@@ -10,7 +10,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kassign.api import assign
+import pyarrow as pa
+
+from kassign.api import assign, assign_table
 from kassign.assignors import get_assignor
 from kassign.assignors.server import server_assignor
 from kassign.errors import KassignError, UnknownAssignorError
@@ -30,6 +32,21 @@ def _assign(strategy: str, scenario: dict, loads: PartitionLoads) -> dict[str, l
     if strategy.startswith(CONSUMER_PREFIX):
         return assign(strategy[len(CONSUMER_PREFIX):], scenario, protocol="consumer")
     return assign(strategy, scenario, **_options(strategy, loads))
+
+
+def _assign_table(strategy: str, scenario: dict, loads: PartitionLoads) -> pa.Table:
+    if strategy.startswith(CONSUMER_PREFIX):
+        return assign_table(strategy[len(CONSUMER_PREFIX):], scenario, protocol="consumer")
+    return assign_table(strategy, scenario, **_options(strategy, loads))
+
+
+def loads_table(loads: PartitionLoads) -> pa.Table:
+    """The per-partition loads as columns topic, partition (int32), records, bytes."""
+    keys = list(loads)
+    return pa.table({"topic": pa.array([t for t, _ in keys], pa.string()),
+                     "partition": pa.array([p for _, p in keys], pa.int32()),
+                     "records": pa.array([loads[k][0] for k in keys], pa.int64()),
+                     "bytes": pa.array([loads[k][1] for k in keys], pa.int64())})
 
 
 def available_strategies(wanted: Sequence[str] = STRATEGIES) -> tuple[list[str], dict[str, str]]:
@@ -54,13 +71,21 @@ def _options(strategy: str, loads: PartitionLoads) -> dict[str, Any]:
     return {}
 
 
-def _member_totals(assignment: Mapping[str, Sequence[tuple[str, int]]], loads: PartitionLoads) -> dict[str, dict[str, int]]:
-    totals = {}
-    for member, tps in assignment.items():
-        records = sum(loads.get((t, p), (0, 0))[0] for t, p in tps)
-        size = sum(loads.get((t, p), (0, 0))[1] for t, p in tps)
-        totals[member] = {"partitions": len(tps), "records": records, "bytes": size}
-    return totals
+def _member_totals(assigned: pa.Table, per_partition: pa.Table, members: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Each member's partitions, records and bytes: the assignment joined to the loads, summed per member."""
+    joined = assigned.join(per_partition, ["topic", "partition"], join_type="left outer")
+    sums = joined.group_by("member").aggregate([("partition", "count"), ("records", "sum"), ("bytes", "sum")])
+    found = {m: (n, r or 0, b or 0) for m, n, r, b in zip(
+        *(sums.column(c).to_pylist() for c in ("member", "partition_count", "records_sum", "bytes_sum")))}
+    return {m: dict(zip(("partitions", "records", "bytes"), found.get(m, (0, 0, 0)))) for m in members}
+
+
+def _assignment_lists(assigned: pa.Table, members: Sequence[str]) -> dict[str, list[list]]:
+    """``{member: [[topic, partition], ...]}`` in the assignor's order, every member present."""
+    lists: dict[str, list[list]] = {m: [] for m in members}
+    for member, topic, partition in zip(*(assigned.column(c).to_pylist() for c in ("member", "topic", "partition"))):
+        lists[member].append([topic, partition])
+    return lists
 
 
 def _spread(values: Sequence[int]) -> dict[str, float]:
@@ -71,13 +96,16 @@ def _spread(values: Sequence[int]) -> dict[str, float]:
 
 
 def consumer_load(scenario: dict, strategies: Sequence[str], loads: PartitionLoads) -> dict[str, Any]:
-    """Per strategy: each member's partitions, records, bytes, and the spread of bytes."""
+    """Per strategy: each member's partitions, records, bytes, and the spread of bytes. The assignment
+    comes as a table (``kassign.assign_table``) and is joined to the per-partition loads in Arrow."""
     result = {}
+    per_partition = loads_table(loads)
+    names = sorted(scenario["members"])  # assign's member order
     for strategy in strategies:
-        assignment = _assign(strategy, scenario, loads)
-        members = _member_totals(assignment, loads)
+        assigned = _assign_table(strategy, scenario, loads)
+        members = _member_totals(assigned, per_partition, names)
         result[strategy] = {
-            "assignment": {m: [[t, p] for t, p in tps] for m, tps in assignment.items()},
+            "assignment": _assignment_lists(assigned, names),
             "members": members,
             "records": sum(v["records"] for v in members.values()),
             "bytes_spread": _spread([v["bytes"] for v in members.values()]),

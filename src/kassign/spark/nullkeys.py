@@ -24,8 +24,13 @@ slow (``partitioner.availability.timeout.ms``), deferring the switch while the p
 still holds a batch that is not full (Kafka switches anyway at twice ``batch.size``), and
 the per-record overhead Kafka counts on top of key and value bytes.
 
-Randomness is seeded by (seed, split number[, stream]), so the same input, split the same
-way, always gives the same result. Data layout: numpy arrays of sizes and partitions per batch.
+Randomness is ``java.util.Random``, one per topic, seeded by (seed, split number, stream, topic)
+(topic by Java's ``String.hashCode``), so the same input,
+split the same way, always gives the same result, and the JVM copy of these rules
+(``KassignMurmur2.NullKeyProducer``, which lets the pipeline place keyless records in the same
+pass as keyed ones) draws exactly the same numbers. A producer draws a topic's first partition
+when it meets that topic's first keyless record. Data layout: numpy arrays of sizes and
+partitions per batch.
 """
 
 from __future__ import annotations
@@ -35,46 +40,96 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from pyspark.sql import Column
+
+from kassign.javaorder import java_string_hash, signed32
+from kassign.javarandom import JavaRandom, java_long
+
 MODELS = ("round-robin", "sticky")  # the Java producer's, for --null-keys; "random" serves other clients
 DEFAULT_BATCH_SIZE = 16384
+
+
+# The JVM copy's model codes, and its mix of (seed, split, stream) into one java.util.Random seed.
+MODEL_CODES = {"round-robin": 0, "sticky": 1, "random": 2}
+_SPLIT_MIX = 0x9E3779B97F4A7C15
+_STREAM_MIX = 0xBF58476D1CE4E5B9
+_TOPIC_MIX = 0x94D049BB133111EB
+
+
+def topic_seed(seed: int, split: int, stream: int, topic: str) -> int:
+    """The java.util.Random seed of one topic's draws in the producer modelled over ``split`` (``stream`` > 0:
+    another client's). A generator per topic: the draws do not depend on how topics interleave."""
+    return java_long(seed + split * _SPLIT_MIX + stream * _STREAM_MIX + signed32(java_string_hash(topic)) * _TOPIC_MIX)
 
 
 class _Producer:
     """One producer's keyless-record state per topic."""
 
     def __init__(self, model: str, counts: Mapping[str, int], default_count: int, batch_size: int, seed: int,
-                 split: int, stream: int | None = None) -> None:
+                 split: int, stream: int = 0) -> None:
         self.model = model
         self.counts = counts
         self.default_count = default_count
         self.batch_size = batch_size
         # `stream` tells apart several producers modelled over the same split (producer agreement stage).
-        self.rng = np.random.default_rng([seed, split] if stream is None else [seed, split, stream])
-        self.counter: dict[str, int] = {}
-        self.sticky: dict[str, list[int]] = {}  # topic -> [current partition, bytes in current batch]
+        self.seed, self.split, self.stream = seed, split, stream
+        self.rngs: dict[str, JavaRandom] = {}
+        # topic -> [partition (sticky) or start (round-robin), bytes in the batch (sticky) or records sent]
+        self.per_topic: dict[str, list[int]] = {}
+
+    def _rng(self, topic: str) -> JavaRandom:
+        rng = self.rngs.get(topic)
+        if rng is None:
+            rng = self.rngs[topic] = JavaRandom(topic_seed(self.seed, self.split, self.stream, topic))
+        return rng
 
     def partitions(self, topic: str, sizes: np.ndarray) -> np.ndarray:
         n = self.counts.get(topic, self.default_count)
-        if self.model == "round-robin":
-            start = self.counter.setdefault(topic, int(self.rng.integers(0, n)))
-            self.counter[topic] = start + len(sizes)
-            return ((start + np.arange(len(sizes), dtype=np.int64)) % n).astype(np.int32)
+        rng = self._rng(topic)
         if self.model == "random":
-            return self.rng.integers(0, n, size=len(sizes)).astype(np.int32)
-        return self._sticky(topic, n, sizes)
+            return np.array([rng.next_int(n) for _ in range(len(sizes))], dtype=np.int32)
+        state = self.per_topic.get(topic)
+        if state is None:
+            state = self.per_topic[topic] = [rng.next_int(n), 0]
+        if self.model == "round-robin":
+            out = ((state[0] + state[1] + np.arange(len(sizes), dtype=np.int64)) % n).astype(np.int32)
+            state[1] += len(sizes)
+            return out
+        return self._sticky(n, rng, state, sizes)
 
-    def _sticky(self, topic: str, n: int, sizes: np.ndarray) -> np.ndarray:
-        state = self.sticky.setdefault(topic, [int(self.rng.integers(0, n)), 0])
+    def _sticky(self, n: int, rng: JavaRandom, state: list[int], sizes: np.ndarray) -> np.ndarray:
         out = np.empty(len(sizes), dtype=np.int32)
         current, filled = state
         for i, size in enumerate(sizes.tolist()):
             out[i] = current
             filled += size
             if filled >= self.batch_size:  # batch full: the next record starts a new batch elsewhere
-                current = int(self.rng.integers(0, n))
+                current = rng.next_int(n)
                 filled = 0
         state[0], state[1] = current, filled
         return out
+
+
+def null_key_column(topic: Column, size: Column, model: str, counts: Mapping[str, int], default_count: int,
+                    batch_size: int, seed: int, stream: int = 0) -> Column | None:
+    """The model as a column computed in the executor JVM (same choices as ``_Producer``), or None
+    where the session cannot reach kassign's Java class (then ``assign_null_keys`` serves).
+
+    Evaluate it only for the rows the producer places (inside ``F.when``), once per row, in input order.
+    """
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    try:
+        jvm = spark._jvm
+        java_counts = jvm.java.util.HashMap()
+        for name, n in counts.items():
+            java_counts.put(name, int(n))
+        factory = jvm.kassign.spark.KassignMurmur2.nullKeyColumn
+        return Column(factory(topic._jc, size._jc, MODEL_CODES[model], int(seed), int(stream), int(batch_size),
+                              java_counts, int(default_count)))
+    except Exception:  # py4j: the class is only in the SQL class loader (ADD JAR), or no JVM UDF at all
+        return None
 
 
 def assign_null_keys(model: str, counts: Mapping[str, int], default_count: int, batch_size: int, seed: int):

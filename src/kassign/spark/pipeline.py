@@ -4,7 +4,9 @@ Stages (each written as Parquet under ``out``):
 
 0. input: read, check columns, set aside rows that cannot be placed (with a reason).
 1. partitioned: every record with its partition (``kafka_partition``; null keys by a producer model).
-2. partition_load: records, bytes, distinct keys (HyperLogLog), hottest keys per partition.
+   Written only when asked (``--write-partitioned``); the other stages do not need it.
+2. key_stats and partition_load: records and bytes per (topic, key, partition), then per
+   partition: records, bytes, distinct keys (exact), hottest keys.
 3. partition_sweep: hottest partition and skew for counts 1..max from one pass over key hashes.
 4. consumer_load: per strategy, records and bytes per member (driver, from stage 2's rows).
 5. broker_load: leader and replica bytes per broker and rack, replicas placed as a KRaft
@@ -19,10 +21,17 @@ Stages 1-6 model Kafka's Java producer. Keys are hashed as serialised: string co
 UTF-8, binary as is, int and bigint columns (or text with ``key_type`` int/long) as Kafka's
 IntegerSerializer and LongSerializer write them (4 or 8 bytes, big-endian).
 
+One pass: the input is read once, into records and bytes per (topic, key, partition) plus a
+count per set-aside reason (``key_figures``): keyed records are hashed and keyless ones placed
+by the producer model in the same generated code, then aggregated. Every later stage starts
+from those rows (as many as distinct keys), so the work beyond the least job that counts per
+partition is one wider aggregation. The input is read again only for tables asked for
+(``partitioned``, producer agreement) and for the set-aside table when rows were set aside.
+
 The driver only ever collects per-partition (or per partition count) aggregates.
 Data layout: per-record work stays in Spark columns (key bytes, int32 partitions, int64
-sizes); the Python pieces that touch rows (null-key producers, the sweep) get Arrow
-batches and work on numpy integer arrays.
+sizes); the Python pieces that touch rows (the sweep; null-key producers on the Arrow engine)
+get Arrow batches and work on numpy integer arrays.
 """
 
 from __future__ import annotations
@@ -49,7 +58,7 @@ from kassign.keys import INT_WIDTHS, check_key_type
 from kassign.spark import inputs
 from kassign.spark import loads as stage_loads
 from kassign.spark import producers as stage_producers
-from kassign.spark.nullkeys import DEFAULT_BATCH_SIZE, MODELS, assign_null_keys
+from kassign.spark.nullkeys import DEFAULT_BATCH_SIZE, MODELS, assign_null_keys, null_key_column
 from kassign.spark.partition import engine_in_use, kafka_murmur2, kafka_partition
 from kassign.spark.sample import SAMPLE_TOPIC, sample_frame
 
@@ -168,8 +177,9 @@ def _key_and_size(opts: PipelineOptions, serialiser: str | None) -> tuple[F.Colu
     return key, size, [(unfit, f"key column {opts.key_column!r} is not a valid {serialiser}")]
 
 
-def normalise(df: DataFrame, opts: PipelineOptions, fmt: str | None = None) -> tuple[DataFrame, DataFrame]:
-    """(records with topic/key/bytes, rows set aside with a reason and the bookkeeping columns).
+def normalise(df: DataFrame, opts: PipelineOptions, fmt: str | None = None) -> DataFrame:
+    """Every input row as topic, key, bytes and ``reason`` (null for a record; else why it is set aside),
+    plus the bookkeeping columns that locate it.
 
     Columns are checked first. The first reason that applies is the row's reason: a line that
     does not parse, then the key, the size, the topic."""
@@ -201,29 +211,98 @@ def normalise(df: DataFrame, opts: PipelineOptions, fmt: str | None = None) -> t
     for condition, text in reversed(reasons):
         reason = F.when(condition, text if isinstance(text, Column) else F.lit(text)).otherwise(reason)
     keep = [c for c in (inputs.RAW, inputs.FILE, inputs.BLOCK, inputs.ROW_ID, inputs.ROW_NUMBER) if c in df.columns]
-    tagged = df.select(topic.alias("topic"), key.alias("key"), size.cast("long").alias("bytes"), reason.alias("reason"),
-                       *keep)
-    good = tagged.filter(F.col("reason").isNull()).select("topic", "key", "bytes")
-    bad = tagged.filter(F.col("reason").isNotNull()).drop("topic", "key", "bytes")
-    return good, bad
+    return df.select(topic.alias("topic"), key.alias("key"), size.cast("long").alias("bytes"), reason.alias("reason"),
+                     *keep)
 
 
-# -- stage 1: partitioning ------------------------------------------------------------------------------------
+def _good() -> Column:
+    """True for a row that becomes a record (no reason to set it aside)."""
+    return F.col("reason").isNull()
+
+
+def good_records(tagged: DataFrame) -> DataFrame:
+    """The rows that become records: topic, key, bytes."""
+    return tagged.filter(_good()).select("topic", "key", "bytes")
+
+
+def set_aside_rows(tagged: DataFrame) -> DataFrame:
+    """The rows set aside: their reason and the bookkeeping columns that locate them."""
+    return tagged.filter(~_good()).drop("topic", "key", "bytes")
+
+
+# -- stages 1-2: partitioning and per-key figures, in one pass ---------------------------------------------------
+
+def _check_null_key_model(opts: PipelineOptions) -> None:
+    if opts.null_key_model not in MODELS:
+        raise KassignError(f"--null-keys must be one of {', '.join(MODELS)}, got {opts.null_key_model!r}")
+
+
+def _keyed_partition(counts: Mapping[str, int], default_count: int, opts: PipelineOptions,
+                     key_type: str | None) -> Column:
+    """Kafka's partition of each keyed record: the topic's count where ``counts`` names it, else the default."""
+    partition = kafka_partition("key", default_count, engine=opts.engine, key_type=key_type)
+    for topic, n in counts.items():
+        if n != default_count:
+            expr = kafka_partition("key", n, engine=opts.engine, key_type=key_type)
+            partition = F.when(F.col("topic") == topic, expr).otherwise(partition)
+    return partition
+
+
+def _placement(counts: Mapping[str, int], opts: PipelineOptions, key_type: str | None) -> Column | None:
+    """Every record's partition as one column evaluated in the executor JVM (keyed: murmur2; keyless:
+    the producer model, one producer per split); None where the Arrow engine serves instead."""
+    if opts.engine == "arrow" or engine_in_use(SparkSession.getActiveSession()) != "jvm":
+        return None
+    keyless = null_key_column(F.col("topic"), F.col("bytes"), opts.null_key_model, counts, opts.partitions,
+                              opts.batch_size, opts.seed)
+    if keyless is None:
+        return None
+    return F.when(F.col("key").isNull(), keyless).otherwise(_keyed_partition(counts, opts.partitions, opts, key_type))
+
+
+def _place_keyless_in_python(keyless: DataFrame, counts: Mapping[str, int], opts: PipelineOptions) -> DataFrame:
+    schema = T.StructType(keyless.schema.fields + [T.StructField("partition", T.IntegerType())])
+    return keyless.mapInArrow(
+        assign_null_keys(opts.null_key_model, dict(counts), opts.partitions, opts.batch_size, opts.seed), schema)
+
 
 def partition_records(records: DataFrame, counts: Mapping[str, int], opts: PipelineOptions,
                       key_type: str | None = None) -> DataFrame:
-    if opts.null_key_model not in MODELS:
-        raise KassignError(f"--null-keys must be one of {', '.join(MODELS)}, got {opts.null_key_model!r}")
-    partition = None
-    for topic, n in counts.items():
-        expr = kafka_partition("key", n, engine=opts.engine, key_type=key_type)
-        partition = expr if partition is None else F.when(F.col("topic") == topic, expr).otherwise(partition)
-    keyed = records.filter(F.col("key").isNotNull()).withColumn("partition", partition)
-    keyless = records.filter(F.col("key").isNull())
-    schema = T.StructType(keyless.schema.fields + [T.StructField("partition", T.IntegerType())])
-    placed = keyless.mapInArrow(
-        assign_null_keys(opts.null_key_model, dict(counts), opts.partitions, opts.batch_size, opts.seed), schema)
-    return keyed.unionByName(placed)
+    """Every record (topic, key, bytes) with its partition. ``counts`` gives topics whose partition
+    count is not ``opts.partitions``."""
+    _check_null_key_model(opts)
+    placement = _placement(counts, opts, key_type)
+    if placement is not None:
+        return records.withColumn("partition", placement)
+    keyed = records.filter(F.col("key").isNotNull()).withColumn(
+        "partition", _keyed_partition(counts, opts.partitions, opts, key_type))
+    # Keyless rows first: a union numbers its first child's tasks 0..splits-1, so each modelled producer
+    # gets its input split's number, as in the JVM column.
+    return _place_keyless_in_python(records.filter(F.col("key").isNull()), counts, opts).unionByName(keyed)
+
+
+def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions,
+                key_type: str | None = None) -> DataFrame:
+    """Stages 1-2's one pass over the input: records and bytes per (topic, key, partition), plus one row
+    per reason rows were set aside for (topic, key and partition null there).
+
+    Everything later (partition load, hot keys, the sweep, consumers, brokers) is computed from
+    these rows, as many as there are distinct keys. On the JVM engine the input is read once:
+    keyless records are placed by the JVM copy of the producer model inside the same scan."""
+    _check_null_key_model(opts)
+    figures = [F.count(F.lit(1)).alias("records"), F.sum("bytes").alias("bytes")]
+    placement = _placement(counts, opts, key_type)
+    if placement is not None:
+        placed = tagged.select(*(F.when(_good(), F.col(c)).alias(c) for c in ("topic", "key", "bytes")),
+                               F.when(_good(), placement).alias("partition"), "reason")
+        return placed.groupBy("topic", "key", "partition", "reason").agg(*figures)
+    # Arrow engine: keyless records go through a Python worker (a second read of the input).
+    not_keyless = tagged.filter(~(_good() & F.col("key").isNull())).select(
+        *(F.when(_good(), F.col(c)).alias(c) for c in ("topic", "key", "bytes")),
+        F.when(_good(), _keyed_partition(counts, opts.partitions, opts, key_type)).alias("partition"), "reason")
+    keyless = _place_keyless_in_python(good_records(tagged).filter(F.col("key").isNull()), counts, opts)
+    keyless = keyless.select("topic", "key", "bytes", "partition", F.lit(None).cast("string").alias("reason"))
+    return keyless.unionByName(not_keyless).groupBy("topic", "key", "partition", "reason").agg(*figures)
 
 
 # -- stage 2: partition load ----------------------------------------------------------------------------------
@@ -235,12 +314,23 @@ def _display_key(df: DataFrame) -> F.Column:
     return F.col("key") if isinstance(key_type, T.StringType) else F.concat(F.lit("0x"), F.lower(F.hex("key")))
 
 
-def partition_load(partitioned: DataFrame, key_stats: DataFrame) -> DataFrame:
-    totals = partitioned.groupBy("topic", "partition").agg(
-        F.count(F.lit(1)).alias("records"),
+def key_statistics(figures: DataFrame, opts: PipelineOptions, key_type: str | None) -> DataFrame:
+    """One row per (topic, key, partition): records, bytes, the key as shown, and its 31-bit murmur2."""
+    keyed = figures.filter(_good() & F.col("key").isNotNull())
+    return keyed.select(
+        "topic", "key", "partition", F.col("records").alias("key_records"), F.col("bytes").alias("key_bytes"),
+        _display_key(keyed).alias("key_display"),
+        kafka_murmur2("key", engine=opts.engine, key_type=key_type).bitwiseAND(F.lit(0x7FFFFFFF)).cast("long")
+        .alias("hash"))
+
+
+def partition_load(figures: DataFrame, key_stats: DataFrame) -> DataFrame:
+    """Per partition: records, bytes, keyed records, distinct keys (exact: one figure row per key) and hot keys."""
+    totals = figures.filter(_good()).groupBy("topic", "partition").agg(
+        F.sum("records").alias("records"),
         F.sum("bytes").alias("bytes"),
-        F.count("key").alias("keyed_records"),
-        F.approx_count_distinct("key").alias("distinct_keys_approx"),
+        F.sum(F.when(F.col("key").isNotNull(), F.col("records")).otherwise(0)).alias("keyed_records"),
+        F.count("key").alias("distinct_keys"),
     )
     rank = Window.partitionBy("topic", "partition").orderBy(F.desc("key_bytes"), F.asc("key_display"))
     hot = (key_stats.withColumn("rank", F.row_number().over(rank)).filter(F.col("rank") <= HOT_KEYS)
@@ -503,46 +593,70 @@ def _publish(staging: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any]:
-    warnings: list[str] = []
-    found = None
+def _open_input(spark: SparkSession, opts: PipelineOptions, out: Path) -> tuple[DataFrame, inputs.Input | None, dict, str]:
+    """(the input's rows, the file input or None for the sample, its description, its format)."""
     if opts.input is None:
         source = sample_frame(spark, opts.rows, opts.keys, opts.skew, opts.null_share, opts.seed)
-        raw = _write(source, out, "sample_input") if opts.write_sample else _cached(source)
-        input_desc = {"kind": "sample", "rows": opts.rows, "keys": opts.keys, "skew": opts.skew,
-                      "null_share": opts.null_share, "seed": opts.seed}
+        raw = _write(source, out, "sample_input") if opts.write_sample else source  # seeded: same rows when re-read
         opts.size_column = opts.size_column or "value_size"
         opts.key_column, opts.topic_column = "key", "topic"
-        fmt = "parquet"
-    else:
-        fmt = _detect_format(opts.input, opts.input_format)
-        found = inputs.read(spark, opts.input, fmt, opts.null_value)
-        raw = found.df
-        input_desc = {"kind": "file", "path": opts.extra.get("input_label", opts.input), "format": fmt}
-        if opts.null_value is not None:
-            input_desc["null_value"] = opts.null_value
-    key_type = key_serialiser(raw, opts)
-    records, set_aside = normalise(raw, opts, fmt)
+        return raw, None, {"kind": "sample", "rows": opts.rows, "keys": opts.keys, "skew": opts.skew,
+                           "null_share": opts.null_share, "seed": opts.seed}, "parquet"
+    fmt = _detect_format(opts.input, opts.input_format)
+    found = inputs.read(spark, opts.input, fmt, opts.null_value)
+    desc = {"kind": "file", "path": opts.extra.get("input_label", opts.input), "format": fmt}
+    if opts.null_value is not None:
+        desc["null_value"] = opts.null_value
+    return found.df, found, desc, fmt
 
-    spark.sparkContext.setJobDescription("kassign: count input and set-aside rows")
-    input_rows = raw.count()
+
+def _set_aside_table(spark: SparkSession, out: Path, tagged: DataFrame, found: inputs.Input | None,
+                     any_rows: bool) -> list[Any]:
+    """Write the set_aside table (read again only when there is something to set aside); return, per
+    reason, its row count and first row."""
+    if not any_rows:  # an empty table with the schema, without starting Spark tasks
+        import pyarrow.parquet as pq
+
+        (out / "set_aside").mkdir()
+        pq.write_table(pa.table({"reason": pa.array([], pa.string()), "raw": pa.array([], pa.string()),
+                                 "file": pa.array([], pa.string()), "line": pa.array([], pa.int64())}),
+                       (out / "set_aside" / "part-0.parquet").as_posix())
+        return []
+    aside = set_aside_rows(tagged)
     if found is not None:
-        set_aside = inputs.number_lines(spark, found, set_aside)
+        aside = inputs.number_lines(spark, found, aside)
     else:
-        set_aside = set_aside.select("reason", F.lit(None).cast("string").alias("raw"),
-                                     F.lit(None).cast("string").alias("file"), F.lit(None).cast("long").alias("line"))
-    aside = _write(set_aside, out, "set_aside")
-    aside_rows = (aside.groupBy("reason").agg(
+        aside = aside.select("reason", F.lit(None).cast("string").alias("raw"),
+                             F.lit(None).cast("string").alias("file"), F.lit(None).cast("long").alias("line"))
+    written = _write(aside, out, "set_aside")
+    return (written.groupBy("reason").agg(
         F.count(F.lit(1)).alias("rows"),
         F.min_by(F.struct("file", "line", F.substring("raw", 1, 200).alias("raw")),
                  F.coalesce(F.col("line"), F.lit(0))).alias("first"))
         .orderBy(F.desc("rows"), "reason").collect())
+
+
+def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any]:
+    warnings: list[str] = []
+    raw, found, input_desc, fmt = _open_input(spark, opts, out)
+    key_type = key_serialiser(raw, opts)
+    tagged = normalise(raw, opts, fmt)
+    known_counts = dict(opts.scenario["topics"]) if opts.scenario is not None else {}
+
+    spark.sparkContext.setJobDescription("kassign stages 1-2: partition every record, count per key (one pass)")
+    figures = _cached(key_figures(tagged, known_counts, opts, key_type))
+    overview = figures.groupBy("topic", "reason").agg(
+        F.sum("records").alias("records"), F.sum("bytes").alias("bytes"),
+        F.sum(F.when(F.col("key").isNull(), F.col("bytes")).otherwise(0)).alias("null_bytes")).collect()
+    input_rows = sum(r["records"] for r in overview)
+    per_topic = {r["topic"]: r for r in overview if r["reason"] is None}
+    aside_rows = _set_aside_table(spark, out, tagged, found, any(r["reason"] is not None for r in overview))
     aside_counts = {r["reason"]: r["rows"] for r in aside_rows}
     if aside_counts:
         warnings.append(f"{sum(aside_counts.values()):,} of {input_rows:,} input rows set aside "
                         f"({'; '.join(f'{k}: {v:,}' for k, v in aside_counts.items())}); "
                         f"they are in the set_aside table with their raw text")
-    topics = sorted(r["topic"] for r in records.select("topic").distinct().collect())
+    topics = sorted(per_topic)
     if not topics:
         raise KassignError("no records to place: the input is empty or every row was set aside "
                            f"({', '.join(f'{k}: {v}' for k, v in aside_counts.items()) or 'no rows'})")
@@ -551,20 +665,17 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
     for text in warnings:
         log.warning("%s", text)
 
-    spark.sparkContext.setJobDescription("kassign stage 1: partitioning")
-    placed_records = partition_records(records, counts, opts, key_type)
-    partitioned = (_write(placed_records, out, "partitioned") if opts.write_partitioned
-                   else _cached(placed_records))
+    partitioned = None
+    if opts.write_partitioned or producer_clients(opts):
+        spark.sparkContext.setJobDescription("kassign stage 1: the partitioned table")
+        partitioned = partition_records(good_records(tagged), known_counts, opts, key_type)
+        if opts.write_partitioned:
+            partitioned = _write(partitioned, out, "partitioned")
 
     spark.sparkContext.setJobDescription("kassign stage 2: partition load")
-    key_stats = (partitioned.filter(F.col("key").isNotNull())
-                 .groupBy("topic", "key", "partition")
-                 .agg(F.count(F.lit(1)).alias("key_records"), F.sum("bytes").alias("key_bytes"))
-                 .withColumn("key_display", _display_key(partitioned))
-                 .withColumn("hash", kafka_murmur2("key", engine=opts.engine, key_type=key_type)
-                             .bitwiseAND(F.lit(0x7FFFFFFF)).cast("long")))
-    key_stats = _write(key_stats, out, "key_stats")
-    load_table = _write(partition_load(partitioned, key_stats), out, "partition_load")
+    key_stats = _write(key_statistics(figures, opts, key_type), out, "key_stats")
+    load_table = _write(partition_load(figures, key_stats), out, "partition_load")
+    figures.unpersist()
     load_rows = load_table.collect()  # one row per partition
     loads = {(r["topic"], r["partition"]): (r["records"], r["bytes"]) for r in load_rows}
     for topic, n in counts.items():  # partitions that got no record still exist
@@ -573,16 +684,16 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
 
     spark.sparkContext.setJobDescription("kassign stage 3: partition-count sweep")
     sweep_table = _write(partition_sweep(key_stats, opts.max_partitions), out, "partition_sweep")
-    sweep = _sweep_summary(sweep_table, partitioned, key_stats, opts)
+    sweep = _sweep_summary(sweep_table, per_topic, key_stats, opts)
 
     consumers_strategies, skipped = stage_loads.available_strategies(opts.strategies)
     consumers = stage_loads.consumer_load(scenario, consumers_strategies, loads)
     brokers = stage_loads.broker_load(opts.brokers, counts, opts.replication_factor, loads, opts.seed, opts.placer)
     rebalance = stage_loads.rebalance_cost(scenario, consumers, loads)
     _write_driver_tables(spark, out, consumers, brokers, rebalance)
-    producers = _producer_stage(spark, out, partitioned, counts, opts, key_type)
+    producers = _producer_stage(spark, out, partitioned, counts, opts, key_type) if partitioned is not None else None
 
-    placed_rows = sum(r for r, _ in loads.values())
+    placed_rows = sum(r["records"] for r in per_topic.values())
     summary = {
         "input": input_desc,
         "engine": engine_in_use(spark) if opts.engine == "auto" else opts.engine,
@@ -656,21 +767,19 @@ def verdict(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 def _load_row(r: Any) -> dict[str, Any]:
     return {"topic": r["topic"], "partition": r["partition"], "records": r["records"], "bytes": r["bytes"],
-            "keyed_records": r["keyed_records"], "distinct_keys_approx": r["distinct_keys_approx"],
+            "keyed_records": r["keyed_records"], "distinct_keys": r["distinct_keys"],
             "hot_keys": [h.asDict() for h in (r["hot_keys"] or [])]}
 
 
-def _sweep_summary(sweep_table: DataFrame, partitioned: DataFrame, key_stats: DataFrame, opts: PipelineOptions) -> dict[str, Any]:
+def _sweep_summary(sweep_table: DataFrame, per_topic: Mapping[str, Any], key_stats: DataFrame,
+                   opts: PipelineOptions) -> dict[str, Any]:
     """Per topic: add keyless bytes (spread evenly, as either null-key model does on average) and judge."""
     hottest = {(r["topic"], r["partitions"]): r["hot"] for r in
                sweep_table.groupBy("topic", "partitions").agg(F.max("keyed_bytes").alias("hot")).collect()}
-    per_topic = partitioned.groupBy("topic").agg(
-        F.sum("bytes").alias("bytes"), F.sum(F.when(F.col("key").isNull(), F.col("bytes")).otherwise(0)).alias("null_bytes"),
-        F.count(F.lit(1)).alias("records")).collect()
     hottest_key = {r["topic"]: r["hot"] for r in
                    key_stats.groupBy("topic").agg(F.max("key_bytes").alias("hot")).collect()}
     result = {}
-    for row in per_topic:
+    for row in per_topic.values():
         topic, total, null_bytes = row["topic"], row["bytes"] or 0, row["null_bytes"] or 0
         rows = [(n, int(round(hottest.get((topic, n), 0) + null_bytes / n)), n) for n in range(1, opts.max_partitions + 1)]
         verdict = stage_loads.sweep_verdict(rows, total, opts.target_share)

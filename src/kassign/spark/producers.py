@@ -85,7 +85,7 @@ def producer_partitions(partitioned: DataFrame, counts: Mapping[str, int], clien
     models = [unhashed_model(c, java_model) for c in clients]
     filled = unhashed.mapInArrow(fill_unhashed(models, names, dict(counts), default_count, batch_size, seed),
                                  unhashed.schema)
-    return hashed.unionByName(filled)
+    return filled.unionByName(hashed)  # unhashed first: their producers get the input split's number
 
 
 def agreement(partitions: DataFrame, clients: Sequence[ClientPartitioner]) -> list[dict[str, Any]]:

@@ -80,9 +80,9 @@ def hot_partitions_table(summary: Mapping[str, Any], limit: int | None = 8) -> T
         keys = ", ".join(f"{_short(h['key'], 24)} ({percent(h['share'])})" for h in r.get("hot_keys") or []) or "-"
         body.append([r["topic"], count(r["partition"]), count(r["records"]), human_bytes(r["bytes"] or 0),
                      percent((r["bytes"] or 0) / totals[r["topic"]]) if totals.get(r["topic"]) else percent(0),
-                     count(r["distinct_keys_approx"]), keys])
+                     count(r["distinct_keys"]), keys])
     title = "hot keys per partition" if limit is None else f"hottest partitions (top {len(shown)} of {len(rows)})"
-    return (title, ["topic", "partition", "records", "bytes", "share of topic", "keys (approx.)",
+    return (title, ["topic", "partition", "records", "bytes", "share of topic", "keys",
                     "hottest keys (share of partition)"], body, None)
 
 
