@@ -262,6 +262,12 @@ def test_sizes_report_when_partitions_do_not_allow_the_tolerance():
     plan = plan_reassignment(current, [(0, None), (1, None)], sizes=sizes)
     assert plan.summary["bytes_within_tolerance"] is False  # 100 bytes cannot be split
     assert _bytes_per_broker(plan, sizes, [0, 1]) == [100, 2]
+    # proven (the 100-byte partition alone is above the limit of 53), and the least largest
+    # broker (100) is reached by moving the one byte beside it: optimal
+    s = plan.summary
+    assert (s["bytes_tolerance_reachable"], s["bytes_least_max"], s["bytes_optimal"], s["bytes_moved"]) == \
+        (False, 100, True, 1)
+    assert any("do not allow" in note and "a partition alone is larger than the limit" in note for note in s["notes"])
 
 
 def test_sizes_from_a_partition_load_table_and_per_topic_lists_agree():
@@ -291,6 +297,82 @@ def test_sizes_respect_the_move_budget():
         plan = plan_reassignment(current, brokers, sizes=sizes, max_moves=budget)
         assert moves(plan, current) <= budget
         check_valid(plan, current, brokers)
+
+
+def _check_byte_summary(plan, current, brokers, sizes, exclude=(), max_moves=None):
+    """What the summary says about bytes agrees with the document itself."""
+    s = plan.summary
+    ids = sorted(targets_of(brokers, exclude))
+    loads = _bytes_per_broker(plan, sizes, ids)
+    moved = sum(sizes.get((n["topic"], n["partition"]), 0) * len(set(n["replicas"]) - set(o["replicas"]))
+                for n, o in zip(plan["partitions"], current["partitions"]))
+    assert s["bytes_moved"] == moved
+    assert s["bytes_within_tolerance"] is (max(loads) <= s["bytes_limit"])
+    assert s["bytes_over_limit"] == sum(max(0, x - s["bytes_limit"]) for x in loads)
+    assert s["bytes_moved_bound"] <= moved
+    assert not s["bytes_optimal"] or s["bytes_moved_bound"] == moved
+    assert s["bytes_solver"] in ("milp", "milp-neighbourhood", "heuristic")
+    if s["bytes_within_tolerance"]:
+        assert s["bytes_tolerance_reachable"] is True
+    else:
+        assert s["bytes_tolerance_reachable"] in (False, None)
+        assert any(note.startswith("bytes: ") for note in s["notes"])
+    if max_moves is not None:
+        assert moves(plan, current) <= max_moves
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), racks=st.sampled_from([None, True, False]), batches=st.integers(1, 3),
+       tolerance=st.sampled_from([0.0, 0.01, 0.05, 0.2]), budget=st.one_of(st.none(), st.integers(0, 8)),
+       drain=st.booleans(), spread_sizes=st.sampled_from([(1, 10), (1, 1000), (0, 5), (10**11, 10**12)]),
+       unit=st.sampled_from([1, 7, 1024]))
+def test_byte_plans_are_valid_within_budget_and_report_truthfully(seed, racks, batches, tolerance, budget, drain,
+                                                                  spread_sizes, unit):
+    current, brokers = random_case(seed, racks=racks, max_partitions=12, max_brokers=7)
+    rnd = __import__("random").Random(seed)
+    low, high = spread_sizes
+    sizes = {(e["topic"], e["partition"]): unit * rnd.randint(low, high) for e in current["partitions"]}
+    held = sorted({b for e in current["partitions"] for b in e["replicas"]} & set(dict(brokers)))
+    exclude = [held[0]] if drain and held and len(brokers) - 1 >= max(len(e["replicas"]) for e in
+                                                                       current["partitions"]) else []
+    try:
+        plan = plan_reassignment(current, brokers, sizes=sizes, tolerance=tolerance, max_moves=budget,
+                                 exclude=exclude, batches=batches)
+    except PlanError as err:  # racks that cannot hold some rf, or a budget below the forced moves
+        assert "cannot be spread" in str(err) or "is too few" in str(err)
+        return
+    check_valid(plan, current, brokers, exclude)
+    assert all(b not in exclude for e in plan["partitions"] for b in e["replicas"])
+    _stayers_keep_order(plan, current)
+    _check_batches(plan, current, brokers, exclude)
+    _check_byte_summary(plan, current, brokers, sizes, exclude, budget)
+
+
+def test_byte_plans_too_large_for_the_whole_program_stay_honest(monkeypatch):
+    # force the path of large inputs (no whole program: heuristic, then neighbourhood programs)
+    from kassign.plan import _exact
+
+    monkeypatch.setattr(_exact.SETTINGS, "variables", 0)
+    for seed in range(12):
+        current, brokers = random_case(seed, max_partitions=16, max_brokers=7)
+        rnd = __import__("random").Random(seed)
+        sizes = {(e["topic"], e["partition"]): rnd.randint(1, 100) for e in current["partitions"]}
+        plan = plan_reassignment(current, brokers, sizes=sizes)
+        check_valid(plan, current, brokers)
+        _check_byte_summary(plan, current, brokers, sizes)
+        assert plan.summary["bytes_solver"] in ("heuristic", "milp-neighbourhood")
+
+
+def test_the_solver_cannot_write_to_standard_output(capfd):
+    # HiGHS prints some debug lines with C printf; kassign plan --json writes its JSON there
+    import os
+
+    from kassign.plan._exact import _quiet_native_stdout
+
+    with _quiet_native_stdout():
+        os.write(1, b"from C\n")
+    print("after")
+    assert capfd.readouterr().out == "after\n"
 
 
 def test_human_bytes():
@@ -372,6 +454,7 @@ def test_bad_input_is_one_clear_error(current, brokers, options, message):
     ({"t": {"x": 1}}, "not a partition number"),
     (pa.table({"topic": ["t"], "size": [1]}), "needs columns topic, partition, bytes"),
     ([1, 2], "sizes must map"),
+    ({("t", 0): 2**62 + 2**40}, "more than a plan can count exactly"),
 ])
 def test_bad_sizes(sizes, message):
     with pytest.raises(KassignError, match=message):

@@ -249,9 +249,12 @@ def _print_summary(summary: dict, kafka: dict, files: dict, seed: int) -> None:
     if sized:
         limit = summary.get("bytes_limit")
         reached = summary.get("bytes_within_tolerance")
+        bound = summary.get("bytes_moved_bound")
+        proof = ("bytes moved proven the fewest" if summary.get("bytes_optimal") else
+                 f"bytes moved not proven the fewest (no plan moves less than {human_bytes(bound)})"
+                 if bound is not None else "bytes moved not proven the fewest")
         notes.append(f"bytes: largest broker {'within' if reached else 'NOT within'} {summary['tolerance']:.0%} of the "
-                     f"mean (limit {human_bytes(limit)})" + ("" if reached else
-                     ": no move or swap lowers it further (heuristic)"))
+                     f"mean (limit {human_bytes(limit)}); {proof} (solver: {summary.get('bytes_solver', 'heuristic')})")
     if "max_moves" in summary:
         notes.append(f"--max-moves {summary['max_moves']}: the most even plan would take "
                      f"{summary.get('moves_for_optimal_window', '?')} moves")

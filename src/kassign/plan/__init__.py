@@ -6,7 +6,8 @@ a document in the same shape that the same tool executes.
 Data layout: partitions and brokers are integer indexes into int64 numpy arrays from the
 moment the input is read (``_model``) until the documents are written (``_document``); the
 flow engine (``_flow``) and the byte balancer (``_bytes``) are numba-compiled loops over those
-arrays. (topic, partition) names exist only at those two edges.
+arrays, and the exact byte stage (``_exact``) builds its sparse integer programs from them.
+(topic, partition) names exist only at those two edges.
 
 Objectives, in strict order:
 
@@ -53,9 +54,15 @@ Why the result is optimal:
   whose failures yield Hall-type cuts (a set of brokers that must lead a known number of
   partitions), which bound the ends until a flow succeeds.
 
-With ``sizes`` the goal becomes bytes: the largest broker within ``tolerance`` (default 5%) of
-the mean where the partitions allow, moving few bytes. That is bin packing, so this stage is
-a documented heuristic (``_bytes``), not an optimum; validity stays exact. ``max_moves``
+With ``sizes`` the goal becomes bytes: every broker within ``tolerance`` (default 5%) above the
+mean where the partitions allow (else the least possible largest broker, then the fewest bytes
+above the limit), then the fewest bytes moved; validity stays exact. That is bin packing
+(NP-hard): a greedy heuristic (``_bytes``) gives a plan fast, and integer programs (``_exact``,
+HiGHS through scipy) make it exact where the input is small enough for them to finish, or
+improve it over neighbourhoods where it is not. The summary says which (``bytes_solver``),
+whether the result is proven optimal (``bytes_optimal``), whether the tolerance is reachable
+(``bytes_tolerance_reachable``: true, false with a proof, or null when unknown) and a proven
+lower bound on the bytes moved (``bytes_moved_bound``). ``max_moves``
 gives the smallest spread reachable within that many moves, then the fewest moves (exact:
 convex in the window's position, monotone in its width). ``exclude`` drains brokers. ``batches``
 splits the changed partitions into steps that each run on their own.
@@ -69,6 +76,7 @@ import numpy as np
 
 from kassign.plan._bytes import balance_bytes
 from kassign.plan._describe import parse_describe
+from kassign.plan._exact import Instance, improve, limit_for, moved_bound, over, unreachable_reason
 from kassign.plan._document import document, kafka_generate, order_replicas, split_batches
 from kassign.plan._model import PlanError, Problem, build_problem
 from kassign.plan._report import figures
@@ -169,26 +177,53 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
 
 def _bytes_plan(problem: Problem, stage: ReplicaStage, max_moves: int | None,
                 tolerance: float) -> tuple[np.ndarray, dict]:
-    """The valid placement with the fewest moves, then greedy byte balancing (``_bytes``)."""
-    assign = stage.solve(0, problem.num_partitions)
-    if assign is None:  # pragma: no cover - an open window always admits a flow
+    """The valid placement with the fewest moves, greedy byte balancing from it (``_bytes``),
+    then the integer programs (``_exact``): exact where they fit, an improvement otherwise."""
+    P = problem.num_partitions
+    start = stage.solve(0, P)
+    if start is None:  # pragma: no cover - an open window always admits a flow
         raise AssertionError("no valid placement")
-    forced = stage.moves(assign)
+    forced = stage.moves(start)
     if max_moves is not None and forced > max_moves:
         raise PlanError(f"max_moves={max_moves} is too few: making every partition valid (off removed or excluded "
                         f"brokers, racks spread) already takes {forced} replica moves")
     n = len(problem.targets)
-    total = int((problem.sizes * problem.rf).sum())
-    limit = int((1 + tolerance) * total / n)
-    balance_bytes(assign, stage.pref, problem.sizes, stage.cap, stage.low, stage.layout.group_of_broker,
+    limit = limit_for(problem.sizes, problem.rf, n, tolerance)
+    heuristic = start.copy()
+    balance_bytes(heuristic, stage.pref, problem.sizes, stage.cap, stage.low, stage.layout.group_of_broker,
                   n, limit, -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8)
-    valid = assign >= 0
-    loads = np.zeros(n, np.int64)
-    np.add.at(loads, assign[valid], np.broadcast_to(problem.sizes[:, None], assign.shape)[valid])
-    reached = bool(loads.max() <= limit)
-    counts = np.bincount(assign[valid], minlength=n)
-    return assign, {"window": [int(counts.min()), int(counts.max())], "tolerance": tolerance,
-                    "bytes_limit": limit, "bytes_within_tolerance": reached}
+    inst = Instance(problem.sizes, problem.rf, stage.pref, stage.cap, stage.low, stage.layout.group_of_broker,
+                    stage.layout.num_groups, n, max_moves)
+    result = improve(inst, start, heuristic, limit)
+    assign = result.assign
+    loads = inst.loads(assign)
+    top = int(loads.max())
+    within = top <= limit
+    moved = inst.moved(assign)[0]
+    excess = over(loads, limit)
+    bound = moved if result.optimal else moved_bound(inst, start, inst.loads(inst.held), limit, top, excess)
+    counts = np.bincount(assign[assign >= 0], minlength=n)
+    info = {"window": [int(counts.min()), int(counts.max())], "tolerance": tolerance, "bytes_limit": limit,
+            "bytes_within_tolerance": within, "bytes_tolerance_reachable": result.reachable,
+            "bytes_optimal": result.optimal, "bytes_solver": result.solver, "bytes_moved_bound": bound,
+            "bytes_over_limit": excess}
+    mean = float((problem.sizes * problem.rf).sum()) / n
+    budget = f" within max_moves={max_moves}" if max_moves is not None else ""
+    if result.reachable is False:
+        info["bytes_least_max"] = result.least_max
+        reached = ""
+        if result.least_max is not None:
+            reached = (f"; the least possible largest broker is {human_bytes(result.least_max)} "
+                       f"({result.least_max / mean:.3f} x the mean), which this plan reaches")
+            if result.least_over is not None:
+                reached += (f", with the fewest bytes above the limit summed over the brokers "
+                            f"({human_bytes(result.least_over)})")
+        problem.notes.append(f"bytes: the partitions do not allow the largest broker within {tolerance:.0%} of the "
+                             f"mean{budget} ({unreachable_reason(inst, limit)}){reached}")
+    elif result.reachable is None:
+        problem.notes.append(f"bytes: the largest broker is not within {tolerance:.0%} of the mean{budget}, and the "
+                             "search stopped before proving whether any plan could be (too large for the exact stage)")
+    return assign, info
 
 
 def kafka_generate_document(current: Any, brokers: Any, *, exclude: Any = (), seed: int = 0) -> dict:

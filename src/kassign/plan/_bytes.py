@@ -1,23 +1,43 @@
-"""Bytes balance: bring the largest broker within a tolerance of the mean, moving few bytes.
+"""Bytes balance, fast: the greedy heuristic that starts every plan with ``sizes``.
 
-Balancing bytes with indivisible partitions is bin packing (NP-hard), so unlike the count
-plan this stage is a heuristic, and says so: the plan starts from the valid placement with the
-fewest moves (the flow engine with an open window), then repeatedly takes the heaviest
-broker above ``(1 + tolerance) * mean`` and moves one of its replicas to a valid receiver
-(distinct brokers, rack rules kept) that stays within the limit, choosing
+The rule a byte plan follows (stated in full, with its proofs, in ``_exact``): every target
+broker at most ``bytes_limit = floor((1 + tolerance) * mean)`` bytes where the partitions allow
+it (else the smallest possible largest broker, then the fewest bytes above the limit), then the
+fewest bytes moved; validity (distinct brokers, racks spread, ``max_moves``) always holds.
+
+This module is heuristic, not exact. Balancing indivisible partitions is bin packing
+(NP-hard), and this loop is linear-ish so that 100,000 partitions take under a second. Its
+plan is the warm start of the exact stage (``_exact``) and its fallback: on inputs small
+enough for the whole integer program the program decides (reaching the limit whenever any plan
+can, with the fewest bytes); on larger ones neighbourhood programs improve this plan, and the
+summary says whether the result is proven optimal (``bytes_optimal``).
+
+The loop starts from the valid placement with the fewest moves (the flow engine with an open
+window), then repeatedly takes the heaviest broker above the limit and moves one of its
+replicas to a valid receiver (distinct brokers, rack rules kept), choosing
 
 1. moves that cost nothing (back to a broker that held the partition before, or a replica
    already moved once),
 2. else a replica no larger than what the broker must shed (the largest such: every byte
    moved is a byte shed), else the smallest larger one (best fit),
-3. receivers lightest first.
+3. receivers lightest first, preferring those that stay within the limit.
 
-When no single move keeps the receiver within the limit, a swap is tried: a larger replica
-of the heavy broker for a smaller one of one of the lightest brokers, both ending within the
-limit if possible. Failing that, a move or swap that still lowers the larger load of the pair
-is taken; every step lowers the sum of squared loads, so the loop ends. It stops when the
-heaviest broker is within the limit, when nothing can lower it (the partitions do not allow
-the tolerance: the report says so), or at the move budget.
+When no single move keeps the receiver within the limit, a swap is tried: a larger replica of
+the heavy broker for a smaller one of one of the lightest brokers, both ending within the limit
+if possible. Failing that, a move or swap that still lowers the larger load of the pair is
+taken. A broker that nothing can lower (a partition too big for the limit, say) is set aside and
+the next heaviest is balanced, so one oversized partition does not stop the rest. Every step
+lowers the sum of squared loads (a receiver always ends below the broker it took from), so the
+loop ends: when every broker left is within the limit, when nothing lowers any of them, or at
+the move budget.
+
+Worked example, and where it falls short (a greedy step never undoes an earlier one, so it can
+miss packings that need several coordinated moves): rf 1, no racks, partitions of 6, 4, 4, 3, 3
+and 2 bytes all on broker 0, brokers 0 and 1, tolerance 0; mean and limit 11. The loop moves 6
+(the largest replica no larger than the 11 bytes broker 0 must shed), then 4 (loads 12 and 10).
+Broker 0 must shed one more byte; its smallest replica has 2, which would put broker 1 at 12, and
+no swap lowers the larger load: it stops one byte over. The packing 6 + 3 + 2 = 11, 4 + 4 + 3 =
+11 exists; the integer program finds it (moving 4, 4 and 3: 11 bytes, the optimum).
 
 Hot path: one numba loop over int64 arrays (per-broker lists of replica slots).
 """
@@ -73,12 +93,13 @@ def balance_bytes(assign, held, sizes, cap, low, group_of_broker, n, limit, budg
             if b >= 0 and not _holds(held[p], b):
                 moves += 1
     steps = 0
+    stuck = np.zeros(n, np.bool_)  # brokers no move or swap could lower: set aside
     while steps < max_steps:
-        heavy = 0
-        for b in range(1, n):
-            if load[b] > load[heavy]:
+        heavy = -1
+        for b in range(n):
+            if not stuck[b] and (heavy < 0 or load[b] > load[heavy]):
                 heavy = b
-        if load[heavy] <= limit:
+        if heavy < 0 or load[heavy] <= limit:
             break
         shed = load[heavy] - limit
         order = np.argsort(load)
@@ -156,7 +177,8 @@ def balance_bytes(assign, held, sizes, cap, low, group_of_broker, n, limit, budg
                 steps += 1
                 continue
         if best_p < 0:
-            break
+            stuck[heavy] = True  # the partitions do not let it come down; balance the others
+            continue
         moves += _move_delta(held, best_p, heavy, best_to)
         _relocate(assign, load, sizes, head, nxt, prv, W, best_i, heavy, best_to)
         steps += 1

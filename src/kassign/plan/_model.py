@@ -192,6 +192,10 @@ def build_problem(current: Any, brokers: Iterable[Any], exclude: Iterable[Any] =
                       racks, excluded, notes=notes, document=doc)
     if sizes is not None:
         problem.sizes, problem.unsized = align_sizes(problem, sizes)
+        total = float((problem.sizes.astype(np.float64) * rf).sum())
+        if total > 2.0**62:  # loads and sums are int64 throughout
+            raise PlanError(f"sizes: the replicas add up to about {total:.3g} bytes, more than a plan can count "
+                            "exactly (2**62, about 4.6e18); give sizes in a coarser unit such as MiB")
         if problem.unsized:
             problem.notes.append(f"{problem.unsized} partition(s) have no size and count as 0 bytes")
     return problem

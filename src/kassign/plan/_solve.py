@@ -230,17 +230,22 @@ class LeaderStage:
 def solve_leaders(assign: np.ndarray, current_leader: np.ndarray, n: int) -> tuple[np.ndarray, dict]:
     """Leaders: smallest max-min of leader counts over the target brokers, then fewest changes.
 
-    The window is ``[floor, ceil]`` of the mean when the replica sets allow it (one solve);
+    The window is ``[floor, ceil]`` of the mean when the replica sets allow it (one solve; not
+    tried when some broker holds fewer replicas than the floor, which rules it out);
     otherwise each end is found by feasibility-only flows whose failures yield cuts that bound
     it (``_leader_max``, ``_leader_min``), then one costed flow inside the window."""
     stage = LeaderStage(assign, current_leader, n)
     P = assign.shape[0]
     floor, ceil = P // n, -(-P // n)
-    best = stage.solve(floor, ceil)
-    if best is not None:
-        return best, {"window": [floor, ceil], "changes": stage.changes(best)}
+    # a broker leads at most the partitions it holds: the largest possible minimum is at most
+    # the fewest replicas on a broker (byte plans often leave a broker with few, large ones)
+    fewest = int(replica_counts(assign, n).min())
+    if fewest >= floor:
+        best = stage.solve(floor, ceil)
+        if best is not None:
+            return best, {"window": [floor, ceil], "changes": stage.changes(best)}
     hi = _leader_max(stage, ceil, P)
-    lo = _leader_min(stage, floor, P)
+    lo = _leader_min(stage, min(floor, fewest), P)
     best = stage.solve(lo, hi)
     if best is None:  # pragma: no cover - linking property
         raise AssertionError(f"leader window [{lo}, {hi}] infeasible")
