@@ -102,8 +102,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_array
 
 
 @dataclass
@@ -247,6 +245,10 @@ def solve_program(inst: Instance, base: np.ndarray, free: np.ndarray, allowed: n
     in all. The answer is checked in integers before it is returned; one that fails the check,
     or an "infeasible" although ``base`` is a solution, is ``UNKNOWN`` (numerical trouble),
     never a proof."""
+    # scipy loads in about half a second: only when a byte plan needs a program
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_array
+
     P, W = base.shape
     n, g, unit = inst.n, inst.num_groups, inst.unit
     fixed = np.ones(P, bool)

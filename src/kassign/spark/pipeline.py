@@ -41,14 +41,14 @@ import logging
 import math
 import os
 import shutil
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -56,6 +56,7 @@ from kassign.client_partitioners import ClientPartitioner, resolve_list
 from kassign.errors import KassignError
 from kassign.keys import INT_WIDTHS, check_key_type
 from kassign.spark import inputs
+from kassign.spark.digest import Digest, digest_figures
 from kassign.spark import loads as stage_loads
 from kassign.spark import producers as stage_producers
 from kassign.spark.nullkeys import DEFAULT_BATCH_SIZE, MODELS, assign_null_keys, null_key_column
@@ -177,6 +178,13 @@ def _key_and_size(opts: PipelineOptions, serialiser: str | None) -> tuple[F.Colu
     return key, size, [(unfit, f"key column {opts.key_column!r} is not a valid {serialiser}")]
 
 
+def _constant_topic(opts: PipelineOptions) -> str | None:
+    """The one topic of every record when the input has no topic column, else None."""
+    if opts.topic_column:
+        return None
+    return SAMPLE_TOPIC if opts.input is None else "topic"
+
+
 def normalise(df: DataFrame, opts: PipelineOptions, fmt: str | None = None) -> DataFrame:
     """Every input row as topic, key, bytes and ``reason`` (null for a record; else why it is set aside),
     plus the bookkeeping columns that locate it.
@@ -204,7 +212,7 @@ def normalise(df: DataFrame, opts: PipelineOptions, fmt: str | None = None) -> D
         reasons.append((topic.isNull(), f"topic column {opts.topic_column!r} is null"))
         reasons.append((topic == "", f"topic column {opts.topic_column!r} is empty"))
     else:
-        topic = F.lit(SAMPLE_TOPIC if opts.input is None else "topic")
+        topic = F.lit(_constant_topic(opts))
     if inputs.PROBLEM in df.columns:
         reasons.insert(0, (F.col(inputs.PROBLEM).isNotNull(), F.col(inputs.PROBLEM)))
     reason = F.lit(None).cast("string")
@@ -248,13 +256,19 @@ def _keyed_partition(counts: Mapping[str, int], default_count: int, opts: Pipeli
     return partition
 
 
-def _placement(counts: Mapping[str, int], opts: PipelineOptions, key_type: str | None) -> Column | None:
-    """Every record's partition as one column evaluated in the executor JVM (keyed: murmur2; keyless:
-    the producer model, one producer per split); None where the Arrow engine serves instead."""
+def _keyless_placement(counts: Mapping[str, int], opts: PipelineOptions) -> Column | None:
+    """The producer model as a column evaluated in the executor JVM (one producer per split), for
+    keyless records only; None where the Arrow engine serves instead."""
     if opts.engine == "arrow" or engine_in_use(SparkSession.getActiveSession()) != "jvm":
         return None
-    keyless = null_key_column(F.col("topic"), F.col("bytes"), opts.null_key_model, counts, opts.partitions,
-                              opts.batch_size, opts.seed)
+    return null_key_column(F.col("topic"), F.col("bytes"), opts.null_key_model, counts, opts.partitions,
+                           opts.batch_size, opts.seed)
+
+
+def _placement(counts: Mapping[str, int], opts: PipelineOptions, key_type: str | None) -> Column | None:
+    """Every record's partition as one JVM column (keyed: murmur2; keyless: the producer model); None
+    where the Arrow engine serves instead."""
+    keyless = _keyless_placement(counts, opts)
     if keyless is None:
         return None
     return F.when(F.col("key").isNull(), keyless).otherwise(_keyed_partition(counts, opts.partitions, opts, key_type))
@@ -291,11 +305,21 @@ def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOpti
     keyless records are placed by the JVM copy of the producer model inside the same scan."""
     _check_null_key_model(opts)
     figures = [F.count(F.lit(1)).alias("records"), F.sum("bytes").alias("bytes")]
-    placement = _placement(counts, opts, key_type)
-    if placement is not None:
+    keyless = _keyless_placement(counts, opts)
+    if keyless is not None:
+        # Keyless records get their partition in the scan (the model follows the input order); a keyed
+        # record's partition depends on its topic and key alone, so it is computed once per key afterwards.
         placed = tagged.select(*(F.when(_good(), F.col(c)).alias(c) for c in ("topic", "key", "bytes")),
-                               F.when(_good(), placement).alias("partition"), "reason")
-        return placed.groupBy("topic", "key", "partition", "reason").agg(*figures)
+                               F.when(_good() & F.col("key").isNull(), keyless).alias("partition"), "reason")
+        constant = _constant_topic(opts)
+        if constant is None:
+            grouped = placed.groupBy("topic", "key", "partition", "reason").agg(*figures)
+        else:  # one topic for the whole input: keep it out of the grouping key (every row would hash it)
+            grouped = placed.groupBy("key", "partition", "reason").agg(*figures).select(
+                F.when(_good(), F.lit(constant)).alias("topic"), "key", "partition", "reason", "records", "bytes")
+        keyed = _good() & F.col("key").isNotNull()
+        return grouped.withColumn("partition", F.when(keyed, _keyed_partition(counts, opts.partitions, opts, key_type))
+                                  .otherwise(F.col("partition")))
     # Arrow engine: keyless records go through a Python worker (a second read of the input).
     not_keyless = tagged.filter(~(_good() & F.col("key").isNull())).select(
         *(F.when(_good(), F.col(c)).alias(c) for c in ("topic", "key", "bytes")),
@@ -314,67 +338,42 @@ def _display_key(df: DataFrame) -> F.Column:
     return F.col("key") if isinstance(key_type, T.StringType) else F.concat(F.lit("0x"), F.lower(F.hex("key")))
 
 
-def key_statistics(figures: DataFrame, opts: PipelineOptions, key_type: str | None) -> DataFrame:
-    """One row per (topic, key, partition): records, bytes, the key as shown, and its 31-bit murmur2."""
-    keyed = figures.filter(_good() & F.col("key").isNotNull())
-    return keyed.select(
-        "topic", "key", "partition", F.col("records").alias("key_records"), F.col("bytes").alias("key_bytes"),
-        _display_key(keyed).alias("key_display"),
-        kafka_murmur2("key", engine=opts.engine, key_type=key_type).bitwiseAND(F.lit(0x7FFFFFFF)).cast("long")
-        .alias("hash"))
+def with_key_columns(figures: DataFrame, opts: PipelineOptions, key_type: str | None) -> DataFrame:
+    """The key figures plus, on keyed rows, the key as shown and its 31-bit murmur2 (for the sweep)."""
+    keyed = F.col("key").isNotNull()
+    return figures.select(
+        "*", F.when(keyed, _display_key(figures)).alias("key_display"),
+        F.when(keyed, kafka_murmur2("key", engine=opts.engine, key_type=key_type).bitwiseAND(F.lit(0x7FFFFFFF))
+               .cast("long")).alias("hash"))
 
 
-def partition_load(figures: DataFrame, key_stats: DataFrame) -> DataFrame:
-    """Per partition: records, bytes, keyed records, distinct keys (exact: one figure row per key) and hot keys."""
-    totals = figures.filter(_good()).groupBy("topic", "partition").agg(
-        F.sum("records").alias("records"),
-        F.sum("bytes").alias("bytes"),
-        F.sum(F.when(F.col("key").isNotNull(), F.col("records")).otherwise(0)).alias("keyed_records"),
-        F.count("key").alias("distinct_keys"),
-    )
-    rank = Window.partitionBy("topic", "partition").orderBy(F.desc("key_bytes"), F.asc("key_display"))
-    hot = (key_stats.withColumn("rank", F.row_number().over(rank)).filter(F.col("rank") <= HOT_KEYS)
-           .groupBy("topic", "partition")
-           .agg(F.sort_array(F.collect_list(F.struct("rank", "key_display", "key_records", "key_bytes"))).alias("hot")))
-    return totals.join(hot, ["topic", "partition"], "left").withColumn(
-        "hot_keys", F.transform("hot", lambda h: F.struct(
-            h["key_display"].alias("key"), h["key_records"].alias("records"), h["key_bytes"].alias("bytes"),
-            F.round(h["key_bytes"] / F.greatest(F.col("bytes"), F.lit(1)), 6).alias("share")))
-    ).drop("hot").orderBy("topic", "partition")
+_HOT_KEY = pa.struct([("key", pa.string()), ("records", pa.int64()), ("bytes", pa.int64()), ("share", pa.float64())])
+PARTITION_LOAD_SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("records", pa.int64()),
+                                   ("bytes", pa.int64()), ("keyed_records", pa.int64()), ("distinct_keys", pa.int64()),
+                                   ("hot_keys", pa.list_(_HOT_KEY))])
+
+
+def partition_load(digest: Digest) -> list[dict[str, Any]]:
+    """Per partition (one row each, ordered): records, bytes, keyed records, distinct keys (exact: one
+    figure row per key) and the hottest keys with their share of the partition's bytes."""
+    return [{"topic": topic, "partition": partition, "records": f.records, "bytes": f.bytes,
+             "keyed_records": f.keyed_records, "distinct_keys": f.distinct_keys,
+             "hot_keys": digest.hot_keys.get((topic, partition), [])}
+            for (topic, partition), f in sorted(digest.partitions.items())]
 
 
 # -- stage 3: partition-count sweep ---------------------------------------------------------------------------
 
-def _sweep_batches(max_partitions: int):
-    def run(batches):
-        for batch in batches:
-            topics = batch.column("topic").to_numpy(zero_copy_only=False)
-            hashes = batch.column("hash").to_numpy(zero_copy_only=False).astype(np.int64)
-            sizes = batch.column("key_bytes").to_numpy(zero_copy_only=False).astype(np.float64)
-            out_topic, out_n, out_p, out_bytes = [], [], [], []
-            for topic in np.unique(topics) if len(topics) else []:
-                rows = topics == topic
-                h, w = hashes[rows], sizes[rows]
-                for n in range(1, max_partitions + 1):
-                    per_partition = np.bincount(h % n, weights=w, minlength=n)
-                    out_topic.extend([str(topic)] * n)
-                    out_n.append(np.full(n, n, dtype=np.int32))
-                    out_p.append(np.arange(n, dtype=np.int32))
-                    out_bytes.append(per_partition.astype(np.int64))
-            if out_topic:
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array(out_topic, pa.string()), pa.array(np.concatenate(out_n)),
-                     pa.array(np.concatenate(out_p)), pa.array(np.concatenate(out_bytes))],
-                    names=["topic", "partitions", "partition", "bytes"])
-    return run
+SWEEP_SCHEMA = pa.schema([("topic", pa.string()), ("partitions", pa.int32()), ("partition", pa.int32()),
+                          ("keyed_bytes", pa.int64())])
 
 
-def partition_sweep(key_stats: DataFrame, max_partitions: int) -> DataFrame:
-    """Keyed bytes per partition for every count 1..max, from each distinct key's hash (one pass)."""
-    schema = "topic string, partitions int, partition int, bytes long"
-    return (key_stats.select("topic", "hash", "key_bytes")
-            .mapInArrow(_sweep_batches(max_partitions), schema)
-            .groupBy("topic", "partitions", "partition").agg(F.sum("bytes").alias("keyed_bytes")))
+def partition_sweep(digest: Digest) -> list[dict[str, Any]]:
+    """Keyed bytes per partition for every count 1..max (``kassign.spark.digest``): one row per
+    (topic, count, partition)."""
+    return [{"topic": topic, "partitions": len(per_partition), "partition": p, "keyed_bytes": int(b)}
+            for topic, counts in sorted(digest.sweep.items()) for per_partition in counts
+            for p, b in enumerate(per_partition.tolist())]
 
 
 # -- the whole job ---------------------------------------------------------------------------------------------
@@ -386,10 +385,14 @@ def _cached(df: DataFrame) -> DataFrame:
     return df.persist(StorageLevel.MEMORY_AND_DISK)
 
 
+def _write_only(df: DataFrame, path: Path) -> None:
+    # a file: URI, so a cluster whose default file system is HDFS still writes where the driver reads
+    df.write.mode("overwrite").parquet(path.absolute().as_uri())
+
+
 def _write(df: DataFrame, out: Path, name: str) -> DataFrame:
-    path = (out / name).as_posix()
-    df.write.mode("overwrite").parquet(path)
-    return df.sparkSession.read.parquet(path)
+    _write_only(df, out / name)
+    return df.sparkSession.read.parquet((out / name).absolute().as_uri())
 
 
 def _scenario(opts: PipelineOptions, topics: Sequence[str]) -> tuple[dict, dict[str, int]]:
@@ -610,17 +613,16 @@ def _open_input(spark: SparkSession, opts: PipelineOptions, out: Path) -> tuple[
     return found.df, found, desc, fmt
 
 
+SET_ASIDE_SCHEMA = pa.schema([("reason", pa.string()), ("raw", pa.string()), ("file", pa.string()),
+                              ("line", pa.int64())])
+
+
 def _set_aside_table(spark: SparkSession, out: Path, tagged: DataFrame, found: inputs.Input | None,
                      any_rows: bool) -> list[Any]:
     """Write the set_aside table (read again only when there is something to set aside); return, per
     reason, its row count and first row."""
     if not any_rows:  # an empty table with the schema, without starting Spark tasks
-        import pyarrow.parquet as pq
-
-        (out / "set_aside").mkdir()
-        pq.write_table(pa.table({"reason": pa.array([], pa.string()), "raw": pa.array([], pa.string()),
-                                 "file": pa.array([], pa.string()), "line": pa.array([], pa.int64())}),
-                       (out / "set_aside" / "part-0.parquet").as_posix())
+        _write_rows(out, "set_aside", [], SET_ASIDE_SCHEMA)
         return []
     aside = set_aside_rows(tagged)
     if found is not None:
@@ -636,21 +638,42 @@ def _set_aside_table(spark: SparkSession, out: Path, tagged: DataFrame, found: i
         .orderBy(F.desc("rows"), "reason").collect())
 
 
+def _prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
+    """While the driver only waits for Spark's pass: load the report's plotting stack and the
+    assignors' compiled kernels (together about a second), by importing them and assigning a
+    two-partition group once with every strategy."""
+
+    def prepare() -> None:
+        import kassign.spark.report_html  # noqa: F401
+
+        tiny = {"topics": {"t": 2}, "members": {"a": {"topics": ["t"]}, "b": {"topics": ["t"]}}}
+        try:
+            built_in = [s for s in strategies if s in stage_loads.STRATEGIES]  # no warnings twice for the others
+            stage_loads.consumer_load(tiny, built_in, {("t", 0): (1, 1), ("t", 1): (1, 1)})
+        except Exception:  # a warm-up only: the real stage reports any problem itself
+            log.debug("driver warm-up failed", exc_info=True)
+
+    thread = threading.Thread(target=prepare, name="kassign-driver-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any]:
     warnings: list[str] = []
+    warm_up = _prepare_driver_meanwhile(opts.strategies)
     raw, found, input_desc, fmt = _open_input(spark, opts, out)
     key_type = key_serialiser(raw, opts)
     tagged = normalise(raw, opts, fmt)
     known_counts = dict(opts.scenario["topics"]) if opts.scenario is not None else {}
 
     spark.sparkContext.setJobDescription("kassign stages 1-2: partition every record, count per key (one pass)")
-    figures = _cached(key_figures(tagged, known_counts, opts, key_type))
-    overview = figures.groupBy("topic", "reason").agg(
-        F.sum("records").alias("records"), F.sum("bytes").alias("bytes"),
-        F.sum(F.when(F.col("key").isNull(), F.col("bytes")).otherwise(0)).alias("null_bytes")).collect()
-    input_rows = sum(r["records"] for r in overview)
-    per_topic = {r["topic"]: r for r in overview if r["reason"] is None}
-    aside_rows = _set_aside_table(spark, out, tagged, found, any(r["reason"] is not None for r in overview))
+    figures_path = out / ".key_figures"
+    _write_only(with_key_columns(key_figures(tagged, known_counts, opts, key_type), opts, key_type), figures_path)
+    digest = digest_figures(figures_path, out / "key_stats", opts.max_partitions, HOT_KEYS)
+    shutil.rmtree(figures_path)
+    per_topic = digest.topics()
+    input_rows = sum(digest.reasons.values()) + sum(t["records"] for t in per_topic.values())
+    aside_rows = _set_aside_table(spark, out, tagged, found, bool(digest.reasons))
     aside_counts = {r["reason"]: r["rows"] for r in aside_rows}
     if aside_counts:
         warnings.append(f"{sum(aside_counts.values()):,} of {input_rows:,} input rows set aside "
@@ -672,20 +695,17 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
         if opts.write_partitioned:
             partitioned = _write(partitioned, out, "partitioned")
 
-    spark.sparkContext.setJobDescription("kassign stage 2: partition load")
-    key_stats = _write(key_statistics(figures, opts, key_type), out, "key_stats")
-    load_table = _write(partition_load(figures, key_stats), out, "partition_load")
-    figures.unpersist()
-    load_rows = load_table.collect()  # one row per partition
+    load_rows = partition_load(digest)  # one row per partition
+    _write_rows(out, "partition_load", load_rows, PARTITION_LOAD_SCHEMA)
     loads = {(r["topic"], r["partition"]): (r["records"], r["bytes"]) for r in load_rows}
     for topic, n in counts.items():  # partitions that got no record still exist
         for p in range(n):
             loads.setdefault((topic, p), (0, 0))
+    sweep_rows = partition_sweep(digest)
+    _write_rows(out, "partition_sweep", sweep_rows, SWEEP_SCHEMA)
+    sweep = _sweep_summary(sweep_rows, per_topic, digest, opts)
 
-    spark.sparkContext.setJobDescription("kassign stage 3: partition-count sweep")
-    sweep_table = _write(partition_sweep(key_stats, opts.max_partitions), out, "partition_sweep")
-    sweep = _sweep_summary(sweep_table, per_topic, key_stats, opts)
-
+    warm_up.join()
     consumers_strategies, skipped = stage_loads.available_strategies(opts.strategies)
     consumers = stage_loads.consumer_load(scenario, consumers_strategies, loads)
     brokers = stage_loads.broker_load(opts.brokers, counts, opts.replication_factor, loads, opts.seed, opts.placer)
@@ -702,7 +722,7 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
                            "producer": "one per Spark input split"},
         "rows": _conservation(input_rows, aside_counts, placed_rows, load_rows, sweep, consumers, brokers, producers),
         "key_type": key_type or "as is (string: UTF-8, binary: raw)",
-        "partition_load": [_load_row(r) for r in load_rows],
+        "partition_load": load_rows,
         "sweep": sweep,
         "consumers": {s: {k: v for k, v in c.items()} for s, c in consumers.items()},
         "skipped_strategies": skipped,
@@ -765,22 +785,19 @@ def verdict(summary: Mapping[str, Any]) -> dict[str, Any]:
             "biggest_skew": worst}
 
 
-def _load_row(r: Any) -> dict[str, Any]:
-    return {"topic": r["topic"], "partition": r["partition"], "records": r["records"], "bytes": r["bytes"],
-            "keyed_records": r["keyed_records"], "distinct_keys": r["distinct_keys"],
-            "hot_keys": [h.asDict() for h in (r["hot_keys"] or [])]}
 
 
-def _sweep_summary(sweep_table: DataFrame, per_topic: Mapping[str, Any], key_stats: DataFrame,
+def _sweep_summary(sweep_rows: Sequence[Mapping[str, Any]], per_topic: Mapping[str, Any], digest: Digest,
                    opts: PipelineOptions) -> dict[str, Any]:
     """Per topic: add keyless bytes (spread evenly, as either null-key model does on average) and judge."""
-    hottest = {(r["topic"], r["partitions"]): r["hot"] for r in
-               sweep_table.groupBy("topic", "partitions").agg(F.max("keyed_bytes").alias("hot")).collect()}
-    hottest_key = {r["topic"]: r["hot"] for r in
-                   key_stats.groupBy("topic").agg(F.max("key_bytes").alias("hot")).collect()}
+    hottest: dict[tuple[str, int], int] = {}
+    for r in sweep_rows:
+        key = (r["topic"], r["partitions"])
+        hottest[key] = max(hottest.get(key, 0), r["keyed_bytes"])
+    hottest_key = {topic: digest.hottest_key_bytes(topic) for topic in per_topic}
     result = {}
-    for row in per_topic.values():
-        topic, total, null_bytes = row["topic"], row["bytes"] or 0, row["null_bytes"] or 0
+    for topic, row in per_topic.items():
+        total, null_bytes = row["bytes"], row["null_bytes"]
         rows = [(n, int(round(hottest.get((topic, n), 0) + null_bytes / n)), n) for n in range(1, opts.max_partitions + 1)]
         verdict = stage_loads.sweep_verdict(rows, total, opts.target_share)
         verdict["records"] = row["records"]
@@ -825,13 +842,14 @@ def _write_driver_tables(spark: SparkSession, out: Path, consumers: Mapping[str,
         _write_rows(out, name, rows)
 
 
-def _write_rows(out: Path, name: str, rows: Sequence[Mapping[str, Any]]) -> None:
-    """A small driver-side table as Parquet under ``out/name`` (replacing an earlier run's)."""
+def _write_rows(out: Path, name: str, rows: Sequence[Mapping[str, Any]], schema: pa.Schema | None = None) -> None:
+    """A small driver-side table as Parquet under ``out/name`` (replacing an earlier run's); with a
+    ``schema``, written even when empty."""
     import pyarrow.parquet as pq
 
     target = out / name
     target.mkdir(parents=True, exist_ok=True)
     for old in target.glob("*.parquet"):
         old.unlink()
-    if rows:
-        pq.write_table(pa.Table.from_pylist(list(rows)), (target / "part-0.parquet").as_posix())
+    if rows or schema is not None:
+        pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), (target / "part-0.parquet").as_posix())
