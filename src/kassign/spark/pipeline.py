@@ -22,16 +22,17 @@ UTF-8, binary as is, int and bigint columns (or text with ``key_type`` int/long)
 IntegerSerializer and LongSerializer write them (4 or 8 bytes, big-endian).
 
 One pass: the input is read once, into records and bytes per (topic, key, partition) plus a
-count per set-aside reason (``key_figures``): keyed records are hashed and keyless ones placed
-by the producer model in the same generated code, then aggregated. Every later stage starts
-from those rows (as many as distinct keys), so the work beyond the least job that counts per
-partition is one wider aggregation. The input is read again only for tables asked for
-(``partitioned``, producer agreement) and for the set-aside table when rows were set aside.
+count per set-aside reason (``key_figures``): keyless records are placed by the producer model
+in the scan (it follows the input order), everything is aggregated, and a keyed row's partition
+is computed once per key. Every later stage starts from those rows (as many as distinct keys),
+streamed by the driver from Parquet (``kassign.spark.digest``), so the work beyond the least job
+that counts per partition is one wider aggregation. The input is read again only for tables
+asked for (``partitioned``, producer agreement) and for the set-aside table when rows were set
+aside.
 
-The driver only ever collects per-partition (or per partition count) aggregates.
 Data layout: per-record work stays in Spark columns (key bytes, int32 partitions, int64
-sizes); the Python pieces that touch rows (the sweep; null-key producers on the Arrow engine)
-get Arrow batches and work on numpy integer arrays.
+sizes); the driver never holds per-record data, and holds per-key data one Arrow batch at a
+time (numpy integer arrays), keeping only per-partition and per-partition-count figures.
 """
 
 from __future__ import annotations
