@@ -64,6 +64,10 @@ def test_java_column_is_stage_one_and_null_keys_follow_each_rule(run):
     assert sum(java_nulls.values()) == 30 and all(c % 3 == 0 for c in java_nulls.values())
     # librdkafka's default places null and empty keys at random: spread out, not all on one partition.
     assert len({r["p1"] for r in placed if not r["key"]}) > 1
+    # and the one-pass figures (null keys placed inside the aggregation's scan) are the same placement
+    java_load = {(r["topic"], r["partition"]): (r["records"], r["bytes"])
+                 for r in _table(out, "producer_load") if r["producer"] == "java" and r["records"]}
+    assert {(r["topic"], r["partition"]): (r["records"], r["bytes"]) for r in _table(out, "partition_load")} == java_load
 
 
 def _recompute(placed: list[dict]) -> dict[str, dict]:
