@@ -21,9 +21,14 @@ JAVA_INT_MAX = 2**31 - 1
 MAX_PARTITIONS = 50_000_000
 
 
+def is_whole_number(value: Any) -> bool:
+    """An int or a numpy integer scalar, and not a bool: what kassign takes as a whole number everywhere."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def whole_number(value: Any, what: str, *, low: int = JAVA_INT_MIN, high: int = JAVA_INT_MAX) -> int:
     """``value`` as an int within ``low .. high`` (numpy integer scalars accepted), else a KassignError."""
-    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+    if not is_whole_number(value):
         raise KassignError(f"{what} must be a whole number, got {value!r}")
     if not low <= value <= high:
         raise KassignError(f"{what} must be from {low} to {high}, got {shown(int(value))}")

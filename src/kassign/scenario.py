@@ -30,7 +30,7 @@ from kassign.assignors.base import ConsumerPartitionAssignor, Subscription, Topi
 from kassign.cluster import Cluster
 from kassign.documents import load_json
 from kassign.errors import KassignError, ScenarioError, shown
-from kassign.limits import JAVA_INT_MAX, JAVA_INT_MIN, partition_budget
+from kassign.limits import JAVA_INT_MAX, JAVA_INT_MIN, is_whole_number, partition_budget
 
 
 class MemberSpec(NamedTuple):
@@ -177,19 +177,15 @@ def _fail(path: str, problem: str) -> ScenarioError:
     return ScenarioError(f"scenario {path}: {problem}")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 # The exact types of whole numbers the column-by-column reader takes: Python's int and numpy's
-# integer scalars. Each passes _is_int; subclasses (whose int() or comparisons may be their own)
+# integer scalars. Each passes is_whole_number; subclasses (whose int() or comparisons may be their own)
 # are left to the member-by-member reader.
 _PLAIN_INT_TYPES = frozenset({int, *(np.dtype(code).type for code in np.typecodes["AllInteger"])})
 
 
 def _java_int(value: Any, path: str, *, low: int = JAVA_INT_MIN, must: str = "expected a whole number") -> int:
     """``value`` as a Python int within ``low .. 2^31-1`` (numpy integer scalars accepted)."""
-    if not _is_int(value) or value < low:
+    if not is_whole_number(value) or value < low:
         raise _fail(path, f"{must}, got {shown(value)}")
     if value > JAVA_INT_MAX:
         raise _fail(path, f"{must} and at most {JAVA_INT_MAX} (Kafka keeps it in a Java int), got {shown(value)}")
@@ -232,7 +228,8 @@ def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
                 and type(pair[1]) is int and JAVA_INT_MIN <= pair[1] <= JAVA_INT_MAX):
             owned.append(pair if kind is TopicPartition else _new_topic_partition(pair))
             continue
-        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) and _is_int(pair[1])):
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str)
+                and is_whole_number(pair[1])):
             raise _fail(f"{path}[{i}]", f"expected [topic, partition], got {shown(pair)}")
         owned.append(TopicPartition(pair[0], _java_int(pair[1], f"{path}[{i}]")))
     return tuple(owned)

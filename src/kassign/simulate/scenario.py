@@ -54,6 +54,7 @@ from typing import Any
 
 from kassign.documents import load_yaml
 from kassign.errors import ScenarioError, shown
+from kassign.limits import is_whole_number
 from kassign.scenario import read_scenario_text
 
 EVENT_FIELDS: dict[str, tuple[set[str], set[str]]] = {
@@ -142,9 +143,9 @@ def _number(value: Any, path: str, minimum: float = 0.0) -> float:
 
 
 def _count(value: Any, path: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+    if not is_whole_number(value) or not minimum <= value <= MAX_COUNT:
         raise _fail(path, f"expected a whole number from {minimum} to {MAX_COUNT}, got {shown(value)}")
-    return value
+    return int(value)
 
 
 def _name(value: Any, path: str) -> str:
