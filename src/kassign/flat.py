@@ -37,6 +37,7 @@ import pyarrow as pa
 from numba import njit
 
 from kassign.errors import KassignError
+from kassign.limits import is_whole_number
 
 Pairs = list[tuple[str, int]]
 
@@ -163,7 +164,7 @@ def _partitions_of(value: Any, who: str, member: str) -> Iterable[Any]:
                            "or a list of (topic, partition)")
     for pair in partitions:
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], str)
-                and isinstance(pair[1], (int, np.integer)) and not isinstance(pair[1], bool)):
+                and is_whole_number(pair[1])):
             raise KassignError(f"{who} returned {pair!r} for {member!r}; expected (topic, partition)")
         yield pair[0], int(pair[1])
 

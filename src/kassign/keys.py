@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from kassign.errors import KassignError
+from kassign.limits import is_whole_number
 
 KEY_TYPES = ("string", "bytes", "int", "long")
 INT_WIDTHS = {"int": 4, "long": 8}
@@ -69,7 +70,7 @@ def serialize_key(key: Any, key_type: str | None = None) -> bytes | None:
         return utf8(key)
     if isinstance(key, (bytes, bytearray, memoryview)):
         return bytes(key)
-    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+    if is_whole_number(key):
         raise KassignError(f"key {key!r} is an integer: {_AMBIGUOUS_INT}")
     raise KassignError(f"a key is {type(key).__name__}; keys must be bytes, str, an integer with key_type, or None")
 
@@ -166,7 +167,7 @@ def _flatten_objects(keys: list) -> Flat:
                 encoded.append(utf8(key))
             elif isinstance(key, (bytes, bytearray, memoryview)):
                 encoded.append(bytes(key))
-            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            elif is_whole_number(key):
                 raise KassignError(f"key #{i} is int: {_AMBIGUOUS_INT}") from None
             else:
                 raise KassignError(f"key #{i} is {type(key).__name__}; keys must be bytes, str or None") from None

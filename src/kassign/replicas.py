@@ -30,11 +30,9 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from kassign.errors import KassignError, ReplicaPlacementError
 from kassign.javarandom import JavaRandom, check_seed, random_seed
-from kassign.limits import partition_budget, whole_number
+from kassign.limits import is_whole_number, partition_budget, whole_number
 from kassign.replicas_striped import INT_MAX, SHORT_MAX, SHORT_MIN, normalise_striped_brokers, place_striped
 
 Broker = tuple[int, "str | None"]
@@ -85,7 +83,7 @@ def _normalise_brokers(brokers: Any) -> list[Broker]:
     result: list[Broker] = []
     seen: set[int] = set()
     for entry in brokers:
-        if isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
+        if is_whole_number(entry):
             broker_id, rack = entry, None
         elif isinstance(entry, (tuple, list)) and len(entry) == 2:
             broker_id, rack = entry

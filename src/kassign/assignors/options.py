@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from kassign.errors import KassignError
+from kassign.limits import is_whole_number
 
 
 def _bad(assignor: str, option: str, takes: str, value: Any) -> KassignError:
@@ -36,6 +37,6 @@ def seed(assignor: str, option: str, value: Any) -> int | None:
     """A random seed: a whole number from 0 to 2^64-1, or None for a fresh one each time."""
     if value is None:
         return None
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and 0 <= value < 2**64:
+    if is_whole_number(value) and 0 <= value < 2**64:
         return int(value)
     raise _bad(assignor, option, "a whole number from 0 to 2^64-1 (or none)", value)

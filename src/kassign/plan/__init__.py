@@ -74,6 +74,7 @@ from typing import Any
 
 import numpy as np
 
+from kassign.limits import is_whole_number
 from kassign.plan._bytes import balance_bytes
 from kassign.plan._describe import parse_describe
 from kassign.plan._exact import Instance, improve, limit_for, moved_bound, over, unreachable_reason
@@ -109,7 +110,7 @@ class ReassignmentPlan(dict):
 
 
 def _whole(value: Any, name: str, least: int) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
+    if not is_whole_number(value) or value < least:
         raise PlanError(f"{name} must be a whole number >= {least}, got {value!r}")
     return int(value)
 
@@ -141,7 +142,7 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 10:
         raise PlanError(f"tolerance must be a fraction >= 0 such as 0.05, got {tolerance!r}")
     exclude = options.get("exclude") or ()
-    if isinstance(exclude, (int, np.integer)) and not isinstance(exclude, bool):
+    if is_whole_number(exclude):
         exclude = [int(exclude)]
     problem = build_problem(current, brokers, exclude, sizes)
     lay = layout(problem)
