@@ -7,7 +7,7 @@ per-record data. Loads travel as ``{(topic, partition): (records, bytes)}``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -28,16 +28,19 @@ CONSUMER_PREFIX = "consumer:"
 PartitionLoads = Mapping[tuple[str, int], tuple[int, int]]
 
 
-def _assign(strategy: str, scenario: dict, loads: PartitionLoads) -> dict[str, list[tuple[str, int]]]:
+def _run(api: Callable[..., Any], strategy: str, scenario: dict, loads: PartitionLoads) -> Any:
+    """``api`` (``assign`` or ``assign_table``) for a pipeline strategy name."""
     if strategy.startswith(CONSUMER_PREFIX):
-        return assign(strategy[len(CONSUMER_PREFIX):], scenario, protocol="consumer")
-    return assign(strategy, scenario, **_options(strategy, loads))
+        return api(strategy[len(CONSUMER_PREFIX):], scenario, protocol="consumer")
+    return api(strategy, scenario, **_options(strategy, loads))
+
+
+def _assign(strategy: str, scenario: dict, loads: PartitionLoads) -> dict[str, list[tuple[str, int]]]:
+    return _run(assign, strategy, scenario, loads)
 
 
 def _assign_table(strategy: str, scenario: dict, loads: PartitionLoads) -> pa.Table:
-    if strategy.startswith(CONSUMER_PREFIX):
-        return assign_table(strategy[len(CONSUMER_PREFIX):], scenario, protocol="consumer")
-    return assign_table(strategy, scenario, **_options(strategy, loads))
+    return _run(assign_table, strategy, scenario, loads)
 
 
 def loads_table(loads: PartitionLoads) -> pa.Table:

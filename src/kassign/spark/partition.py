@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -225,3 +226,15 @@ def kafka_partition(col: str | Column, n: int, engine: str = "auto", partitioner
 def engine_in_use(spark: SparkSession) -> str:
     """``jvm`` or ``arrow``: what ``engine='auto'`` resolves to in this session."""
     return "jvm" if register_jvm_udf(spark) else "arrow"
+
+
+def kafka_partition_by_topic(counts: Mapping[str, int], default_count: int, engine: str = "auto",
+                             partitioner: str = "java", key_type: str | None = None) -> Column:
+    """``kafka_partition`` of the ``key`` column where each row's ``topic`` column picks the partition
+    count: ``counts[topic]`` where given, else ``default_count``."""
+    partition = kafka_partition("key", default_count, engine=engine, partitioner=partitioner, key_type=key_type)
+    for topic, n in counts.items():
+        if n != default_count:
+            expr = kafka_partition("key", n, engine=engine, partitioner=partitioner, key_type=key_type)
+            partition = F.when(F.col("topic") == topic, expr).otherwise(partition)
+    return partition

@@ -61,7 +61,7 @@ from kassign.spark.digest import Digest, digest_figures
 from kassign.spark import loads as stage_loads
 from kassign.spark import producers as stage_producers
 from kassign.spark.nullkeys import DEFAULT_BATCH_SIZE, MODELS, assign_null_keys, null_key_column
-from kassign.spark.partition import engine_in_use, kafka_murmur2, kafka_partition
+from kassign.spark.partition import engine_in_use, kafka_murmur2, kafka_partition_by_topic
 from kassign.spark.sample import SAMPLE_TOPIC, sample_frame
 
 log = logging.getLogger(__name__)
@@ -249,12 +249,7 @@ def _check_null_key_model(opts: PipelineOptions) -> None:
 def _keyed_partition(counts: Mapping[str, int], default_count: int, opts: PipelineOptions,
                      key_type: str | None) -> Column:
     """Kafka's partition of each keyed record: the topic's count where ``counts`` names it, else the default."""
-    partition = kafka_partition("key", default_count, engine=opts.engine, key_type=key_type)
-    for topic, n in counts.items():
-        if n != default_count:
-            expr = kafka_partition("key", n, engine=opts.engine, key_type=key_type)
-            partition = F.when(F.col("topic") == topic, expr).otherwise(partition)
-    return partition
+    return kafka_partition_by_topic(counts, default_count, engine=opts.engine, key_type=key_type)
 
 
 def _keyless_placement(counts: Mapping[str, int], opts: PipelineOptions) -> Column | None:
@@ -704,7 +699,7 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
             loads.setdefault((topic, p), (0, 0))
     sweep_rows = partition_sweep(digest)
     _write_rows(out, "partition_sweep", sweep_rows, SWEEP_SCHEMA)
-    sweep = _sweep_summary(sweep_rows, per_topic, digest, opts)
+    sweep = _sweep_summary(per_topic, digest, opts)
 
     warm_up.join()
     consumers_strategies, skipped = stage_loads.available_strategies(opts.strategies)
@@ -788,13 +783,10 @@ def verdict(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 
 
-def _sweep_summary(sweep_rows: Sequence[Mapping[str, Any]], per_topic: Mapping[str, Any], digest: Digest,
-                   opts: PipelineOptions) -> dict[str, Any]:
+def _sweep_summary(per_topic: Mapping[str, Any], digest: Digest, opts: PipelineOptions) -> dict[str, Any]:
     """Per topic: add keyless bytes (spread evenly, as either null-key model does on average) and judge."""
-    hottest: dict[tuple[str, int], int] = {}
-    for r in sweep_rows:
-        key = (r["topic"], r["partitions"])
-        hottest[key] = max(hottest.get(key, 0), r["keyed_bytes"])
+    hottest = {(topic, n): int(per_partition.max())
+               for topic, counts in digest.sweep.items() for n, per_partition in enumerate(counts, start=1)}
     hottest_key = {topic: digest.hottest_key_bytes(topic) for topic in per_topic}
     result = {}
     for topic, row in per_topic.items():

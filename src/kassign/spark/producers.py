@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kassign.client_partitioners import ClientPartitioner
 from kassign.spark.nullkeys import fill_unhashed
-from kassign.spark.partition import kafka_partition
+from kassign.spark.partition import kafka_partition_by_topic
 
 
 def column_name(index: int) -> str:
@@ -55,14 +55,6 @@ def describe_null_keys(client: ClientPartitioner, java_model: str, batch_size: i
     return {"round-robin": "round-robin", "random": "random"}[model]
 
 
-def _partition_expr(client: ClientPartitioner, counts: Mapping[str, int], engine: str, key_type: str | None) -> Column:
-    expr = None
-    for topic, n in counts.items():
-        one = kafka_partition("key", n, engine=engine, partitioner=client.name, key_type=key_type)
-        expr = one if expr is None else F.when(F.col("topic") == topic, one).otherwise(expr)
-    return expr
-
-
 def producer_partitions(partitioned: DataFrame, counts: Mapping[str, int], clients: Sequence[ClientPartitioner],
                         java_model: str, batch_size: int, seed: int, default_count: int, engine: str,
                         key_type: str | None) -> DataFrame:
@@ -73,7 +65,7 @@ def producer_partitions(partitioned: DataFrame, counts: Mapping[str, int], clien
     """
     names = [column_name(i) for i in range(len(clients))]
     placed = partitioned.select("topic", "key", "bytes", *(
-        (F.col("partition") if c.name == "java" else _partition_expr(c, counts, engine, key_type)).alias(name)
+        (F.col("partition") if c.name == "java" else kafka_partition_by_topic(counts, default_count, engine, c.name, key_type)).alias(name)
         for c, name in zip(clients, names)))
     all_hashed = None
     for name in names:
