@@ -91,7 +91,7 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
     (local Spark only; give --format). Writes Parquet tables, summary.json and report.html under
     --out; rows that cannot be placed are set aside there with their reason, never dropped.
     """
-    from kassign.spark.pipeline import PipelineOptions, check_options, run_pipeline
+    from kassign.spark.pipeline import PipelineOptions, check_options, prepare_driver_meanwhile, run_pipeline
     from kassign.spark.session import parse_conf, spark_session
 
     if input_path == "-" and scenario_path == "-":
@@ -121,6 +121,7 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             null_value=null_value, extra=extra, write_partitioned=write_partitioned, write_sample=write_sample)
         check_options(options)
         conf = parse_conf(confs)
+        prepare_driver_meanwhile(options.strategies)  # while the JVM starts
         spark = spark_session(master, conf, app_name="kassign pipeline")
         try:
             summary = run_pipeline(spark, options)

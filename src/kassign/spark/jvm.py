@@ -1,5 +1,5 @@
-"""Our JVM UDFs (Kafka's murmur2; every client partitioner): compiled once with javac into a
-cache dir, shipped to Spark as a jar.
+"""Our JVM code (Kafka's murmur2 and every client partitioner as UDFs; the pipeline's per-key
+counting): compiled once with javac into a cache dir, shipped to Spark as a jar.
 
 Why a JVM UDF: a Python UDF, even one moving Arrow batches to a numba kernel, pays for
 serialising every key to a Python worker and back; hashing inside the executor JVM costs
@@ -20,7 +20,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-JAVA_SOURCE = Path(__file__).with_name("KassignMurmur2.java")
+JAVA_SOURCES = (Path(__file__).with_name("KassignMurmur2.java"), Path(__file__).with_name("KassignKeyFigures.java"))
 JAVA_CLASS = "kassign.spark.KassignMurmur2"
 SQL_FUNCTION = "kassign_murmur2"
 PARTITION_CLASS = "kassign.spark.KassignMurmur2$Partition"
@@ -56,7 +56,8 @@ def _spark_jars_dir() -> Path | None:
 def _jar_name() -> str:
     import pyspark
 
-    digest = hashlib.sha256(JAVA_SOURCE.read_bytes() + pyspark.__version__.encode()).hexdigest()[:12]
+    sources = b"".join(source.read_bytes() for source in JAVA_SOURCES)
+    digest = hashlib.sha256(sources + pyspark.__version__.encode()).hexdigest()[:12]
     return f"kassign-murmur2-{digest}.jar"
 
 
@@ -64,7 +65,8 @@ def _compile(target: Path, jars_dir: Path, javac: str) -> None:
     with tempfile.TemporaryDirectory(prefix="kassign-javac-") as work:
         classes = Path(work) / "classes"
         classes.mkdir()
-        command = [javac, "-nowarn", "--release", "17", "-cp", str(jars_dir / "*"), "-d", str(classes), str(JAVA_SOURCE)]
+        command = [javac, "-nowarn", "--release", "17", "-cp", str(jars_dir / "*"), "-d", str(classes),
+                   *(str(source) for source in JAVA_SOURCES)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT_S)
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "javac failed")
@@ -88,7 +90,7 @@ def udf_jar() -> Path | None:
     if os.environ.get("KASSIGN_NO_JVM_UDF") == "1":
         return None
     jars_dir = _spark_jars_dir()
-    if jars_dir is None or not JAVA_SOURCE.exists():
+    if jars_dir is None or not all(source.exists() for source in JAVA_SOURCES):
         return None
     target = cache_dir() / _jar_name()
     if target.exists():

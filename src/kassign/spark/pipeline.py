@@ -37,13 +37,14 @@ time (numpy integer arrays), keeping only per-partition and per-partition-count 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
 import shutil
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -291,6 +292,18 @@ def partition_records(records: DataFrame, counts: Mapping[str, int], opts: Pipel
     return _place_keyless_in_python(records.filter(F.col("key").isNull()), counts, opts).unionByName(keyed)
 
 
+def _count_per_group(placed: DataFrame, group: list[str], max_groups: int = 0, max_bytes: int = 0) -> DataFrame:
+    """Records and bytes per ``group`` of ``placed``: each input split counted in kassign's JVM table
+    (``KassignKeyFigures.java``: a tenth of the CPU of Spark's generic aggregate on string keys),
+    the splits' partial counts then merged by Spark. ``max_groups``/``max_bytes`` bound a split's
+    table before it is flushed (0: sized from the heap)."""
+    spark = placed.sparkSession
+    partial = spark._jvm.kassign.spark.KassignKeyFigures.partial(placed.select(*group, "bytes")._jdf,
+                                                                 max_groups, max_bytes)
+    return DataFrame(partial, spark).groupBy(*group).agg(F.sum("records").alias("records"),
+                                                         F.sum("bytes").alias("bytes"))
+
+
 def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions,
                 key_type: str | None = None) -> DataFrame:
     """Stages 1-2's one pass over the input: records and bytes per (topic, key, partition), plus one row
@@ -309,9 +322,9 @@ def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOpti
                                F.when(_good() & F.col("key").isNull(), keyless).alias("partition"), "reason")
         constant = _constant_topic(opts)
         if constant is None:
-            grouped = placed.groupBy("topic", "key", "partition", "reason").agg(*figures)
+            grouped = _count_per_group(placed, ["topic", "key", "partition", "reason"])
         else:  # one topic for the whole input: keep it out of the grouping key (every row would hash it)
-            grouped = placed.groupBy("key", "partition", "reason").agg(*figures).select(
+            grouped = _count_per_group(placed, ["key", "partition", "reason"]).select(
                 F.when(_good(), F.lit(constant)).alias("topic"), "key", "partition", "reason", "records", "bytes")
         keyed = _good() & F.col("key").isNotNull()
         return grouped.withColumn("partition", F.when(keyed, _keyed_partition(counts, opts.partitions, opts, key_type))
@@ -379,6 +392,26 @@ def _cached(df: DataFrame) -> DataFrame:
     from pyspark import StorageLevel
 
     return df.persist(StorageLevel.MEMORY_AND_DISK)
+
+
+# Spark's own partial aggregation would only repeat the per-split counting KassignKeyFigures has done.
+BYPASS_PARTIAL = "spark.sql.execution.bypassPartialAggregation"
+
+
+@contextlib.contextmanager
+def _spark_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """``settings`` in force for the queries run inside (Spark reads them when it plans), then restored."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def _write_only(df: DataFrame, path: Path) -> None:
@@ -634,10 +667,17 @@ def _set_aside_table(spark: SparkSession, out: Path, tagged: DataFrame, found: i
         .orderBy(F.desc("rows"), "reason").collect())
 
 
-def _prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
-    """While the driver only waits for Spark's pass: load the report's plotting stack and the
-    assignors' compiled kernels (together about a second), by importing them and assigning a
-    two-partition group once with every strategy."""
+_warm_ups: dict[tuple[str, ...], threading.Thread] = {}
+
+
+def prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
+    """Load the report's plotting stack and the assignors' compiled kernels (together about a
+    second) in a background thread, by importing them and assigning a two-partition group once
+    with every strategy. Started while the driver only waits (for the JVM to start, or for
+    Spark's pass); once per process and strategy list."""
+    key = tuple(strategies)
+    if key in _warm_ups:
+        return _warm_ups[key]
 
     def prepare() -> None:
         import kassign.spark.report_html  # noqa: F401
@@ -651,12 +691,12 @@ def _prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
 
     thread = threading.Thread(target=prepare, name="kassign-driver-warm-up", daemon=True)
     thread.start()
+    _warm_ups[key] = thread
     return thread
 
 
 def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any]:
     warnings: list[str] = []
-    warm_up = _prepare_driver_meanwhile(opts.strategies)
     raw, found, input_desc, fmt = _open_input(spark, opts, out)
     key_type = key_serialiser(raw, opts)
     tagged = normalise(raw, opts, fmt)
@@ -664,7 +704,12 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
 
     spark.sparkContext.setJobDescription("kassign stages 1-2: partition every record, count per key (one pass)")
     figures_path = out / ".key_figures"
-    _write_only(with_key_columns(key_figures(tagged, known_counts, opts, key_type), opts, key_type), figures_path)
+    figures = with_key_columns(key_figures(tagged, known_counts, opts, key_type), opts, key_type)
+    # Started now (unless the caller did so while the JVM started), while the driver only waits for
+    # Spark: earlier, it would hold the GIL that the query's many py4j calls need.
+    warm_up = prepare_driver_meanwhile(opts.strategies)
+    with _spark_conf(spark, {BYPASS_PARTIAL: "true"}):
+        _write_only(figures, figures_path)
     digest = digest_figures(figures_path, out / "key_stats", opts.max_partitions, HOT_KEYS)
     shutil.rmtree(figures_path)
     per_topic = digest.topics()
