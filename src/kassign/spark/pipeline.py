@@ -300,8 +300,9 @@ def _count_per_group(placed: DataFrame, group: list[str], max_groups: int = 0, m
     spark = placed.sparkSession
     partial = spark._jvm.kassign.spark.KassignKeyFigures.partial(placed.select(*group, "bytes")._jdf,
                                                                  max_groups, max_bytes)
-    return DataFrame(partial, spark).groupBy(*group).agg(F.sum("records").alias("records"),
-                                                         F.sum("bytes").alias("bytes"))
+    # coalesce: a group's records are never null, and the column stays non-null as count() made it
+    records = F.coalesce(F.sum("records"), F.lit(0).cast("long")).alias("records")
+    return DataFrame(partial, spark).groupBy(*group).agg(records, F.sum("bytes").alias("bytes"))
 
 
 def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions,
