@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import numpy as np
 import pyarrow as pa
@@ -25,14 +24,7 @@ import pyarrow as pa
 import kassign
 from kassign.partitioner import partitions_for_keys
 
-
-def best_of(repeats: int, fn) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+from _timing import best_of
 
 
 def main() -> int:

@@ -12,7 +12,6 @@ Python standard library's C ``zlib.crc32`` called per key on the same keys.
 from __future__ import annotations
 
 import argparse
-import time
 import zlib
 
 import numpy as np
@@ -21,14 +20,7 @@ import pyarrow as pa
 from kassign.client_partitioners import NAMES
 from kassign.partitioner import partition_for_key, partitions_for_keys
 
-
-def best_of(repeats: int, fn) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+from _timing import best_of
 
 
 def paired(repeats: int, ours, baseline) -> tuple[float, float]:
