@@ -253,10 +253,16 @@ def _keyed_partition(counts: Mapping[str, int], default_count: int, opts: Pipeli
     return kafka_partition_by_topic(counts, default_count, engine=opts.engine, key_type=key_type)
 
 
+def _on_the_jvm(opts: PipelineOptions) -> bool:
+    """True when kassign's JVM code serves the one pass (keyless placement and per-split counting);
+    False where the Arrow engine serves instead."""
+    return opts.engine != "arrow" and engine_in_use(SparkSession.getActiveSession()) == "jvm"
+
+
 def _keyless_placement(counts: Mapping[str, int], opts: PipelineOptions) -> Column | None:
     """The producer model as a column evaluated in the executor JVM (one producer per split), for
     keyless records only; None where the Arrow engine serves instead."""
-    if opts.engine == "arrow" or engine_in_use(SparkSession.getActiveSession()) != "jvm":
+    if not _on_the_jvm(opts):
         return None
     return null_key_column(F.col("topic"), F.col("bytes"), opts.null_key_model, counts, opts.partitions,
                            opts.batch_size, opts.seed)
@@ -293,10 +299,11 @@ def partition_records(records: DataFrame, counts: Mapping[str, int], opts: Pipel
 
 
 def _count_per_group(placed: DataFrame, group: list[str], max_groups: int = 0, max_bytes: int = 0) -> DataFrame:
-    """Records and bytes per ``group`` of ``placed``: each input split counted in kassign's JVM table
-    (``KassignKeyFigures.java``: a tenth of the CPU of Spark's generic aggregate on string keys),
-    the splits' partial counts then merged by Spark. ``max_groups``/``max_bytes`` bound a split's
-    table before it is flushed (0: sized from the heap)."""
+    """Records and bytes per ``group`` of ``placed``: each input split counted in kassign's JVM tables
+    (``KassignKeyFigures.java``: bucketed by hash so that each table stays in the CPU cache, where
+    Spark's one hash map per task waits for memory on nearly every row), the splits' partial counts
+    then merged by Spark (run it under ``BYPASS_PARTIAL``). ``max_groups``/``max_bytes`` bound a
+    split's tables before they are flushed (0: sized from the heap)."""
     spark = placed.sparkSession
     partial = spark._jvm.kassign.spark.KassignKeyFigures.partial(placed.select(*group, "bytes")._jdf,
                                                                  max_groups, max_bytes)
@@ -388,14 +395,8 @@ def partition_sweep(digest: Digest) -> list[dict[str, Any]]:
 
 # -- the whole job ---------------------------------------------------------------------------------------------
 
-def _cached(df: DataFrame) -> DataFrame:
-    """``df`` kept by Spark (memory, spilling to disk) for the stages that read it again."""
-    from pyspark import StorageLevel
-
-    return df.persist(StorageLevel.MEMORY_AND_DISK)
-
-
-# Spark's own partial aggregation would only repeat the per-split counting KassignKeyFigures has done.
+# Spark's own partial aggregation would only repeat the per-split counting KassignKeyFigures has done;
+# without those tables (the Arrow engine) it is what keeps the shuffle small, so it stays on there.
 BYPASS_PARTIAL = "spark.sql.execution.bypassPartialAggregation"
 
 
@@ -709,7 +710,7 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
     # Started now (unless the caller did so while the JVM started), while the driver only waits for
     # Spark: earlier, it would hold the GIL that the query's many py4j calls need.
     warm_up = prepare_driver_meanwhile(opts.strategies)
-    with _spark_conf(spark, {BYPASS_PARTIAL: "true"}):
+    with _spark_conf(spark, {BYPASS_PARTIAL: "true"} if _on_the_jvm(opts) else {}):
         _write_only(figures, figures_path)
     digest = digest_figures(figures_path, out / "key_stats", opts.max_partitions, HOT_KEYS)
     shutil.rmtree(figures_path)
@@ -825,8 +826,6 @@ def verdict(summary: Mapping[str, Any]) -> dict[str, Any]:
             "best_strategy": best,
             "best_strategy_max_over_mean": consumers[best]["bytes_spread"]["max_over_mean"] if best else None,
             "biggest_skew": worst}
-
-
 
 
 def _sweep_summary(per_topic: Mapping[str, Any], digest: Digest, opts: PipelineOptions) -> dict[str, Any]:
