@@ -181,15 +181,30 @@ public final class KassignKeyFigures {
         }
     }
 
+    /** {@code bytes}, or a copy at least twice as long when it holds fewer than {@code needed}. */
+    static byte[] withRoom(byte[] bytes, int needed) {
+        return needed <= bytes.length ? bytes : Arrays.copyOf(bytes, Math.max(bytes.length * 2, needed));
+    }
+
+    /** {@code size} rounded up to a multiple of 8, so that what follows starts aligned. */
+    static int padded(int size) {
+        return (size + 7) & ~7;
+    }
+
     /** A growable byte buffer written through Platform (native byte order: it is only read back here). */
     static final class Scratch {
         byte[] bytes = new byte[256];
         int length;
 
         private void room(int more) {
-            if (length + more > bytes.length) {
-                bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, length + more));
-            }
+            bytes = withRoom(bytes, length + more);
+        }
+
+        /** Skips to a multiple of 8 bytes (the padding is never read). */
+        void align() {
+            int end = padded(length);
+            room(end - length);
+            length = end;
         }
 
         void putByte(int value) {
@@ -308,8 +323,7 @@ public final class KassignKeyFigures {
         private final int chunkBytes;
         private final int tableBytes;
         private final Scratch scratch = new Scratch();
-        private final byte[][] streams = new byte[COUNT][];
-        private final int[] streamLengths = new int[COUNT];
+        private final Scratch[] streams = new Scratch[COUNT];
         final Table[] tables = new Table[COUNT];
 
         /** At most {@code maxGroups} groups; {@code maxBytes} shared evenly by a chunk's streams and the tables. */
@@ -319,7 +333,7 @@ public final class KassignKeyFigures {
             this.chunkBytes = Math.max(1, maxBytes / 2);
             this.tableBytes = Math.max(1, maxBytes / 2);
             for (int b = 0; b < COUNT; b++) {
-                streams[b] = new byte[256];
+                streams[b] = new Scratch();
                 tables[b] = new Table();
             }
         }
@@ -334,31 +348,24 @@ public final class KassignKeyFigures {
                 shape.encode(row, scratch);
                 int length = scratch.length;
                 int hash = hashOf(scratch.bytes, 0, length);
-                int bucket = hash >>> 24;
-                int size = (ROW_HEADER + length + 7) & ~7;
-                int end = streamLengths[bucket];
-                byte[] stream = streams[bucket];
-                if (end + size > stream.length) {
-                    stream = Arrays.copyOf(stream, Math.max(stream.length * 2, end + size));
-                    streams[bucket] = stream;
-                }
-                long base = Platform.BYTE_ARRAY_OFFSET + end;
+                Scratch stream = streams[hash >>> 24];
+                int start = stream.length;
                 boolean counted = !row.isNullAt(last);
-                Platform.putInt(stream, base, counted ? length : length | NULL_BYTES);
-                Platform.putInt(stream, base + 4, hash);
-                Platform.putLong(stream, base + 8, counted ? row.getLong(last) : 0L);
-                System.arraycopy(scratch.bytes, 0, stream, end + ROW_HEADER, length);
-                streamLengths[bucket] = end + size;
-                filled += size;
+                stream.putInt(counted ? length : length | NULL_BYTES);
+                stream.putInt(hash);
+                stream.putLong(counted ? row.getLong(last) : 0L);
+                stream.put(scratch.bytes, Platform.BYTE_ARRAY_OFFSET, length);
+                stream.align();
+                filled += stream.length - start;
             } while (filled < chunkBytes && input.hasNext());
         }
 
         /** Counts each stream into its table and empties it. */
         void countChunk() {
             for (int b = 0; b < COUNT; b++) {
-                byte[] stream = streams[b];
+                byte[] stream = streams[b].bytes;
                 Table table = tables[b];
-                int end = streamLengths[b];
+                int end = streams[b].length;
                 for (int at = 0; at < end; ) {
                     long base = Platform.BYTE_ARRAY_OFFSET + at;
                     int header = Platform.getInt(stream, base);
@@ -366,9 +373,9 @@ public final class KassignKeyFigures {
                     boolean counted = (header & NULL_BYTES) == 0;
                     table.add(Platform.getInt(stream, base + 4), stream, at + ROW_HEADER, length, counted,
                               Platform.getLong(stream, base + 8));
-                    at += (ROW_HEADER + length + 7) & ~7;
+                    at += padded(ROW_HEADER + length);
                 }
-                streamLengths[b] = 0;
+                streams[b].length = 0;
             }
         }
 
@@ -476,10 +483,8 @@ public final class KassignKeyFigures {
 
         private int insert(int slot, int hash, byte[] keys, int start, int length) {
             int at = used;
-            int size = (HEADER + length + 7) & ~7;
-            if (at + size > arena.length) {
-                arena = Arrays.copyOf(arena, Math.max(arena.length * 2, at + size));
-            }
+            int size = padded(HEADER + length);
+            arena = withRoom(arena, at + size);
             long base = Platform.BYTE_ARRAY_OFFSET + at;
             Platform.putLong(arena, base, 0L);
             Platform.putLong(arena, base + 8, 0L);
@@ -512,7 +517,7 @@ public final class KassignKeyFigures {
 
         /** Where the group after the one at {@code at} starts. */
         int after(int at) {
-            return at + ((HEADER + lengthAt(at) + 7) & ~7);
+            return at + padded(HEADER + lengthAt(at));
         }
 
         boolean emitted(int at) {
