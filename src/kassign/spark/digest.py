@@ -30,6 +30,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 KEY_STATS_COLUMNS = ("topic", "key", "partition", "key_records", "key_bytes", "key_display", "hash")
+# The key-figure columns key_stats is written from, in KEY_STATS_COLUMNS' order.
+_KEY_STATS_SOURCE = ["topic", "key", "partition", "records", "bytes", "key_display", "hash"]
 HOT_KEY_ORDER = [("topic", "ascending"), ("partition", "ascending"), ("key_bytes", "descending"),
                  ("key_display", "ascending")]
 
@@ -125,8 +127,7 @@ def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int
             keyed = table.filter(pc.and_(pc.is_null(table["reason"]), pc.is_valid(table["key"])))
             if not keyed.num_rows:
                 continue
-            keyed = keyed.select(["topic", "key", "partition", "records", "bytes", "key_display", "hash"]).rename_columns(
-                list(KEY_STATS_COLUMNS))
+            keyed = keyed.select(_KEY_STATS_SOURCE).rename_columns(list(KEY_STATS_COLUMNS))
             if writer is None:
                 writer = pq.ParquetWriter((key_stats_path / "part-0.parquet").as_posix(), keyed.schema)
             writer.write_table(keyed)
@@ -135,8 +136,8 @@ def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int
             candidates = top if candidates is None else _top_keys(pa.concat_tables([candidates, top]), hot_keys)
         if writer is None:  # no keyed record: an empty table with the columns
             schema = ds.dataset(figures_path.as_posix(), format="parquet").schema
-            empty = pa.table({new: pa.array([], schema.field(old).type) for old, new in zip(
-                ["topic", "key", "partition", "records", "bytes", "key_display", "hash"], KEY_STATS_COLUMNS)})
+            empty = pa.table({new: pa.array([], schema.field(old).type)
+                              for old, new in zip(_KEY_STATS_SOURCE, KEY_STATS_COLUMNS)})
             pq.write_table(empty, (key_stats_path / "part-0.parquet").as_posix())
     finally:
         if writer is not None:

@@ -65,7 +65,8 @@ def producer_partitions(partitioned: DataFrame, counts: Mapping[str, int], clien
     """
     names = [column_name(i) for i in range(len(clients))]
     placed = partitioned.select("topic", "key", "bytes", *(
-        (F.col("partition") if c.name == "java" else kafka_partition_by_topic(counts, default_count, engine, c.name, key_type)).alias(name)
+        (F.col("partition") if c.name == "java"
+         else kafka_partition_by_topic(counts, default_count, engine, c.name, key_type)).alias(name)
         for c, name in zip(clients, names)))
     all_hashed = None
     for name in names:
