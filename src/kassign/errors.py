@@ -34,6 +34,10 @@ class UnknownAssignorError(KassignError):
     """No assignor answers to the requested name or dotted path."""
 
 
+class LiveClusterError(KassignError):
+    """A live cluster could not be read: unreachable, unknown topic, refused credentials, bad settings."""
+
+
 class InvalidPartitionError(KassignError):
     """A record names a partition outside the topic's range."""
 

@@ -27,16 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kassign.errors import KassignError
+from kassign.errors import KassignError, LiveClusterError
+from kassign.kafka.config import read_command_config
 
 DEFAULT_TIMEOUT = 10.0
 _FIRST_ATTEMPT = 0.5  # seconds; each metadata attempt waits twice as long as the last (a refused login ends early)
 _AUTH_CODES = {"_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED", "_SSL", "TOPIC_AUTHORIZATION_FAILED",
                "CLUSTER_AUTHORIZATION_FAILED"}
-
-
-class LiveClusterError(KassignError):
-    """The cluster could not be read: unreachable, unknown topic, refused credentials, bad settings."""
 
 
 @dataclass(frozen=True)
@@ -56,24 +53,6 @@ class ClusterLayout:
 
 
 # ---------------------------------------------------------------- settings
-
-
-def read_command_config(path: str | Path) -> dict[str, str]:
-    """Client properties from a Java-style ``.properties`` file (``key=value``, ``#`` comments)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise LiveClusterError(f"cannot read --command-config {path}: {err.strerror or err}") from None
-    props: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line[0] in "#!":
-            continue
-        match = re.match(r"([^=:\s]+)\s*[=:]\s*(.*)$", line)
-        if match is None:
-            raise LiveClusterError(f"--command-config {path} line {number}: expected key=value, got {line!r}")
-        props[match.group(1)] = match.group(2)
-    return props
 
 
 def _librdkafka_settings(config: Mapping[str, str]) -> dict[str, str]:
