@@ -36,6 +36,16 @@ def _bound(function: types.FunctionType, names: dict) -> types.FunctionType:
 SPANS = {name: numba.njit(**_JIT)(getattr(hashing, name)) for name in _SPAN_NAMES}
 hash_loop_serial = numba.njit(**_JIT)(_bound(hashing.hash_loop, SPANS))
 
+_fold_hash = SPANS["fold_hash"]
+
+
+@numba.njit(**_JIT)
+def fold_loop(hashes, fold, modulus, out):
+    """``out[i] = fold_hash(fold, hashes[i]) % modulus``: one client's partitions from hashes computed once."""
+    for i in range(hashes.shape[0]):
+        out[i] = _fold_hash(fold, hashes[i]) % modulus
+
+
 # Below this many keys one thread is quicker than starting the others.
 PARALLEL_MIN_KEYS = 1 << 16
 

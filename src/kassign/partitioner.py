@@ -89,12 +89,41 @@ def partitions_for_keys(keys: Any, num_partitions: int, partitioner: str = "java
     n = int(num_partitions)
     partitions = np.empty(len(offsets) - 1, dtype=np.int32)
     hash_loop(data, offsets, client.hash_kind, client.fold, partitions, modulus=n)  # hash and reduce in one pass
+    _mark_unhashed(partitions, client, offsets, nulls, n)
+    return partitions
+
+
+def _mark_unhashed(partitions: np.ndarray, client: Any, offsets: np.ndarray, nulls: np.ndarray | None, n: int) -> None:
+    """Null and (for some clients) empty keys: the fixed partition where the client hashes them, else -1."""
     if client.empty_key_random:
         partitions[np.diff(offsets) == 0] = NULL_KEY_PARTITION
     if nulls is not None:
         # a null key is the empty key where the client hashes it (Arrow may give a null slot bytes), else unhashed
         partitions[nulls] = client.partition(b"", n) if client.null_key_hashed else NULL_KEY_PARTITION
-    return partitions
+
+
+def partitions_for_clients(keys: Any, num_partitions: int, partitioners: Sequence[str],
+                           key_type: str | None = None) -> np.ndarray:
+    """``partitions_for_keys`` under several partitioners at once: an int32 array of shape
+    (len(partitioners), len(keys)), row i for ``partitioners[i]``. Each hash function runs once
+    over the keys, whatever the number of clients sharing it (15 clients use 4 hashes)."""
+    _check_partition_count(num_partitions)
+    clients = [resolve(name) for name in partitioners]
+    from kassign._kernels import fold_loop, hash_loop
+
+    data, offsets, nulls = flatten_keys(keys, key_type)
+    n = int(num_partitions)
+    count = len(offsets) - 1
+    hashes: dict[int, np.ndarray] = {}
+    result = np.empty((len(clients), count), dtype=np.int32)
+    for row, client in enumerate(clients):
+        if client.hash_kind not in hashes:
+            unsigned = np.empty(count, dtype=np.int64)
+            hash_loop(data, offsets, client.hash_kind, hashing.FOLD_UNSIGNED, unsigned)
+            hashes[client.hash_kind] = unsigned
+        fold_loop(hashes[client.hash_kind], client.fold, n, result[row])
+        _mark_unhashed(result[row], client, offsets, nulls, n)
+    return result
 
 
 def hashes_for_keys(keys: Any, hash_kind: int = hashing.MURMUR2, key_type: str | None = None) -> np.ndarray:

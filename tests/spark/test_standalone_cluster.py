@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kassign.spark.pipeline import PipelineOptions, run_pipeline
+from tests.clients.conftest import tansu  # noqa: F401  (fixture)
 from tests.spark.test_pipeline import write_input
 
 SPARK_HOME = Path(__import__("pyspark").__file__).parent
@@ -104,3 +105,30 @@ def test_pipeline_on_a_standalone_cluster_matches_the_local_run(spark, standalon
     assert on_cluster == json.loads(json.dumps(local))
     assert any(worker_dir.glob("app-*/*/stderr"))  # executors really ran on the worker
     assert on_cluster["rows"]["accounted"] and (tmp_path / "cluster" / "report.html").exists()
+
+
+def test_live_topics_are_read_by_the_cluster_executors(spark, standalone, tansu, tmp_path):  # noqa: F811
+    """Executors on the standalone worker read the Kafka partitions (split into offset ranges); the summary
+    equals the embedded local run's on the same topic."""
+    from kafka import KafkaProducer
+
+    master, worker_dir = standalone
+    topic = "standalone-live"
+    tansu.create_topic(topic, 3)
+    producer = KafkaProducer(bootstrap_servers=tansu.bootstrap)
+    for i in range(3000):
+        producer.send(topic, key=f"k{i % 97}".encode(), value=b"x" * (i % 31))
+    producer.flush()
+    producer.close()
+    common = ["--bootstrap-server", tansu.bootstrap, "--topic", topic, "--members", "3", "--max-partitions", "8"]
+    done = subprocess.run(
+        [str(KASSIGN), "pipeline", "--out", str(tmp_path / "cluster"), "--master", master,
+         "--conf", "spark.executor.memory=1g", "--conf", "spark.ui.showConsoleProgress=false", "--json", *common],
+        env=_env(), capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    on_cluster = json.loads(done.stdout.strip().splitlines()[-1])
+    local = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "local"), bootstrap=tansu.bootstrap, topics=[topic],
+                                                members=3, max_partitions=8, write_partitioned=False))
+    assert on_cluster == json.loads(json.dumps(local))
+    assert on_cluster["source"]["topics"][topic]["records"] == 3000
+    assert any(worker_dir.glob("app-*/*/stderr"))

@@ -75,6 +75,15 @@ def _scenario_file(path: str | None) -> dict | None:
 @click.option("--producers", default=None, metavar="A,B,...",
               help="Producer agreement stage: place every record as each of these clients does "
                    "(e.g. java,librdkafka:consistent_random,sarama:hash) and compare with the first.")
+@click.option("--bootstrap-server", "bootstrap", default=None, metavar="HOST:PORT[,...]",
+              help="Read live topics from this Kafka cluster instead of INPUT (with --topic).")
+@click.option("--topic", "topics", multiple=True, metavar="NAME", help="A topic to read (repeatable).")
+@click.option("--command-config", type=click.Path(), default=None, metavar="FILE",
+              help="Client properties for the cluster (security settings, isolation.level), as the Kafka tools take.")
+@click.option("--group", default=None, metavar="GROUP", help="Consumer group whose committed offsets give the lag.")
+@click.option("--since", default=None, metavar="TIME",
+              help="Read from each partition's first offset at or after TIME (ISO-8601 or epoch ms).")
+@click.option("--last", type=int, default=None, metavar="N", help="Read the last N offsets of each partition.")
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="Spark configuration, repeatable.")
 @json_option
@@ -84,16 +93,23 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             brokers: str, replication_factor: int, max_partitions: int, target_share: float, seed: int, placer: str,
             engine: str, master: str | None, confs: tuple[str, ...], as_json: bool, key_type: str | None = None,
             producers: str | None = None, null_value: str | None = None, write_partitioned: bool = False,
-            write_sample: bool = False) -> None:
+            write_sample: bool = False, bootstrap: str | None = None, topics: tuple[str, ...] = (),
+            command_config: str | None = None, group: str | None = None, since: str | None = None,
+            last: int | None = None) -> None:
     """Where a keyed data set's load lands: partitions, skew, consumers, brokers, rebalance cost.
 
     Without INPUT a Zipf-skewed sample is generated inside Spark. INPUT '-' reads standard input
-    (local Spark only; give --format). Writes Parquet tables, summary.json and report.html under
+    (local Spark only; give --format). With --bootstrap-server and --topic it reads live topics
+    instead, and also tells which producer partitioner put each record where it is (forensics)
+    and, with --group, the consumer lag. Writes Parquet tables, summary.json and report.html under
     --out; rows that cannot be placed are set aside there with their reason, never dropped.
     """
-    from kassign.spark.pipeline import PipelineOptions, check_options, prepare_driver_meanwhile, run_pipeline
+    from kassign.spark.pipeline import (PipelineOptions, check_options, preflight_live, prepare_driver_meanwhile,
+                                        run_pipeline)
     from kassign.spark.session import parse_conf, spark_session
 
+    if bootstrap is not None:
+        _check_live_flags()
     if input_path == "-" and scenario_path == "-":
         raise KassignError("INPUT and --scenario cannot both be '-' (standard input)")
     if input_path == "-" and input_format is None:
@@ -101,8 +117,8 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
     if input_path == "-" and master is not None and not master.startswith("local"):
         raise KassignError("INPUT '-' (standard input) works with a local Spark only: executors cannot read the "
                            "driver's standard input; write it to a path the cluster can read")
-    if input_path is None and (value_column or size_column or topic_column or key_column != "key" or key_type
-                               or null_value is not None):
+    if input_path is None and bootstrap is None and (value_column or size_column or topic_column or key_column != "key"
+                                                     or key_type or null_value is not None):
         raise KassignError("--key-column/--key-type/--value-column/--size-column/--topic-column/--null-value "
                            "need an INPUT path")
     stdin_copy = None
@@ -118,9 +134,12 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             members=members, scenario=_scenario_file(scenario_path), brokers=_brokers(brokers),
             replication_factor=replication_factor, max_partitions=max_partitions, target_share=target_share,
             seed=seed, placer=placer, engine=engine, key_type=key_type, producers=producers or (),
-            null_value=null_value, extra=extra, write_partitioned=write_partitioned, write_sample=write_sample)
+            null_value=null_value, extra=extra, write_partitioned=write_partitioned, write_sample=write_sample,
+            bootstrap=bootstrap, topics=list(topics), group=group, since=since, last=last,
+            client_config=_client_config(command_config))
         check_options(options)
         conf = parse_conf(confs)
+        preflight_live(options)
         prepare_driver_meanwhile(options.strategies)  # while the JVM starts
         spark = spark_session(master, conf, app_name="kassign pipeline")
         try:
@@ -136,6 +155,30 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
         emit_json(summary)
         return
     _print_summary(summary, out)
+
+
+# Options that describe a file or the generated sample: meaningless for live topics, so an error if given.
+_FILE_ONLY = ("input_format", "key_column", "key_type", "value_column", "size_column", "topic_column", "null_value",
+              "rows", "keys", "skew", "null_share", "partitions", "null_key_model", "batch_size",
+              "write_partitioned", "write_sample", "producers")
+
+
+def _check_live_flags() -> None:
+    context = click.get_current_context()
+    given = [p for p in context.command.params if p.name in _FILE_ONLY
+             and context.get_parameter_source(p.name) == click.core.ParameterSource.COMMANDLINE]
+    if given:
+        flags = ", ".join(p.opts[0] for p in given)
+        raise KassignError(f"{flags} describe{'s' if len(given) == 1 else ''} a file or the sample, not live topics "
+                           "(their partition counts, keys and sizes come from the cluster)")
+
+
+def _client_config(path: str | None) -> dict[str, str] | None:
+    if path is None:
+        return None
+    from kassign.kafka.config import read_command_config
+
+    return read_command_config(path)
 
 
 def _spool_stdin(fmt: str):

@@ -12,13 +12,25 @@ Example: keys "a" (hash 6, 10 bytes) and "b" (hash 9, 30 bytes) in topic t give,
 sweep, partition counts n=1: [40]; n=2: [10, 30] (6 mod 2 = 0, 9 mod 2 = 1); n=3: [40, 0, 0]
 (both hashes are 0 mod 3); and "b" is the hot key of its partition under the current count.
 
+Changing the partition count: for each candidate count ``m`` the sweep also sums the keys and
+bytes that Java's partitioner would put on another partition than under today's count ``n``
+(``hash % m != hash % n``): what ``kafka-topics --alter --partitions m`` does to per-key order.
+
+Live topics (``live``): the rows' partition is where the records are, and three more figures are
+kept: per partition, where Java's partitioner would put the same records (keyless ones where
+they are); the offsets not read, per partition and reason (rows whose reason starts with
+``GAP_PREFIX``, their offsets counted in ``bytes``); and the forensics
+(``kassign.spark.forensics``), for which the figures are read one file (one shuffle partition,
+so every key whole) at a time.
+
 Data layout: per batch, numpy arrays (int64 hashes and sizes, int32 partitions) and pyarrow
-group-bys; per topic, one int64 array of keyed bytes per partition count.
+group-bys; per topic, int64 arrays per partition count (keyed bytes per partition, moved
+bytes, staying keys).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,9 +41,12 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from kassign.spark.forensics import Forensics
+
 KEY_STATS_COLUMNS = ("topic", "key", "partition", "key_records", "key_bytes", "key_display", "hash")
 # The key-figure columns key_stats is written from, in KEY_STATS_COLUMNS' order.
 _KEY_STATS_SOURCE = ["topic", "key", "partition", "records", "bytes", "key_display", "hash"]
+GAP_PREFIX = "offsets not read: "  # figure rows of a live read that count offsets, not records
 HOT_KEY_ORDER = [("topic", "ascending"), ("partition", "ascending"), ("key_bytes", "descending"),
                  ("key_display", "ascending")]
 
@@ -53,6 +68,11 @@ class Digest:
     keyless_bytes: dict[str, int] = field(default_factory=dict)
     hot_keys: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     sweep: dict[str, list[np.ndarray]] = field(default_factory=dict)  # topic -> [bytes per partition, n = 1..max]
+    moved_bytes: dict[str, np.ndarray] = field(default_factory=dict)  # topic -> keyed bytes that move, n = 1..max
+    staying_keys: dict[str, np.ndarray] = field(default_factory=dict)  # topic -> keys that stay, n = 1..max
+    keyed_rows: dict[str, int] = field(default_factory=dict)  # topic -> distinct keys
+    java: dict[tuple[str, int], list[int]] = field(default_factory=dict)  # live: [records, bytes] Java would put there
+    gaps: dict[tuple[str, int, str], int] = field(default_factory=dict)  # live: offsets not read, by reason
 
     def topics(self) -> dict[str, dict[str, int]]:
         """Per topic: records, bytes and keyless bytes."""
@@ -81,8 +101,13 @@ def _add_totals(digest: Digest, table: pa.Table) -> None:
     sums = table.group_by(["topic", "partition", "reason"]).aggregate(
         [("records", "sum"), ("bytes", "sum"), ("keyed_records", "sum"), ("key", "count"), ("keyless_bytes", "sum")])
     for row in sums.to_pylist():
-        if row["reason"] is not None:
-            digest.reasons[row["reason"]] = digest.reasons.get(row["reason"], 0) + row["records_sum"]
+        reason = row["reason"]
+        if reason is not None and reason.startswith(GAP_PREFIX):
+            slot = (row["topic"], row["partition"], reason[len(GAP_PREFIX):])
+            digest.gaps[slot] = digest.gaps.get(slot, 0) + (row["bytes_sum"] or 0)
+            continue
+        if reason is not None:
+            digest.reasons[reason] = digest.reasons.get(reason, 0) + row["records_sum"]
             continue
         figures = digest.partitions.setdefault((row["topic"], row["partition"]), PartitionFigures())
         figures.records += row["records_sum"]
@@ -90,6 +115,26 @@ def _add_totals(digest: Digest, table: pa.Table) -> None:
         figures.keyed_records += row["keyed_records_sum"]
         figures.distinct_keys += row["key_count"]
         digest.keyless_bytes[row["topic"]] = digest.keyless_bytes.get(row["topic"], 0) + (row["keyless_bytes_sum"] or 0)
+
+
+def _add_java(digest: Digest, good: pa.Table, counts: Mapping[str, int]) -> None:
+    """Live: records and bytes per partition where Java's partitioner puts them (keyless ones where they are)."""
+    topics = good["topic"].to_numpy(zero_copy_only=False)
+    actual = good["partition"].to_numpy(zero_copy_only=False).astype(np.int64)
+    hashes = good["hash"].fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    records = good["records"].to_numpy(zero_copy_only=False).astype(np.int64)
+    sizes = good["bytes"].fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    for topic in np.unique(topics):
+        rows = topics == topic
+        n = counts[str(topic)]
+        h = hashes[rows]
+        java = np.where(h >= 0, h % n, actual[rows])
+        per_records = np.bincount(java, weights=records[rows].astype(np.float64), minlength=n)
+        per_bytes = np.bincount(java, weights=sizes[rows].astype(np.float64), minlength=n)
+        for p in np.flatnonzero(per_records):
+            slot = digest.java.setdefault((str(topic), int(p)), [0, 0])
+            slot[0] += int(per_records[p])
+            slot[1] += int(per_bytes[p])
 
 
 def _top_keys(candidates: pa.Table, hot_keys: int) -> pa.Table:
@@ -102,36 +147,73 @@ def _top_keys(candidates: pa.Table, hot_keys: int) -> pa.Table:
     return ordered.filter(pa.array(rank < hot_keys))
 
 
-def _add_sweep(digest: Digest, keyed: pa.Table, max_partitions: int) -> None:
+def _add_sweep(digest: Digest, keyed: pa.Table, max_partitions: int, first: np.ndarray | None = None,
+               counts: Mapping[str, int] | None = None) -> None:
+    """The sweep, and for each count what changing to it moves: a key moves when Java's partition for it
+    under that count differs from its partition under today's count (``counts``; without them, the rows'
+    partition, which is Java's). ``first`` marks one row per key (a live topic's split key has several)."""
     topics = keyed["topic"].to_numpy(zero_copy_only=False)
     hashes = keyed["hash"].to_numpy(zero_copy_only=False).astype(np.int64)
     sizes = keyed["key_bytes"].to_numpy(zero_copy_only=False).astype(np.float64)  # exact below 2^53 per batch
+    partitions = keyed["partition"].to_numpy(zero_copy_only=False).astype(np.int64)
+    one_per_key = np.ones(len(topics), bool) if first is None else first
     for topic in np.unique(topics):
         rows = topics == topic
-        h, w = hashes[rows], sizes[rows]
-        per_count = digest.sweep.setdefault(str(topic), [np.zeros(n, np.int64) for n in range(1, max_partitions + 1)])
+        h, w, once = hashes[rows], sizes[rows], one_per_key[rows]
+        name = str(topic)
+        today = h % counts[name] if counts is not None else partitions[rows]
+        per_count = digest.sweep.setdefault(name, [np.zeros(n, np.int64) for n in range(1, max_partitions + 1)])
+        moved = digest.moved_bytes.setdefault(name, np.zeros(max_partitions, np.int64))
+        staying = digest.staying_keys.setdefault(name, np.zeros(max_partitions, np.int64))
+        digest.keyed_rows[name] = digest.keyed_rows.get(name, 0) + int(once.sum())
         for n, acc in enumerate(per_count, start=1):
-            acc += np.bincount(h % n, weights=w, minlength=n).astype(np.int64)
+            position = h % n
+            acc += np.bincount(position, weights=w, minlength=n).astype(np.int64)
+            stays = position == today
+            moved[n - 1] += int(w[~stays].sum())
+            staying[n - 1] += int((stays & once).sum())
 
 
-def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int, hot_keys: int) -> Digest:
-    """Stream the key figures once: totals per partition and reason, hot keys, the sweep; write key_stats."""
+def _pieces(path: Path, columns: list[str], whole_files: bool) -> Iterator[pa.Table]:
+    """The figures in Arrow batches, or one whole file (one shuffle partition: every key whole) at a time."""
+    if not whole_files:
+        yield from _batches(path, columns)
+        return
+    for part in sorted(path.rglob("*.parquet")):
+        table = pq.read_table(part.as_posix(), columns=columns)
+        if table.num_rows:
+            yield table
+
+
+def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int, hot_keys: int,
+                   live: LiveFigures | None = None) -> Digest:
+    """Stream the key figures once: totals per partition and reason, hot keys, the sweep; write key_stats.
+    With ``live``, also the Java-modelled load, the offsets not read and the forensics."""
     digest = Digest()
     candidates: pa.Table | None = None
     key_stats_path.mkdir(parents=True, exist_ok=True)
     writer: pq.ParquetWriter | None = None
     columns = ["topic", "key", "partition", "reason", "records", "bytes", "key_display", "hash"]
     try:
-        for table in _batches(figures_path, columns):
+        for table in _pieces(figures_path, columns, live is not None):
             _add_totals(digest, table)
-            keyed = table.filter(pc.and_(pc.is_null(table["reason"]), pc.is_valid(table["key"])))
+            good = table.filter(pc.is_null(table["reason"]))
+            keyed = good.filter(pc.is_valid(good["key"]))
+            first = None
+            if live is not None:
+                _add_java(digest, good, live.counts)
+                keyless = good.filter(pc.is_null(good["key"])).group_by("topic").aggregate([("records", "sum")])
+                for topic, records in zip(keyless["topic"].to_pylist(), keyless["records_sum"].to_pylist()):
+                    live.forensics.add_keyless(topic, records)
+                if keyed.num_rows:
+                    first = live.forensics.add(keyed)
             if not keyed.num_rows:
                 continue
             keyed = keyed.select(_KEY_STATS_SOURCE).rename_columns(list(KEY_STATS_COLUMNS))
             if writer is None:
                 writer = pq.ParquetWriter((key_stats_path / "part-0.parquet").as_posix(), keyed.schema)
             writer.write_table(keyed)
-            _add_sweep(digest, keyed, max_partitions)
+            _add_sweep(digest, keyed, max_partitions, first, live.counts if live is not None else None)
             top = _top_keys(keyed, hot_keys)
             candidates = top if candidates is None else _top_keys(pa.concat_tables([candidates, top]), hot_keys)
         if writer is None:  # no keyed record: an empty table with the columns
@@ -142,9 +224,19 @@ def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int
     finally:
         if writer is not None:
             writer.close()
+        if live is not None:
+            live.forensics.close()
     for row in (candidates.to_pylist() if candidates is not None else []):
         figures = digest.partitions[(row["topic"], row["partition"])]
         digest.hot_keys.setdefault((row["topic"], row["partition"]), []).append({
             "key": row["key_display"], "records": row["key_records"], "bytes": row["key_bytes"],
             "share": round(row["key_bytes"] / max(figures.bytes, 1), 6)})
     return digest
+
+
+@dataclass
+class LiveFigures:
+    """What the digest needs for a live read: each topic's partition count, and the forensics to feed."""
+
+    counts: Mapping[str, int]
+    forensics: Forensics

@@ -58,7 +58,7 @@ from kassign.client_partitioners import ClientPartitioner, resolve_list
 from kassign.errors import KassignError
 from kassign.keys import INT_WIDTHS, check_key_type
 from kassign.spark import inputs
-from kassign.spark.digest import Digest, digest_figures
+from kassign.spark.digest import GAP_PREFIX, Digest, LiveFigures, PartitionFigures, digest_figures
 from kassign.spark import loads as stage_loads
 from kassign.spark import producers as stage_producers
 from kassign.spark.nullkeys import DEFAULT_BATCH_SIZE, MODELS, assign_null_keys, null_key_column
@@ -107,6 +107,17 @@ class PipelineOptions:
     write_partitioned: bool = True
     write_sample: bool = True
     extra: dict = field(default_factory=dict)
+    # Live topics (SPEC section 5): read these topics from this cluster instead of a file or the sample.
+    bootstrap: str | None = None
+    topics: Sequence[str] = ()
+    client_config: Mapping[str, str] | None = None  # client properties (--command-config)
+    group: str | None = None  # consumer group whose committed offsets give the lag
+    since: Any = None
+    last: int | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.bootstrap is not None
 
 
 # -- stage 0: input -------------------------------------------------------------------------------------------
@@ -298,18 +309,23 @@ def partition_records(records: DataFrame, counts: Mapping[str, int], opts: Pipel
     return _place_keyless_in_python(records.filter(F.col("key").isNull()), counts, opts).unionByName(keyed)
 
 
-def _count_per_group(placed: DataFrame, group: list[str], max_groups: int = 0, max_bytes: int = 0) -> DataFrame:
+def _count_per_group(placed: DataFrame, group: list[str], max_groups: int = 0, max_bytes: int = 0,
+                     cluster_by: Sequence[str] = ()) -> DataFrame:
     """Records and bytes per ``group`` of ``placed``: each input split counted in kassign's JVM tables
     (``KassignKeyFigures.java``: bucketed by hash so that each table stays in the CPU cache, where
     Spark's one hash map per task waits for memory on nearly every row), the splits' partial counts
     then merged by Spark (run it under ``BYPASS_PARTIAL``). ``max_groups``/``max_bytes`` bound a
-    split's tables before they are flushed (0: sized from the heap)."""
+    split's tables before they are flushed (0: sized from the heap); ``cluster_by`` shuffles by those
+    columns only, so that all groups sharing them land in one output partition."""
     spark = placed.sparkSession
     partial = spark._jvm.kassign.spark.KassignKeyFigures.partial(placed.select(*group, "bytes")._jdf,
                                                                  max_groups, max_bytes)
     # coalesce: a group's records are never null, and the column stays non-null as count() made it
     records = F.coalesce(F.sum("records"), F.lit(0).cast("long")).alias("records")
-    return DataFrame(partial, spark).groupBy(*group).agg(records, F.sum("bytes").alias("bytes"))
+    partial_df = DataFrame(partial, spark)
+    if cluster_by:  # every row of one cluster key in one output file (the final aggregation needs no other shuffle)
+        partial_df = partial_df.repartition(*cluster_by)
+    return partial_df.groupBy(*group).agg(records, F.sum("bytes").alias("bytes"))
 
 
 def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions,
@@ -346,6 +362,25 @@ def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOpti
     return keyless.unionByName(not_keyless).groupBy("topic", "key", "partition", "reason").agg(*figures)
 
 
+def live_key_figures(tagged: DataFrame, opts: PipelineOptions) -> DataFrame:
+    """The one pass over records read from Kafka: records and bytes per (topic, key, actual partition), plus
+    the offsets not read per (topic, partition, reason). Clustered by (topic, key): each output file holds
+    every row of its keys, which the forensics need."""
+    group = ["topic", "key", "partition", "reason"]
+    placed = tagged.select(*group, "bytes")
+    if _on_the_jvm(opts):
+        return _count_per_group(placed, group, cluster_by=["topic", "key"])
+    return (placed.repartition("topic", "key").groupBy(*group)
+            .agg(F.count(F.lit(1)).alias("records"), F.sum("bytes").alias("bytes")))
+
+
+def live_records(df: DataFrame) -> DataFrame:
+    """The kassign-kafka source's rows (with its accounting column) as the pipeline's tagged rows: records with
+    their actual partition; gap rows as a reason with their offsets in ``bytes``."""
+    reason = F.when(F.col("gap").isNotNull(), F.concat(F.lit(GAP_PREFIX), F.col("gap")))
+    return df.select("topic", F.col("key"), F.col("size").alias("bytes"), "partition", reason.alias("reason"))
+
+
 # -- stage 2: partition load ----------------------------------------------------------------------------------
 
 def _display_key(df: DataFrame) -> F.Column:
@@ -355,11 +390,18 @@ def _display_key(df: DataFrame) -> F.Column:
     return F.col("key") if isinstance(key_type, T.StringType) else F.concat(F.lit("0x"), F.lower(F.hex("key")))
 
 
+def _readable_key() -> F.Column:
+    """A key read from Kafka as shown: its text where it is valid UTF-8, else 0x and hex."""
+    return F.when(F.expr("is_valid_utf8(key)"), F.col("key").cast("string")).otherwise(
+        F.concat(F.lit("0x"), F.lower(F.hex("key"))))
+
+
 def with_key_columns(figures: DataFrame, opts: PipelineOptions, key_type: str | None) -> DataFrame:
     """The key figures plus, on keyed rows, the key as shown and its 31-bit murmur2 (for the sweep)."""
     keyed = F.col("key").isNotNull()
+    shown = _readable_key() if opts.live else _display_key(figures)
     return figures.select(
-        "*", F.when(keyed, _display_key(figures)).alias("key_display"),
+        "*", F.when(keyed, shown).alias("key_display"),
         F.when(keyed, kafka_murmur2("key", engine=opts.engine, key_type=key_type).bitwiseAND(F.lit(0x7FFFFFFF))
                .cast("long")).alias("hash"))
 
@@ -370,13 +412,30 @@ PARTITION_LOAD_SCHEMA = pa.schema([("topic", pa.string()), ("partition", pa.int3
                                    ("hot_keys", pa.list_(_HOT_KEY))])
 
 
-def partition_load(digest: Digest) -> list[dict[str, Any]]:
+LIVE_PARTITION_LOAD_SCHEMA = PARTITION_LOAD_SCHEMA.append(pa.field("java_records", pa.int64())).append(
+    pa.field("java_bytes", pa.int64()))
+
+
+def partition_load(digest: Digest, live_counts: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """Per partition (one row each, ordered): records, bytes, keyed records, distinct keys (exact: one
-    figure row per key) and the hottest keys with their share of the partition's bytes."""
-    return [{"topic": topic, "partition": partition, "records": f.records, "bytes": f.bytes,
-             "keyed_records": f.keyed_records, "distinct_keys": f.distinct_keys,
-             "hot_keys": digest.hot_keys.get((topic, partition), [])}
-            for (topic, partition), f in sorted(digest.partitions.items())]
+    figure row per key) and the hottest keys with their share of the partition's bytes.
+
+    Live topics (``live_counts``): every partition has a row (measured: where the records are), and
+    ``java_records``/``java_bytes`` say where Kafka's Java producer would have put the same records."""
+    partitions = dict(digest.partitions)
+    if live_counts is not None:
+        for topic, n in live_counts.items():
+            for p in range(n):
+                partitions.setdefault((topic, p), PartitionFigures())
+    rows = []
+    for (topic, partition), f in sorted(partitions.items()):
+        row = {"topic": topic, "partition": partition, "records": f.records, "bytes": f.bytes,
+               "keyed_records": f.keyed_records, "distinct_keys": f.distinct_keys,
+               "hot_keys": digest.hot_keys.get((topic, partition), [])}
+        if live_counts is not None:
+            row["java_records"], row["java_bytes"] = digest.java.get((topic, partition), (0, 0))
+        rows.append(row)
+    return rows
 
 
 # -- stage 3: partition-count sweep ---------------------------------------------------------------------------
@@ -426,17 +485,20 @@ def _write(df: DataFrame, out: Path, name: str) -> DataFrame:
     return df.sparkSession.read.parquet((out / name).absolute().as_uri())
 
 
-def _scenario(opts: PipelineOptions, topics: Sequence[str]) -> tuple[dict, dict[str, int]]:
+def _scenario(opts: PipelineOptions, topics: Sequence[str],
+              real_counts: Mapping[str, int] | None = None) -> tuple[dict, dict[str, int]]:
+    """The consumer group and every topic's partition count: ``real_counts`` (a live cluster's) where
+    given, else the scenario's, else ``--partitions``."""
     if opts.scenario is not None:
         from kassign.scenario import parse_scenario
 
         parse_scenario(opts.scenario)  # one-line errors for a malformed file, before Spark runs
-        counts = {t: opts.scenario["topics"].get(t, opts.partitions) for t in topics}
-        scenario = {"topics": {**counts, **opts.scenario["topics"]}, "members": opts.scenario["members"]}
+        counts = {t: (real_counts or {}).get(t, opts.scenario["topics"].get(t, opts.partitions)) for t in topics}
+        scenario = {"topics": {**opts.scenario["topics"], **counts}, "members": opts.scenario["members"]}
         return scenario, counts
     if opts.members < 1:
         raise KassignError(f"--members must be >= 1, got {opts.members}")
-    counts = {t: opts.partitions for t in topics}
+    counts = {t: (real_counts or {}).get(t, opts.partitions) for t in topics}
     members = {f"consumer-{i}": {"topics": list(topics)} for i in range(opts.members)}
     return {"topics": counts, "members": members}, counts
 
@@ -558,6 +620,58 @@ def check_options(opts: PipelineOptions) -> None:
             raise KassignError(f"scenario topic {topic!r} has {n:,} partitions; the pipeline takes at most "
                                f"{MAX_PARTITIONS_PER_TOPIC:,} per topic")
     _check_local_input(opts)
+    _check_live(opts)
+
+
+def _check_live(opts: PipelineOptions) -> None:
+    """Live-topic options, judged before Spark starts."""
+    if not opts.live:
+        given = [name for name, value in (("--topic", opts.topics), ("--group", opts.group),
+                                          ("--since", opts.since), ("--last", opts.last),
+                                          ("--command-config", opts.client_config)) if value]
+        if given:
+            raise KassignError(f"{'/'.join(given)} need{'s' if len(given) == 1 else ''} --bootstrap-server "
+                               "(reading live topics)")
+        return
+    from kassign.kafka.client import parse_bootstrap, parse_since
+    from kassign.kafka.config import ClientSettings
+
+    if opts.input is not None:
+        raise KassignError("give an INPUT file or --bootstrap-server with --topic, not both")
+    if isinstance(opts.topics, str):
+        opts.topics = [opts.topics]
+    if not opts.topics or not all(isinstance(t, str) and t.strip() for t in opts.topics):
+        raise KassignError("--bootstrap-server needs at least one --topic NAME")
+    parse_bootstrap(opts.bootstrap)
+    if opts.since is not None and opts.last is not None:
+        raise KassignError("give --since or --last, not both")
+    if opts.since is not None:
+        parse_since(opts.since)
+    if opts.last is not None and (isinstance(opts.last, bool) or not isinstance(opts.last, int) or opts.last < 1):
+        raise KassignError(f"--last must be a whole number >= 1, got {opts.last!r}")
+    if opts.group is not None and (not isinstance(opts.group, str) or not opts.group):
+        raise KassignError("--group needs a consumer group id")
+    ClientSettings.from_properties(opts.client_config)
+    if opts.producers:
+        raise KassignError("--producers compares clients on a file's records; a live topic gets forensics instead "
+                           "(which client put each record where it is)")
+
+
+def preflight_live(opts: PipelineOptions) -> None:
+    """For live topics, plan the read once before Spark starts: an unreachable cluster, refused credentials,
+    an unknown topic or nothing to read is one line at once instead of after the JVM's start. (The run
+    plans again when it reads, so it reads up to the end offsets of that moment.)"""
+    if not opts.live:
+        return
+    from kassign.kafka.client import Cluster, plan_read
+    from kassign.kafka.config import ClientSettings
+
+    with Cluster(opts.bootstrap, ClientSettings.from_properties(opts.client_config)) as cluster:
+        plan = plan_read(cluster, opts.topics, since=opts.since, last=opts.last)
+    spans = {name: sum(p.end - p.start for p in topic.partitions) for name, topic in plan.topics.items()}
+    if not any(spans.values()):
+        raise KassignError("nothing to read: " + "; ".join(f"{name} has no records" for name in spans)
+                           + (" in the range asked for" if opts.since is not None or opts.last is not None else ""))
 
 
 def producer_clients(opts: PipelineOptions) -> list[ClientPartitioner]:
@@ -697,8 +811,24 @@ def prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
     return thread
 
 
-def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any]:
-    warnings: list[str] = []
+@dataclass
+class _Pass:
+    """What the one pass over the input left for the later stages."""
+
+    digest: Digest
+    input_desc: dict[str, Any]
+    counts: dict[str, int]  # topic -> partition count (records' topics; live: the topics read)
+    key_type: str | None = None
+    aside_rows: list[Any] = field(default_factory=list)
+    partitioned: DataFrame | None = None
+    warnings: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # live: source, forensics, lag
+    lag: dict[str, list[int]] | None = None  # live with a group: topic -> lag per partition
+    distinct_keys: dict[str, int] | None = None  # live: keys per topic (a split key is one key)
+
+
+def _file_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
+    """Stages 0-2 on a file or the sample: read, set aside, partition and count per key in one pass."""
     raw, found, input_desc, fmt = _open_input(spark, opts, out)
     key_type = key_serialiser(raw, opts)
     tagged = normalise(raw, opts, fmt)
@@ -709,68 +839,95 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
     figures = with_key_columns(key_figures(tagged, known_counts, opts, key_type), opts, key_type)
     # Started now (unless the caller did so while the JVM started), while the driver only waits for
     # Spark: earlier, it would hold the GIL that the query's many py4j calls need.
-    warm_up = prepare_driver_meanwhile(opts.strategies)
+    prepare_driver_meanwhile(opts.strategies)
     with _spark_conf(spark, {BYPASS_PARTIAL: "true"} if _on_the_jvm(opts) else {}):
         _write_only(figures, figures_path)
     digest = digest_figures(figures_path, out / "key_stats", opts.max_partitions, HOT_KEYS)
     shutil.rmtree(figures_path)
-    per_topic = digest.topics()
-    input_rows = sum(digest.reasons.values()) + sum(t["records"] for t in per_topic.values())
     aside_rows = _set_aside_table(spark, out, tagged, found, bool(digest.reasons))
-    aside_counts = {r["reason"]: r["rows"] for r in aside_rows}
-    if aside_counts:
-        warnings.append(f"{sum(aside_counts.values()):,} of {input_rows:,} input rows set aside "
-                        f"({'; '.join(f'{k}: {v:,}' for k, v in aside_counts.items())}); "
-                        f"they are in the set_aside table with their raw text")
-    topics = sorted(per_topic)
+    topics = sorted(digest.topics())
+    warnings = _aside_warning(digest, aside_rows)
     if not topics:
+        aside_counts = {r["reason"]: r["rows"] for r in aside_rows}
         raise KassignError("no records to place: the input is empty or every row was set aside "
                            f"({', '.join(f'{k}: {v}' for k, v in aside_counts.items()) or 'no rows'})")
-    scenario, counts = _scenario(opts, topics)
-    warnings += _subscription_warnings(scenario, topics)
-    for text in warnings:
-        log.warning("%s", text)
-
     partitioned = None
     if opts.write_partitioned or producer_clients(opts):
         spark.sparkContext.setJobDescription("kassign stage 1: the partitioned table")
         partitioned = partition_records(good_records(tagged), known_counts, opts, key_type)
         if opts.write_partitioned:
             partitioned = _write(partitioned, out, "partitioned")
+    _, counts = _scenario(opts, topics)
+    return _Pass(digest, input_desc, counts, key_type, aside_rows, partitioned, warnings)
 
-    load_rows = partition_load(digest)  # one row per partition
-    _write_rows(out, "partition_load", load_rows, PARTITION_LOAD_SCHEMA)
+
+def _aside_warning(digest: Digest, aside_rows: Sequence[Any]) -> list[str]:
+    aside_counts = {r["reason"]: r["rows"] for r in aside_rows}
+    if not aside_counts:
+        return []
+    input_rows = sum(digest.reasons.values()) + sum(t["records"] for t in digest.topics().values())
+    return [f"{sum(aside_counts.values()):,} of {input_rows:,} input rows set aside "
+            f"({'; '.join(f'{k}: {v:,}' for k, v in aside_counts.items())}); "
+            f"they are in the set_aside table with their raw text"]
+
+
+def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any]:
+    one_pass = _live_pass(spark, opts, out) if opts.live else _file_pass(spark, opts, out)
+    digest = one_pass.digest
+    per_topic = digest.topics()
+    warnings = list(one_pass.warnings)
+    input_rows = sum(digest.reasons.values()) + sum(t["records"] for t in per_topic.values())
+    aside_rows = one_pass.aside_rows
+    aside_counts = {r["reason"]: r["rows"] for r in aside_rows}
+    topics = sorted(one_pass.counts) if opts.live else sorted(per_topic)
+    scenario, counts = _scenario(opts, topics, one_pass.counts if opts.live else None)
+    warnings += _subscription_warnings(scenario, topics)
+    for text in warnings:
+        log.warning("%s", text)
+
+    load_rows = partition_load(digest, counts if opts.live else None)
+    _write_rows(out, "partition_load", load_rows, LIVE_PARTITION_LOAD_SCHEMA if opts.live else PARTITION_LOAD_SCHEMA)
     loads = {(r["topic"], r["partition"]): (r["records"], r["bytes"]) for r in load_rows}
     for topic, n in counts.items():  # partitions that got no record still exist
         for p in range(n):
             loads.setdefault((topic, p), (0, 0))
     sweep_rows = partition_sweep(digest)
     _write_rows(out, "partition_sweep", sweep_rows, SWEEP_SCHEMA)
-    sweep = _sweep_summary(per_topic, digest, opts)
+    sweep = _sweep_summary(per_topic, digest, opts, counts if opts.live else None, one_pass.distinct_keys)
 
-    warm_up.join()
+    prepare_driver_meanwhile(opts.strategies).join()
     consumers_strategies, skipped = stage_loads.available_strategies(opts.strategies)
     consumers = stage_loads.consumer_load(scenario, consumers_strategies, loads)
+    if one_pass.lag is not None:
+        _add_member_lag(consumers, one_pass.lag)
     brokers = stage_loads.broker_load(opts.brokers, counts, opts.replication_factor, loads, opts.seed, opts.placer)
     rebalance = stage_loads.rebalance_cost(scenario, consumers, loads)
     _write_driver_tables(spark, out, consumers, brokers, rebalance)
-    producers = _producer_stage(spark, out, partitioned, counts, opts, key_type) if partitioned is not None else None
+    producers = None
+    if one_pass.partitioned is not None:
+        producers = _producer_stage(spark, out, one_pass.partitioned, counts, opts, one_pass.key_type)
 
     placed_rows = sum(r["records"] for r in per_topic.values())
+    rows = _conservation(input_rows, aside_counts, placed_rows, load_rows, sweep, consumers, brokers, producers)
+    if opts.live:
+        rows["offsets"] = _offset_accounting(one_pass.extra["source"])
+        rows["accounted"] = rows["accounted"] and rows["offsets"]["accounted"]
     summary = {
-        "input": input_desc,
+        "input": one_pass.input_desc,
         "engine": engine_in_use(spark) if opts.engine == "auto" else opts.engine,
         "partitions": counts,
-        "null_key_model": {"model": opts.null_key_model, "batch_size": opts.batch_size, "seed": opts.seed,
-                           "producer": "one per Spark input split"},
-        "rows": _conservation(input_rows, aside_counts, placed_rows, load_rows, sweep, consumers, brokers, producers),
-        "key_type": key_type or "as is (string: UTF-8, binary: raw)",
+        "null_key_model": ({"model": "none: a live topic's records are where their producers put them"} if opts.live
+                           else {"model": opts.null_key_model, "batch_size": opts.batch_size, "seed": opts.seed,
+                                 "producer": "one per Spark input split"}),
+        "rows": rows,
+        "key_type": one_pass.key_type or "as is (string: UTF-8, binary: raw)",
         "partition_load": load_rows,
         "sweep": sweep,
         "consumers": {s: {k: v for k, v in c.items()} for s, c in consumers.items()},
         "skipped_strategies": skipped,
         "brokers": brokers,
         "rebalance": rebalance,
+        **one_pass.extra,
         "tables": sorted(p.name for p in out.iterdir() if p.is_dir()),
     }
     if producers is not None:
@@ -783,6 +940,168 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
 
     write_report(summary, out / "report.html")
     return summary
+
+
+# -- live topics ------------------------------------------------------------------------------------------------
+
+def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
+    """Stages 0-2 on live topics: plan the read on the driver, read every partition on the executors,
+    count per (topic, key, actual partition) in one pass, then the digest with forensics."""
+    from kassign.kafka.client import Cluster, committed_offsets, plan_read
+    from kassign.kafka.config import ClientSettings
+    from kassign.spark.forensics import Forensics
+    from kassign.spark.kafka_source import read_kafka
+
+    settings = ClientSettings.from_properties(opts.client_config)
+    spark.sparkContext.setJobDescription("kassign: plan the read of the live topics")
+    with Cluster(opts.bootstrap, settings) as cluster:
+        plan = plan_read(cluster, opts.topics, since=opts.since, last=opts.last)
+        counts = {t: p.count for t, p in plan.topics.items()}
+        committed = committed_offsets(cluster, opts.group, counts) if opts.group else None
+    too_big = {t: n for t, n in counts.items() if n > MAX_PARTITIONS_PER_TOPIC}
+    if too_big:
+        topic, n = next(iter(too_big.items()))
+        raise KassignError(f"topic {topic!r} has {n:,} partitions; the pipeline takes at most "
+                           f"{MAX_PARTITIONS_PER_TOPIC:,} per topic")
+    # the sweep reaches past today's count (a topic can only grow), up to twice it
+    opts.max_partitions = max(opts.max_partitions, min(4096, 2 * max(counts.values())))
+    prepare_driver_meanwhile(opts.strategies)
+    spark.sparkContext.setJobDescription("kassign stages 1-2: read the topics, count per key and partition (one pass)")
+    df = read_kafka(spark, opts.bootstrap, list(plan.topics), config=opts.client_config, read_plan=plan,
+                    accounting=True)
+    figures = with_key_columns(live_key_figures(live_records(df), opts), opts, None)
+    figures_path = out / ".key_figures"
+    try:
+        with _spark_conf(spark, {BYPASS_PARTIAL: "true"} if _on_the_jvm(opts) else {}):
+            _write_only(figures, figures_path)
+    except Exception as err:  # an executor's one-line error arrives inside Spark's wrapping
+        raise _executor_error(err) from None
+    forensics = Forensics(counts, out / "forensics_keys")
+    digest = digest_figures(figures_path, out / "key_stats", opts.max_partitions, HOT_KEYS,
+                            live=LiveFigures(counts, forensics))
+    shutil.rmtree(figures_path)
+    _write_rows(out, "set_aside", [], SET_ASIDE_SCHEMA)
+    source = _source_summary(plan, digest)
+    extra: dict[str, Any] = {"source": source, "forensics": forensics.summary()}
+    warnings = list(plan.notes[1:])
+    read = sum(t["records"] for t in source["topics"].values())
+    if not read:
+        raise KassignError(_nothing_read(source, opts.since is not None or opts.last is not None))
+    empty = [t for t, v in source["topics"].items() if not v["records"]]
+    if empty:
+        warnings.append(f"no records read from {', '.join(empty)}")
+    warnings += _gap_warnings(source)
+    lag = None
+    if committed is not None:
+        extra["lag"] = _lag_summary(plan, committed)
+        lag = {t: v["lag"] for t, v in extra["lag"].items()}
+    desc = {"kind": "kafka", "bootstrap": opts.bootstrap, "topics": list(plan.topics)}
+    if opts.since is not None:
+        desc["since"] = str(opts.since)
+    if opts.last is not None:
+        desc["last"] = opts.last
+    if opts.group:
+        desc["group"] = opts.group
+    distinct = {t: f["distinct_keys"] for t, f in extra["forensics"].items()}
+    return _Pass(digest, desc, counts, None, [], None, warnings, extra, lag, distinct)
+
+
+def _nothing_read(source: Mapping[str, Any], bounded: bool) -> str:
+    parts = []
+    for name, topic in source["topics"].items():
+        spanned = sum(e - s for s, e in zip(topic["start_offsets"], topic["end_offsets"]))
+        parts.append(f"{name} has no records" + (f" ({spanned:,} offsets, none of them a record)" if spanned else ""))
+    return "nothing to read: " + "; ".join(parts) + (" in the range asked for" if bounded else "")
+
+
+def _executor_error(err: Exception) -> KassignError:
+    """The one line an executor raised (a LiveClusterError inside Spark's PythonException), or Spark's first line."""
+    import re
+
+    text = str(err)
+    found = re.search(r"kassign\.errors\.(?:LiveClusterError|KassignError): ([^\n]+)", text)
+    if found:
+        return KassignError(found.group(1).strip())
+    return KassignError(f"reading the topics failed: {inputs._spark_error(err)}")
+
+
+def _source_summary(plan: Any, digest: Digest) -> dict[str, Any]:
+    """SPEC 5's ``source``: per topic, offsets per partition and records read; plus what was not read."""
+    per_topic = digest.topics()
+    topics = {}
+    for name, topic in plan.topics.items():
+        not_read: dict[str, int] = {}
+        per_partition: list[dict[str, int]] = [{} for _ in topic.partitions]
+        for (t, p, reason), n in sorted(digest.gaps.items()):
+            if t == name:
+                not_read[reason] = not_read.get(reason, 0) + n
+                per_partition[p][reason] = n
+        topics[name] = {
+            "partitions": topic.count,
+            "start_offsets": [p.start for p in topic.partitions],
+            "end_offsets": [p.end for p in topic.partitions],
+            "records": per_topic.get(name, {}).get("records", 0),
+            "log_start_offsets": [p.log_start for p in topic.partitions],
+            "high_watermarks": [p.high_watermark for p in topic.partitions],
+            "list_offsets_latest": [p.listed_latest for p in topic.partitions],
+            "offsets_not_read": not_read,
+            "offsets_not_read_per_partition": per_partition,
+        }
+    return {"kind": "kafka", "bootstrap": plan.bootstrap,
+            "isolation_level": "read_committed" if plan.isolation else "read_uncommitted",
+            "end_offsets_from": "fetch last stable offset" if plan.isolation else "fetch high watermark",
+            "notes": plan.notes, "topics": topics}
+
+
+_GAP_WORDS = {"control": "transaction markers", "aborted": "records of aborted transactions",
+              "retention": "deleted by retention while the topic was read",
+              "topic deleted": "lost: the topic was deleted while it was read",
+              "truncated": "lost: the log was truncated below the planned end",
+              "compacted": "compacted away (or otherwise not in the log)"}
+
+
+def _gap_warnings(source: Mapping[str, Any]) -> list[str]:
+    out = []
+    for name, topic in source["topics"].items():
+        for reason in ("retention", "topic deleted", "truncated"):
+            n = topic["offsets_not_read"].get(reason, 0)
+            if n:
+                out.append(f"{name}: {n:,} offsets {_GAP_WORDS[reason]}")
+    return out
+
+
+def _offset_accounting(source: Mapping[str, Any]) -> dict[str, Any]:
+    spanned = sum(e - s for t in source["topics"].values() for s, e in zip(t["start_offsets"], t["end_offsets"]))
+    read = sum(t["records"] for t in source["topics"].values())
+    not_read: dict[str, int] = {}
+    for t in source["topics"].values():
+        for reason, n in t["offsets_not_read"].items():
+            not_read[reason] = not_read.get(reason, 0) + n
+    return {"spanned": spanned, "read": read, "not_read": not_read,
+            "accounted": spanned == read + sum(not_read.values())}
+
+
+def _lag_summary(plan: Any, committed: Mapping[str, list[int | None]]) -> dict[str, Any]:
+    """SPEC 5's ``lag``: per partition, committed offset (None: none), end offset and lag. Without a
+    committed offset the lag counts from the partition's first offset (its log start)."""
+    result = {}
+    for name, topic in plan.topics.items():
+        marks = committed.get(name, [None] * topic.count)
+        ends = [p.end for p in topic.partitions]
+        lags = [max(0, p.end - (c if c is not None else p.log_start)) for p, c in zip(topic.partitions, marks)]
+        result[name] = {"committed": list(marks), "end_offsets": ends, "lag": lags}
+    return result
+
+
+def _add_member_lag(consumers: dict[str, Any], lag: Mapping[str, Sequence[int]]) -> None:
+    """Per strategy: each member's lag (the sum over its partitions) and who would be furthest behind."""
+    for load in consumers.values():
+        per_member = {m: sum(lag.get(t, [])[p] if p < len(lag.get(t, [])) else 0 for t, p in tps)
+                      for m, tps in load["assignment"].items()}
+        furthest = max(sorted(per_member), key=lambda m: per_member[m]) if per_member else None
+        load["lag"] = {"members": per_member, "furthest_behind": furthest,
+                       "max_lag": per_member[furthest] if furthest is not None else 0,
+                       "total": sum(per_member.values())}
 
 
 def _subscription_warnings(scenario: Mapping[str, Any], topics: Sequence[str]) -> list[str]:
@@ -801,7 +1120,8 @@ def _subscription_warnings(scenario: Mapping[str, Any], topics: Sequence[str]) -
 
 
 def verdict(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The few facts a reader wants first: partitions to use, the strategy that balances best, the worst skew."""
+    """The few facts a reader wants first: partitions to use, the strategy that balances best, the worst skew;
+    for live topics also which producer put the records there, and who would lag most."""
     recommended = {t: s["recommended_partitions"] for t, s in summary["sweep"].items()}
     consumers = {s: c for s, c in summary["consumers"].items() if c["members"]}
     best = None
@@ -822,14 +1142,29 @@ def verdict(summary: Mapping[str, Any]) -> dict[str, Any]:
         if worst is None or skew > worst["skew"]:
             worst = {"topic": topic, "partitions": n, "skew": round(skew, 4), "hottest_share": round(hottest / total, 6),
                      "hottest_key_share": summary["sweep"].get(topic, {}).get("hottest_key_share", 0.0)}
-    return {"recommended_partitions": recommended,
-            "best_strategy": best,
-            "best_strategy_max_over_mean": consumers[best]["bytes_spread"]["max_over_mean"] if best else None,
-            "biggest_skew": worst}
+    result = {"recommended_partitions": recommended,
+              "best_strategy": best,
+              "best_strategy_max_over_mean": consumers[best]["bytes_spread"]["max_over_mean"] if best else None,
+              "biggest_skew": worst}
+    if "forensics" in summary:
+        result["producers"] = {t: f["verdict"] for t, f in summary["forensics"].items()}
+    if "lag" in summary and consumers:
+        least = min(consumers, key=lambda s: (consumers[s]["lag"]["max_lag"], s))
+        result["lag"] = {"total": sum(sum(v["lag"]) for v in summary["lag"].values()),
+                         "least_behind_strategy": least,
+                         "furthest_behind": {s: {"member": c["lag"]["furthest_behind"], "lag": c["lag"]["max_lag"]}
+                                             for s, c in consumers.items()}}
+    return result
 
 
-def _sweep_summary(per_topic: Mapping[str, Any], digest: Digest, opts: PipelineOptions) -> dict[str, Any]:
-    """Per topic: add keyless bytes (spread evenly, as either null-key model does on average) and judge."""
+def _sweep_summary(per_topic: Mapping[str, Any], digest: Digest, opts: PipelineOptions,
+                   live_counts: Mapping[str, int] | None = None,
+                   distinct_keys: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """Per topic: add keyless bytes (spread evenly, as either null-key model does on average) and judge.
+
+    Each count of the curve also says what moving to it would do to per-key order: the share of keys
+    and of keyed bytes that would land on another partition than today's. A live topic can only grow,
+    so its recommendation is today's count if that meets the target, else the smallest larger one."""
     hottest = {(topic, n): int(per_partition.max())
                for topic, counts in digest.sweep.items() for n, per_partition in enumerate(counts, start=1)}
     hottest_key = {topic: digest.hottest_key_bytes(topic) for topic in per_topic}
@@ -838,8 +1173,12 @@ def _sweep_summary(per_topic: Mapping[str, Any], digest: Digest, opts: PipelineO
         total, null_bytes = row["bytes"], row["null_bytes"]
         rows = [(n, int(round(hottest.get((topic, n), 0) + null_bytes / n)), n) for n in range(1, opts.max_partitions + 1)]
         verdict = stage_loads.sweep_verdict(rows, total, opts.target_share)
+        _add_moves(verdict["curve"], digest, topic, total - null_bytes,
+                   (distinct_keys or {}).get(topic, digest.keyed_rows.get(topic, 0)))
         verdict["records"] = row["records"]
         verdict["hottest_key_share"] = round((hottest_key.get(topic) or 0) / total, 6) if total else 0.0
+        if live_counts is not None:
+            _grow_only(verdict, live_counts[topic])
         if verdict["recommended_partitions"] is None:
             verdict["why_none"] = (f"no count up to {opts.max_partitions} gets the hottest partition under "
                                    f"{opts.target_share:.1%}; the hottest key alone carries "
@@ -847,6 +1186,30 @@ def _sweep_summary(per_topic: Mapping[str, Any], digest: Digest, opts: PipelineO
         verdict["keyless_bytes_spread_evenly"] = null_bytes
         result[topic] = verdict
     return result
+
+
+def _add_moves(curve: list[dict[str, Any]], digest: Digest, topic: str, keyed_bytes: int, keys: int) -> None:
+    moved = digest.moved_bytes.get(topic)
+    staying = digest.staying_keys.get(topic)
+    for point in curve:
+        n = point["partitions"]
+        if moved is None or n > len(moved):
+            point["moved_keys_share"] = point["moved_bytes_share"] = 0.0
+            continue
+        point["moved_keys_share"] = round((keys - int(staying[n - 1])) / keys, 6) if keys else 0.0
+        point["moved_bytes_share"] = round(int(moved[n - 1]) / keyed_bytes, 6) if keyed_bytes else 0.0
+
+
+def _grow_only(verdict: dict[str, Any], current: int) -> None:
+    """A live topic's recommendation: today's count if it meets the target, else the smallest larger count."""
+    share = verdict["target_share"]
+    fits = [c for c in verdict["curve"] if c["partitions"] >= current and c["hottest_share"] <= share]
+    chosen = fits[0] if fits else None
+    verdict["current_partitions"] = current
+    verdict["recommended_partitions"] = chosen["partitions"] if chosen else None
+    if chosen is not None:
+        verdict["recommended_moves"] = {"keys_share": chosen["moved_keys_share"],
+                                        "bytes_share": chosen["moved_bytes_share"]}
 
 
 def _conservation(input_rows: int, aside: Mapping[str, int], placed: int, load_rows: Sequence[Any],

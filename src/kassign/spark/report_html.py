@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 
 from kassign.cli.common import html_table  # noqa: E402
 from kassign.spark import tables  # noqa: E402
+from kassign.spark.forensics import preferred_name  # noqa: E402
 
 MIB = 1024 * 1024
 _UNITS = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024), ("B", 1))
@@ -53,7 +54,14 @@ def chart_partition_load(summary: Mapping[str, Any]) -> str:
     unit, size = byte_unit([r["bytes"] for r in rows])
     fig, ax = plt.subplots(figsize=(9, 3.2))
     labels = [f"{r['topic']}-{r['partition']}" for r in rows]
-    ax.bar(range(len(rows)), [r["bytes"] / size for r in rows], color="#4c72b0", label="bytes")
+    live = bool(rows) and "java_bytes" in rows[0]
+    if live:  # measured beside where Kafka's Java producer would have put the same records
+        ax.bar([i - 0.2 for i in range(len(rows))], [r["bytes"] / size for r in rows], 0.4, color="#4c72b0",
+               label="bytes (where they are)")
+        ax.bar([i + 0.2 for i in range(len(rows))], [r["java_bytes"] / size for r in rows], 0.4, color="#a6bddb",
+               label="bytes under Java's partitioner")
+    else:
+        ax.bar(range(len(rows)), [r["bytes"] / size for r in rows], color="#4c72b0", label="bytes")
     if rows:
         mean = sum(r["bytes"] for r in rows) / len(rows) / size
         ax.axhline(mean, color="#c44e52", linewidth=1, linestyle="--", label="mean")
@@ -77,7 +85,18 @@ def chart_sweep(summary: Mapping[str, Any]) -> str:
     ax.set_xlabel("partition count")
     ax.set_ylabel("skew (hottest / mean)")
     ax.set_title("Skew vs partition count")
-    _legend_beside(ax)
+    moves = ax.twinx()  # what changing to each count does to per-key order
+    for topic, sweep in summary["sweep"].items():
+        curve = sweep["curve"]
+        if any(c.get("moved_keys_share") for c in curve):
+            moves.plot([c["partitions"] for c in curve], [100 * c.get("moved_keys_share", 0.0) for c in curve],
+                       color="grey", linewidth=0.8, linestyle=":", label=f"{topic}: keys that would move (%)")
+    moves.set_ylim(0, 100)
+    moves.set_ylabel("keys moved off today's partition (%)")
+    lines, labels = ax.get_legend_handles_labels()
+    more, more_labels = moves.get_legend_handles_labels()
+    ax.legend(lines + more, labels + more_labels, loc="upper left", bbox_to_anchor=(1.08, 1.0), borderaxespad=0.0,
+              fontsize=8, frameon=False)
     return _png(fig)
 
 
@@ -138,6 +157,55 @@ def chart_producers(summary: Mapping[str, Any]) -> str:
     return _png(fig)
 
 
+def chart_forensics(summary: Mapping[str, Any]) -> str:
+    """Per topic, one bar split by who explains its keyed records: the best partitioner, each further one, none."""
+    forensics = summary["forensics"]
+    topics = list(forensics)
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.55 * len(topics)))
+    colors = ["#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860"]
+    labelled: set[str] = set()
+    for y, topic in enumerate(topics):
+        f = forensics[topic]
+        keyed = f["keyed_records"] or 1
+        left = 0.0
+        for i, family in enumerate(f.get("explanation", [])):
+            share = (family["records"] if i == 0 else family["gain"]) / keyed * 100
+            name = preferred_name(family["partitioners"]) + (f" (+{len(family['partitioners']) - 1} alike)"
+                                                             if len(family["partitioners"]) > 1 else "")
+            label = name if name not in labelled else None
+            labelled.add(name)
+            ax.barh(y, share, left=left, color=colors[i % len(colors)], label=label)
+            left += share
+        if f["unexplained_records"]:
+            ax.barh(y, f["unexplained_records"] / keyed * 100, left=left, color="#c44e52",
+                    label=None if "unexplained" in labelled else "unexplained")
+            labelled.add("unexplained")
+    ax.set_yticks(range(len(topics)), topics)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of keyed records")
+    ax.set_title("Which producer partitioner put the keyed records where they are")
+    _legend_beside(ax)
+    return _png(fig)
+
+
+def chart_lag(summary: Mapping[str, Any]) -> str:
+    """Per strategy, each member's lag (records behind), side by side."""
+    consumers = {s: c for s, c in summary["consumers"].items() if "lag" in c}
+    strategies = list(consumers)
+    members = sorted({m for c in consumers.values() for m in c["lag"]["members"]})
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    width = 0.8 / max(1, len(members))
+    for i, member in enumerate(members):
+        values = [consumers[s]["lag"]["members"].get(member, 0) for s in strategies]
+        ax.bar([x + i * width for x in range(len(strategies))], values, width, label=member)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(strategies))], strategies, rotation=20, ha="right")
+    ax.set_ylabel("records behind")
+    ax.set_title("Lag per consumer, by strategy")
+    if len(members) <= 24:
+        _legend_beside(ax, ncol=1 if len(members) <= 12 else 2)
+    return _png(fig)
+
+
 # (section title, chart, the one sentence that says how to read it)
 CHARTS = (
     ("Partition load", chart_partition_load,
@@ -146,7 +214,9 @@ CHARTS = (
     ("Partition-count sweep", chart_sweep,
      "For each partition count (x), how many times the mean the hottest partition would carry (y); 1.0 is "
      "perfectly even. The dashed vertical line is the recommended count. A curve that stays high whatever the "
-     "count means one key dominates: more partitions do not help."),
+     "count means one key dominates: more partitions do not help. The dotted line (right axis): the share of keys "
+     "whose records would land on another partition than today if the topic had that count: their order across "
+     "the change is lost."),
     ("Consumer load", chart_members,
      "For each assignment strategy, one bar per consumer: the bytes it would read. Bars of equal height mean a "
      "balanced group; the strategy with the most even bars suits this data best."),
@@ -190,11 +260,22 @@ def _warnings(summary: Mapping[str, Any]) -> str:
 
 def render(summary: Mapping[str, Any]) -> str:
     charts = {title: (chart, sentence) for title, chart, sentence in CHARTS}
+    live = []
+    if "source" in summary:
+        live.append(_section("Source", _table(tables.source_table(summary))))
+    if "forensics" in summary:
+        live.append(_section("Which producer put the records there", _chart(
+            "Forensics", chart_forensics,
+            "Per topic, the share of keyed records each producer partitioner explains (the best first, then each "
+            "further one for the records the ones before do not explain); red: where no known partitioner puts "
+            "them. More than one colour means producers disagree, and keys they share are split.", summary)
+            + _table(tables.forensics_table(summary))))
     sections = [
         f"<h1>kassign pipeline</h1><p class=meta>input: {_describe(summary['input'])}; partitioning engine: "
         f"{html.escape(str(summary['engine']))}; null keys: {_describe(summary['null_key_model'])}</p>",
         _verdict(summary),
         _warnings(summary),
+        *live,
         _section("Rows", _table(tables.rows_table(summary)) + _table(tables.set_aside_table(summary))),
         _section("Partition load", _chart("Partition load", *charts["Partition load"], summary)
                  + _table(tables.hot_partitions_table(summary, limit=None))),
@@ -206,6 +287,11 @@ def render(summary: Mapping[str, Any]) -> str:
         _section("Broker load", _table(tables.broker_table(summary)) + _table(tables.rack_table(summary))
                  + _chart("Broker load", *charts["Broker load"], summary)),
     ]
+    if "lag" in summary:
+        sections.append(_section("Consumer lag", _table(tables.lag_by_strategy_table(summary)) + _chart(
+            "Lag", chart_lag, "For each assignment strategy, one bar per consumer: the records it would be behind, "
+            "summing the lag of the partitions that strategy gives it. The lowest tallest bar catches up first.",
+            summary) + _table(tables.lag_table(summary, limit=None))))
     if "producers" in summary:
         sections.append(_section("Producer agreement", _table(tables.producers_table(summary)) + _chart(
             "Bytes per partition by producer", chart_producers,

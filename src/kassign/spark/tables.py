@@ -37,8 +37,15 @@ def rows_table(summary: Mapping[str, Any]) -> Table:
     body = [["input", count(rows["input"])]]
     body += [[f"set aside: {k}", count(v)] for k, v in rows["set_aside"].items()]
     body += [[k, count(v)] for k, v in rows["per_stage"].items()]
+    offsets = rows.get("offsets")
+    if offsets:
+        body = [["offsets spanned", count(offsets["spanned"])], ["offsets read (records)", count(offsets["read"])]] \
+            + [[f"offsets not read: {_NOT_READ.get(k, k)}", count(v)] for k, v in offsets["not_read"].items()] + body
     unconsumed = {k: v for k, v in rows.get("unconsumed_records", {}).items() if v}
     caption = "every record accounted for" if rows["accounted"] else "RECORDS LOST: a stage does not add up"
+    if offsets:
+        caption = ("every offset and record accounted for" if rows["accounted"]
+                   else "OFFSETS OR RECORDS LOST: a stage does not add up")
     if unconsumed:
         caption += f"; not consumed (no subscriber): {', '.join(f'{k} {v:,}' for k, v in unconsumed.items())}"
     return "rows per stage", ["stage", "rows"], body, caption
@@ -58,15 +65,18 @@ def sweep_table(summary: Mapping[str, Any]) -> Table:
     body = []
     for topic, s in summary["sweep"].items():
         now = next((c for c in s["curve"] if c["partitions"] == summary["partitions"].get(topic)), None)
+        chosen = next((c for c in s["curve"] if c["partitions"] == s["recommended_partitions"]), None)
         body.append([topic, count(summary["partitions"].get(topic, 0)),
                      ratio(now["skew"]) if now else "-", percent(now["hottest_share"]) if now else "-",
                      count(s["recommended_partitions"]) if s["recommended_partitions"] else "none",
+                     percent(chosen.get("moved_keys_share", 0.0)) if chosen else "-",
                      percent(s["target_share"]), percent(s.get("hottest_key_share", 0.0))])
     return ("partition-count sweep",
-            ["topic", "partitions", "skew now", "hottest partition", "recommended partitions", "target share",
-             "hottest key"], body,
+            ["topic", "partitions", "skew now", "hottest partition", "recommended partitions", "keys that move",
+             "target share", "hottest key"], body,
             "skew: hottest partition / mean; recommended: the smallest count whose hottest partition stays "
-            "under the target share of the bytes")
+            "under the target share of the bytes (a live topic: from today's count up, as topics only grow); keys "
+            "that move: keys whose records would land on another partition than today under that count")
 
 
 def hot_partitions_table(summary: Mapping[str, Any], limit: int | None = 8) -> Table:
@@ -135,21 +145,51 @@ def producers_table(summary: Mapping[str, Any]) -> Table | None:
             "max/mean bytes: hottest partition over the mean, under that producer")
 
 
+def _moves(point: Mapping[str, Any] | None) -> str:
+    if not point or (not point.get("keys_share") and not point.get("bytes_share")):
+        return ""
+    return (f"; {point['keys_share']:.0%} of keys and {point['bytes_share']:.0%} of keyed bytes would then land "
+            "on another partition than today (their order across the change is not kept)")
+
+
+def _recommendation(topic: str, n: int | None, summary: Mapping[str, Any]) -> str:
+    sweep = summary["sweep"][topic]
+    share = sweep["target_share"]
+    now = summary["partitions"][topic]
+    if not n:
+        why = sweep.get("why_none") or f"no count keeps the hottest partition under {share:.0%}"
+        return f"{topic}: {why}."
+    point = next((c for c in sweep["curve"] if c["partitions"] == n), None)
+    moves = {"keys_share": point.get("moved_keys_share", 0.0), "bytes_share": point.get("moved_bytes_share", 0.0)} \
+        if point else None
+    if "current_partitions" in sweep:  # a live topic: it can only grow
+        if n == now:
+            return (f"{topic}: keep {now:,} partitions: the hottest carries {point['hottest_share']:.1%} of the bytes, "
+                    f"within the {share:.0%} target.")
+        return (f"{topic}: grow to {n:,} partitions (now {now:,}), the smallest count from today up whose hottest "
+                f"partition carries at most {share:.0%} of the bytes{_moves(moves)}.")
+    text = (f"{topic}: use {n:,} partitions, the smallest count whose hottest partition carries at most "
+            f"{share:.0%} of the bytes (now {now:,})")
+    return text + (_moves(moves) if n != now else "") + "."
+
+
 def verdict_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Three sentences: how many partitions, which strategy, where the worst skew is."""
+    """A few sentences: how many partitions, which strategy, where the worst skew is; for live topics also
+    which producers put the records where they are, and the consumer lag."""
     verdict = summary.get("verdict") or {}
-    lines = []
-    for topic, n in (verdict.get("recommended_partitions") or {}).items():
-        share = summary["sweep"][topic]["target_share"]
-        if n:
-            lines.append(f"{topic}: use {n:,} partitions, the smallest count whose hottest partition carries at most "
-                         f"{share:.0%} of the bytes (now {summary['partitions'][topic]:,}).")
-        else:
-            why = summary["sweep"][topic].get("why_none") or f"no count keeps the hottest partition under {share:.0%}"
-            lines.append(f"{topic}: {why}.")
+    lines = [_recommendation(topic, n, summary) for topic, n in (verdict.get("recommended_partitions") or {}).items()]
+    for topic, text in (verdict.get("producers") or {}).items():
+        lines.append(f"{topic}: {text}")
     if verdict.get("best_strategy"):
         lines.append(f"{verdict['best_strategy']} balances this data best over the consumers: the busiest member "
                      f"gets {verdict['best_strategy_max_over_mean']:.2f}× the mean bytes.")
+    lag = verdict.get("lag")
+    if lag:
+        least = lag["least_behind_strategy"]
+        member = lag["furthest_behind"][least]
+        lines.append(f"group {summary['input'].get('group', '')}: {lag['total']:,} records behind in all; "
+                     f"{least} keeps its furthest-behind member lowest ({member['member']}: {member['lag']:,} "
+                     "records).")
     worst = verdict.get("biggest_skew")
     if worst:
         lines.append(f"Biggest skew: topic {worst['topic']}, whose hottest partition carries {worst['hottest_share']:.1%} "
@@ -158,7 +198,74 @@ def verdict_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+_NOT_READ = {"control": "transaction markers", "aborted": "aborted transactions", "retention": "deleted meanwhile",
+             "topic deleted": "topic deleted", "truncated": "truncated", "compacted": "compacted away"}
+
+
+def source_table(summary: Mapping[str, Any]) -> Table | None:
+    source = summary.get("source")
+    if not source:
+        return None
+    body = []
+    for name, t in source["topics"].items():
+        spanned = sum(e - s for s, e in zip(t["start_offsets"], t["end_offsets"]))
+        not_read = ", ".join(f"{_NOT_READ.get(k, k)} {v:,}" for k, v in t["offsets_not_read"].items() if v) or "-"
+        body.append([name, count(t["partitions"]), count(spanned), count(t["records"]), not_read])
+    return ("read from " + source["bootstrap"], ["topic", "partitions", "offsets", "records read", "offsets not read"],
+            body, f"from each partition's start to its end offset when reading started ({source['end_offsets_from']}, "
+                  f"{source['isolation_level']})")
+
+
+def forensics_table(summary: Mapping[str, Any]) -> Table | None:
+    forensics = summary.get("forensics")
+    if not forensics:
+        return None
+    body = []
+    for topic, f in forensics.items():
+        keyed = f["keyed_records"]
+        for family in f.get("explanation", []):
+            is_best = f["best"] in family["partitioners"]
+            names = ", ".join(family["partitioners"])
+            body.append([topic, _short(names, 70) + (" (best)" if is_best else ""), count(family["records"]),
+                         percent(family["records"] / keyed) if keyed else percent(0),
+                         "-" if is_best else count(family["gain"]), count(family["keys"])])
+        body.append([topic, "unexplained", count(f["unexplained_records"]),
+                     percent(f["unexplained_records"] / keyed) if keyed else percent(0), "-",
+                     count(f["unexplained_keys"])])
+        body.append([topic, "split keys (on 2+ partitions)", "-", "-", "-", count(f["split_keys"])])
+    return ("which producer put the keyed records there",
+            ["topic", "partitioners (same placement here)", "records", "share", "not explained above", "keys"],
+            body, "records: keyed records on the partition those partitioners pick for their key; the best first, "
+                  "then each that explains records the ones above do not (more than chance would); every partitioner's "
+                  "figures are in summary.json, the split and unexplained keys in the forensics_keys table")
+
+
+def lag_table(summary: Mapping[str, Any], limit: int | None = 12) -> Table | None:
+    lag = summary.get("lag")
+    if not lag:
+        return None
+    rows = [(t, p, v["committed"][p], v["end_offsets"][p], v["lag"][p]) for t, v in lag.items()
+            for p in range(len(v["lag"]))]
+    rows.sort(key=lambda r: (-r[4], r[0], r[1]))
+    shown = rows if limit is None else rows[:limit]
+    body = [[t, count(p), "-" if c is None else count(c), count(e), count(n)] for t, p, c, e, n in shown]
+    title = "consumer lag per partition" + ("" if limit is None or len(rows) <= limit else f" (top {limit} of {len(rows)})")
+    return (title, ["topic", "partition", "committed", "end offset", "lag"], body,
+            "lag: end offset minus committed offset; '-': nothing committed (lag counts from the partition's start)")
+
+
+def lag_by_strategy_table(summary: Mapping[str, Any]) -> Table | None:
+    if not summary.get("lag"):
+        return None
+    body = [[s, c["lag"]["furthest_behind"] or "-", count(c["lag"]["max_lag"]), count(c["lag"]["total"])]
+            for s, c in summary["consumers"].items() if "lag" in c]
+    return ("lag by strategy", ["strategy", "furthest behind", "its lag", "group lag"], body,
+            "each member's lag is the sum over the partitions that strategy gives it")
+
+
 def terminal_tables(summary: Mapping[str, Any]) -> list[Table]:
-    tables = [rows_table(summary), set_aside_table(summary), sweep_table(summary), hot_partitions_table(summary),
-              consumer_table(summary), broker_table(summary), rack_table(summary), producers_table(summary)]
+    tables = [source_table(summary), rows_table(summary), set_aside_table(summary), forensics_table(summary),
+              sweep_table(summary), hot_partitions_table(summary), consumer_table(summary),
+              lag_table(summary), lag_by_strategy_table(summary), broker_table(summary), rack_table(summary),
+              producers_table(summary)]
     return [t for t in tables if t is not None]
