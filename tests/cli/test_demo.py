@@ -16,3 +16,7 @@ def test_the_demo_runs_every_step() -> None:
     assert steps == done.stdout.count("$ kassign ") and steps >= 7
     assert "replicas moved" in done.stdout and "Kafka --generate" in done.stdout
     assert "most even assignment possible has spread 0" in done.stdout
+    # the live step: a local broker, two producer clients, the pipeline on the live topic
+    assert "== live topic: a local broker on 127.0.0.1:" in done.stdout
+    assert "of keyed records are where Kafka's Java producer puts them and" in done.stdout
+    assert "where librdkafka's default (CRC32) does" in done.stdout and "keys sit on two partitions" in done.stdout

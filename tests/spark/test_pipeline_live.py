@@ -229,3 +229,25 @@ def test_last_and_since_bound_the_read(written, spark, tmp_path):
     with pytest.raises(kassign.KassignError, match="nothing to read: .* in the range asked for"):
         run_pipeline(spark, future)
     assert not (tmp_path / "since").exists()
+
+
+def test_forensics_are_the_same_when_the_figures_come_in_small_pieces(written, summary, spark, tmp_path, monkeypatch):
+    """A big shuffle partition is read again per slice of the key hashes; every key stays whole in its slice."""
+    from kassign.spark import digest
+
+    monkeypatch.setattr(digest, "PIECE_ROWS", 64)
+    opts = PipelineOptions(out=str(tmp_path / "small"), bootstrap=written["bootstrap"], topics=[written["topic"]],
+                           group="live-billing", write_partitioned=False, write_sample=False)
+    again = run_pipeline(spark, opts)
+    assert again["forensics"] == summary["forensics"]
+    assert again["partition_load"] == summary["partition_load"] and again["sweep"] == summary["sweep"]
+    keys = pq.read_table(tmp_path / "small" / "forensics_keys").sort_by([("key", "ascending")])
+    assert keys.equals(pq.read_table(written["out"] / "forensics_keys").sort_by([("key", "ascending")]))
+
+
+def test_without_forensics(written, summary, spark, tmp_path):
+    opts = PipelineOptions(out=str(tmp_path / "plain"), bootstrap=written["bootstrap"], topics=[written["topic"]],
+                           forensics=False, write_partitioned=False, write_sample=False)
+    plain = run_pipeline(spark, opts)
+    assert "forensics" not in plain and "producers" not in plain["verdict"]
+    assert plain["partition_load"] == summary["partition_load"] and plain["source"] == summary["source"]

@@ -84,6 +84,8 @@ def _scenario_file(path: str | None) -> dict | None:
 @click.option("--since", default=None, metavar="TIME",
               help="Read from each partition's first offset at or after TIME (ISO-8601 or epoch ms).")
 @click.option("--last", type=int, default=None, metavar="N", help="Read the last N offsets of each partition.")
+@click.option("--no-forensics", "no_forensics", is_flag=True,
+              help="Live topics: skip telling which producer partitioner put each record where it is.")
 @click.option("--master", default=None, help="Spark master URL (default local[*]).")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="Spark configuration, repeatable.")
 @json_option
@@ -95,7 +97,7 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             producers: str | None = None, null_value: str | None = None, write_partitioned: bool = False,
             write_sample: bool = False, bootstrap: str | None = None, topics: tuple[str, ...] = (),
             command_config: str | None = None, group: str | None = None, since: str | None = None,
-            last: int | None = None) -> None:
+            last: int | None = None, no_forensics: bool = False) -> None:
     """Where a keyed data set's load lands: partitions, skew, consumers, brokers, rebalance cost.
 
     Without INPUT a Zipf-skewed sample is generated inside Spark. INPUT '-' reads standard input
@@ -136,7 +138,7 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             seed=seed, placer=placer, engine=engine, key_type=key_type, producers=producers or (),
             null_value=null_value, extra=extra, write_partitioned=write_partitioned, write_sample=write_sample,
             bootstrap=bootstrap, topics=list(topics), group=group, since=since, last=last,
-            client_config=_client_config(command_config))
+            client_config=_client_config(command_config), forensics=not no_forensics)
         check_options(options)
         conf = parse_conf(confs)
         preflight_live(options)

@@ -180,11 +180,15 @@ class Cluster:
                     if "closed the connection" in str(err) or "dropped the connection" in str(err):
                         closed_early += 1
             attempt += 1
-            if closed_early >= 2 and not self.settings.uses_sasl and not self.settings.uses_tls:
+            plain = not self.settings.uses_sasl and not self.settings.uses_tls
+            last_try = time.monotonic() + 0.1 * 2 ** attempt > deadline or attempt >= 4
+            # every connection closed at once (each failure here is already RECONNECTS + 1 connections):
+            # the hint, however short request.timeout.ms leaves the retries
+            if plain and (closed_early >= 2 or (last_try and closed_early == len(errors))):
                 raise LiveClusterError(f"{self.bootstrap} closed every connection right after accepting it: the "
                                        "cluster may require authentication or TLS (put security settings in "
                                        "--command-config)")
-            if time.monotonic() + 0.1 * 2 ** attempt > deadline or attempt >= 4:
+            if last_try:
                 raise LiveClusterError(f"cannot read metadata from {self.bootstrap}: {errors[-1]}")
             time.sleep(0.1 * 2 ** attempt)
 
@@ -333,7 +337,9 @@ def _plan_topic(cluster: Cluster, meta: P.TopicMetadata, since_ms: int | None, l
             if since_ms is not None:
                 found = at_time[p]
                 _check(found.error, meta.name, p, "ListOffsets by time")
-                start = end if found.offset < 0 else max(log_start, found.offset)
+                # nothing at or after that time: Kafka answers offset -1; tansu answers offset 0 with
+                # timestamp -1 (a record found has the timestamp it was found by, never -1)
+                start = end if found.offset < 0 or found.timestamp < 0 else max(log_start, found.offset)
             if last is not None:
                 start = max(start, end - last)
             start = min(start, end)
@@ -464,7 +470,7 @@ class RangeReader:
                     continue
                 limit = fetched.last_stable_offset if settings.isolation_level else fetched.high_watermark
                 if 0 <= limit <= offset:
-                    self.accounting.add_gap("truncated", self.end - offset)
+                    self.accounting.add_gap(self._cut_reason(), self.end - offset)
                     return
                 retries = self._backoff(retries, f"returned nothing at offset {offset} below its end {limit}")
                 continue
@@ -499,8 +505,17 @@ class RangeReader:
             skipped = min(answer.offset, self.end) - offset
             self.accounting.add_gap("retention", skipped)
             return offset + skipped
-        self.accounting.add_gap("truncated", self.end - offset)
+        self.accounting.add_gap(self._cut_reason(), self.end - offset)
         return self.end
+
+    def _cut_reason(self) -> str:
+        """Why the log ends below the planned end: "topic deleted" if the topic has left the metadata
+        (tansu answers a Fetch for a deleted topic as an empty partition, with no error), else "truncated"."""
+        try:
+            self._leader(refresh=True)
+        except _TopicGone:
+            return "topic deleted"
+        return "truncated"
 
 
 class _TopicGone(Exception):

@@ -42,10 +42,13 @@ def read_command_config(path: str | Path) -> dict[str, str]:
         detail = getattr(err, "strerror", None) or str(err)
         raise LiveClusterError(f"cannot read --command-config {path}: {detail}") from None
     props: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = enumerate(text.splitlines(), 1)
+    for number, line in lines:
         line = line.strip()
         if not line or line[0] in "#!":
             continue
+        while (len(line) - len(line.rstrip("\\"))) % 2:  # an odd number of backslashes: it goes on (as in Java)
+            line = line[:-1] + next(lines, (number, ""))[1].lstrip()
         match = re.match(r"([^=:\s]+)\s*[=:]\s*(.*)$", line)
         if match is None:
             raise LiveClusterError(f"--command-config {path} line {number}: expected key=value, got {line!r}")
@@ -113,6 +116,9 @@ class ClientSettings:
     def from_properties(cls, props: Mapping[str, str] | None) -> ClientSettings:
         """Checked settings from client properties (Java or librdkafka names)."""
         props = {str(k).strip(): str(v).strip() for k, v in (props or {}).items()}
+        for name, value in props.items():  # error messages quote values: each must be one line
+            if name != "sasl.jaas.config" and ("\n" in name + value or "\r" in name + value):
+                raise LiveClusterError(f"client property {name!r} must be on one line (it holds a line break)")
         protocol = props.get("security.protocol", "PLAINTEXT").upper()
         if protocol not in PROTOCOLS:
             raise LiveClusterError(f"security.protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")

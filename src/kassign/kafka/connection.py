@@ -192,8 +192,13 @@ class BrokerConnection:
 
     def _login(self, deadline: float) -> None:
         mechanism = self.settings.sasl_mechanism or "PLAIN"
-        reader = self.request(API_SASL_HANDSHAKE, self.version(API_SASL_HANDSHAKE, 1, 1),
-                              Writer().string(mechanism).bytes(), deadline)
+        try:
+            reader = self.request(API_SASL_HANDSHAKE, self.version(API_SASL_HANDSHAKE, 1, 1),
+                                  Writer().string(mechanism).bytes(), deadline)
+        except ConnectionLost:  # tansu closes the connection on a mechanism it does not offer
+            raise AuthenticationError(f"authentication failed at {self.address}: it closed the connection on the "
+                                      f"SASL {mechanism} handshake (it may not offer {mechanism}; check "
+                                      "sasl.mechanism)") from None
         error = reader.int16()
         offered = reader.array(Reader.string)
         if error == 33:
@@ -202,10 +207,14 @@ class BrokerConnection:
         if error != 0:
             raise AuthenticationError(f"{self.address} refused the SASL handshake (error {error})")
         user, password = self.settings.username or "", self.settings.password or ""
-        if mechanism == "PLAIN":
-            self._authenticate(f"\0{user}\0{password}".encode(), deadline)
-            return
-        self._scram(mechanism, user, password, deadline)
+        try:
+            if mechanism == "PLAIN":
+                self._authenticate(f"\0{user}\0{password}".encode(), deadline)
+                return
+            self._scram(mechanism, user, password, deadline)
+        except ConnectionLost:
+            raise AuthenticationError(f"authentication failed at {self.address}: it closed the connection during "
+                                      f"the SASL {mechanism} login (check the credentials)") from None
 
     def _authenticate(self, data: bytes, deadline: float) -> bytes:
         version = self.version(API_SASL_AUTHENTICATE, 0, 1)

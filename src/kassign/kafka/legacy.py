@@ -71,7 +71,7 @@ def _flatten(data: bytes, where: str) -> list[tuple[int, int, bytes | None, int]
         if codec == 0:
             result.append((offset, timestamp, key, len(key or b"") + len(value or b"")))
             continue
-        inner = _messages(R.decompress(codec, value or b""), where)
+        inner = _messages(R.decompress(codec, value or b"", f"message at offset {offset}{where}"), where)
         if not inner:
             continue
         last_relative = inner[-1][0]

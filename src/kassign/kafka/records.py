@@ -281,8 +281,7 @@ def _snappy(data: bytes) -> bytes:
     return b"".join(out)
 
 
-def decompress(codec: int, data: bytes) -> bytes:
-    """A compressed batch's record bytes, decompressed."""
+def _inflate(codec: int, data: bytes) -> bytes:
     if codec == 1:
         return zlib.decompress(data, 47)  # gzip (or zlib) framing
     import cramjam
@@ -294,6 +293,17 @@ def decompress(codec: int, data: bytes) -> bytes:
     if codec == 4:
         return bytes(cramjam.zstd.decompress(data))
     raise CorruptBatch(f"unknown compression codec {codec}")
+
+
+def decompress(codec: int, data: bytes, what: str = "a batch") -> bytes:
+    """Compressed record bytes, decompressed; anything that does not decompress is a :class:`CorruptBatch`
+    naming ``what`` (each codec library raises its own kind of error)."""
+    try:
+        return _inflate(codec, data)
+    except CorruptBatch:
+        raise
+    except Exception as err:
+        raise CorruptBatch(f"{what} does not decompress ({COMPRESSION.get(codec, codec)}): {err}") from None
 
 
 # -- Python side ------------------------------------------------------------------------------------------------
@@ -367,13 +377,7 @@ def _decode_v2(buf: np.ndarray, headers: np.ndarray, lo: int, hi: int, read_comm
     for b in np.flatnonzero(headers[:, H_ATTRS] & 0x07):
         codec = int(headers[b, H_ATTRS] & 0x07)
         raw = buf[headers[b, H_START] + BATCH_HEADER:headers[b, H_END]].tobytes()
-        try:
-            plain = decompress(codec, raw)
-        except CorruptBatch:
-            raise
-        except Exception as err:  # each codec library raises its own kind
-            raise CorruptBatch(f"batch at offset {headers[b, H_BASE]}{where} does not decompress "
-                               f"({COMPRESSION.get(codec, codec)}): {err}") from None
+        plain = decompress(codec, raw, f"batch at offset {headers[b, H_BASE]}{where}")
         codecs_used.add(COMPRESSION.get(codec, str(codec)))
         side_parts.append(plain)
         side_lo[b], side_hi[b] = used, used + len(plain)

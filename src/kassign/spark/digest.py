@@ -174,15 +174,35 @@ def _add_sweep(digest: Digest, keyed: pa.Table, max_partitions: int, first: np.n
             staying[n - 1] += int((stays & once).sum())
 
 
-def _pieces(path: Path, columns: list[str], whole_files: bool) -> Iterator[pa.Table]:
-    """The figures in Arrow batches, or one whole file (one shuffle partition: every key whole) at a time."""
-    if not whole_files:
+PIECE_ROWS = 1 << 18  # rows the forensics hold at once (their matrices are 15 x rows)
+
+
+def _pieces(path: Path, columns: list[str], whole_keys: bool) -> Iterator[pa.Table]:
+    """The figures in Arrow batches; or, with ``whole_keys``, in pieces that each hold every row of their keys:
+    one file (one shuffle partition, clustered by key) at a time, a big file read again for each slice of the
+    key hashes (``hash & (k - 1) == i``), so that no piece is much bigger than ``PIECE_ROWS``."""
+    if not whole_keys:
         yield from _batches(path, columns)
         return
     for part in sorted(path.rglob("*.parquet")):
-        table = pq.read_table(part.as_posix(), columns=columns)
-        if table.num_rows:
-            yield table
+        rows = pq.ParquetFile(part.as_posix()).metadata.num_rows
+        slices = 1
+        while slices * PIECE_ROWS < rows:
+            slices *= 2
+        if slices == 1:
+            table = pq.read_table(part.as_posix(), columns=columns)
+            if table.num_rows:
+                yield table
+            continue
+        dataset = ds.dataset(part.as_posix(), format="parquet")
+        hashed = pc.bit_wise_and(ds.field("hash"), slices - 1)
+        for i in range(slices):
+            chosen = hashed == i
+            if i == 0:  # keyless rows and gap rows have no hash
+                chosen = chosen | ds.field("hash").is_null()
+            table = dataset.to_table(columns=columns, filter=chosen)
+            if table.num_rows:
+                yield table
 
 
 def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int, hot_keys: int,
@@ -195,13 +215,14 @@ def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int
     writer: pq.ParquetWriter | None = None
     columns = ["topic", "key", "partition", "reason", "records", "bytes", "key_display", "hash"]
     try:
-        for table in _pieces(figures_path, columns, live is not None):
+        for table in _pieces(figures_path, columns, live is not None and live.forensics is not None):
             _add_totals(digest, table)
             good = table.filter(pc.is_null(table["reason"]))
             keyed = good.filter(pc.is_valid(good["key"]))
             first = None
             if live is not None:
                 _add_java(digest, good, live.counts)
+            if live is not None and live.forensics is not None:
                 keyless = good.filter(pc.is_null(good["key"])).group_by("topic").aggregate([("records", "sum")])
                 for topic, records in zip(keyless["topic"].to_pylist(), keyless["records_sum"].to_pylist()):
                     live.forensics.add_keyless(topic, records)
@@ -224,7 +245,7 @@ def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int
     finally:
         if writer is not None:
             writer.close()
-        if live is not None:
+        if live is not None and live.forensics is not None:
             live.forensics.close()
     for row in (candidates.to_pylist() if candidates is not None else []):
         figures = digest.partitions[(row["topic"], row["partition"])]
@@ -236,7 +257,8 @@ def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int
 
 @dataclass
 class LiveFigures:
-    """What the digest needs for a live read: each topic's partition count, and the forensics to feed."""
+    """What the digest needs for a live read: each topic's partition count, and the forensics to feed
+    (None: no forensics; then a split key counts once per partition it is on)."""
 
     counts: Mapping[str, int]
-    forensics: Forensics
+    forensics: Forensics | None

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -243,9 +244,14 @@ class KafkaSource(DataSource):
         return KafkaSourceReader(self.options, self._accounting())
 
 
+_registered: weakref.WeakSet = weakref.WeakSet()
+
+
 def register_sources(spark: SparkSession) -> None:
-    """Make the ``kassign-kafka`` format known to ``spark`` (once per session is enough; again is harmless)."""
-    spark.dataSource.register(KafkaSource)
+    """Make the ``kassign-kafka`` format known to ``spark`` (once per session; later calls do nothing)."""
+    if spark not in _registered:
+        spark.dataSource.register(KafkaSource)
+        _registered.add(spark)
 
 
 def read_kafka(spark: SparkSession, bootstrap: str, topics: str | Sequence[str], *, since: Any = None,

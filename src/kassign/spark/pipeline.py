@@ -114,6 +114,7 @@ class PipelineOptions:
     group: str | None = None  # consumer group whose committed offsets give the lag
     since: Any = None
     last: int | None = None
+    forensics: bool = True  # live topics: which producer put each record there (--no-forensics skips it)
 
     @property
     def live(self) -> bool:
@@ -628,7 +629,8 @@ def _check_live(opts: PipelineOptions) -> None:
     if not opts.live:
         given = [name for name, value in (("--topic", opts.topics), ("--group", opts.group),
                                           ("--since", opts.since), ("--last", opts.last),
-                                          ("--command-config", opts.client_config)) if value]
+                                          ("--command-config", opts.client_config),
+                                          ("--no-forensics", not opts.forensics)) if value]
         if given:
             raise KassignError(f"{'/'.join(given)} need{'s' if len(given) == 1 else ''} --bootstrap-server "
                                "(reading live topics)")
@@ -976,13 +978,15 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
             _write_only(figures, figures_path)
     except Exception as err:  # an executor's one-line error arrives inside Spark's wrapping
         raise _executor_error(err) from None
-    forensics = Forensics(counts, out / "forensics_keys")
+    forensics = Forensics(counts, out / "forensics_keys") if opts.forensics else None
     digest = digest_figures(figures_path, out / "key_stats", opts.max_partitions, HOT_KEYS,
                             live=LiveFigures(counts, forensics))
     shutil.rmtree(figures_path)
     _write_rows(out, "set_aside", [], SET_ASIDE_SCHEMA)
     source = _source_summary(plan, digest)
-    extra: dict[str, Any] = {"source": source, "forensics": forensics.summary()}
+    extra: dict[str, Any] = {"source": source}
+    if forensics is not None:
+        extra["forensics"] = forensics.summary()
     warnings = list(plan.notes[1:])
     read = sum(t["records"] for t in source["topics"].values())
     if not read:
@@ -1002,7 +1006,7 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
         desc["last"] = opts.last
     if opts.group:
         desc["group"] = opts.group
-    distinct = {t: f["distinct_keys"] for t, f in extra["forensics"].items()}
+    distinct = {t: f["distinct_keys"] for t, f in extra["forensics"].items()} if forensics is not None else None
     return _Pass(digest, desc, counts, None, [], None, warnings, extra, lag, distinct)
 
 
