@@ -24,11 +24,9 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from kassign.errors import KassignError, LiveClusterError
-from kassign.kafka.config import read_command_config
+from kassign.errors import LiveClusterError
 
 DEFAULT_TIMEOUT = 10.0
 _FIRST_ATTEMPT = 0.5  # seconds; each metadata attempt waits twice as long as the last (a refused login ends early)

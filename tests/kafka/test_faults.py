@@ -16,13 +16,10 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import signal
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -32,8 +29,8 @@ from kassign.errors import LiveClusterError  # noqa: E402
 from kassign.kafka.client import RECONNECTS, Cluster, RangeReader, committed_offsets, plan_read  # noqa: E402
 from kassign.kafka.config import ClientSettings, read_command_config  # noqa: E402
 from kassign.kafka.connection import API_FETCH, AuthenticationError, BrokerError  # noqa: E402
-from tests.clients.brokers import Tansu, free_port, wait_for_port  # noqa: E402
-from tests.kafka.fault_proxy import Fault, FaultProxy  # noqa: E402
+from tests.clients.brokers import Tansu, free_port  # noqa: E402
+from tests.kafka.fault_proxy import Fault, RoutedTansu  # noqa: E402
 
 TIMEOUT_MS = 1500
 FAST = ClientSettings.from_properties({"request.timeout.ms": str(TIMEOUT_MS)})
@@ -60,45 +57,6 @@ def one_line_error(call: Callable[[], object], bound: float,
 
 
 # -- tansu behind the fault proxy ------------------------------------------------------------------------------------
-
-class RoutedTansu:
-    """tansu listening on 127.0.0.1:``port`` and advertising the proxy's 127.0.0.1:``proxy.port``."""
-
-    def __init__(self, binary: str, log_path: Path) -> None:
-        self.binary = binary
-        self.proxy = FaultProxy()
-        self.port = free_port()
-        self.proxy.upstream = ("127.0.0.1", self.port)
-        self.url = f"tcp://127.0.0.1:{self.port}"
-        self.bootstrap = self.proxy.address  # the only address clients are given
-        self._log = open(log_path, "wb")
-        self.proc = subprocess.Popen(
-            [binary, "broker", "--listener-url", self.url,
-             "--advertised-listener-url", f"tcp://127.0.0.1:{self.proxy.port}", "--storage-engine", "memory://tansu/"],
-            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn")},
-        )
-        try:
-            wait_for_port(self.port, 30, self.proc)
-        except Exception:
-            self.stop()
-            raise
-
-    def create_topic(self, name: str, partitions: int) -> None:
-        subprocess.run([self.binary, "topic", "create", "--broker", self.url, "--partitions", str(partitions), name],
-                       check=True, capture_output=True, timeout=30)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        self._log.close()
-        self.proxy.stop()
-
 
 @pytest.fixture(scope="module")
 def routed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RoutedTansu]:

@@ -113,11 +113,12 @@ def summary(written, spark):
     return run_pipeline(spark, opts)
 
 
-def _expected_forensics(truth: list) -> dict:
+def _expected_forensics(truth: list, partitions: int = PARTITIONS) -> dict:
+    """SPEC 5's forensics figures, one delivered record at a time."""
     keyed = [(p, k) for p, _, k, _, _ in truth if k is not None]
 
     def explains(name: str, p: int, key: bytes) -> bool:
-        return kassign.partition_for_key(key, PARTITIONS, name) == p
+        return kassign.partition_for_key(key, partitions, name) == p
 
     by_key: dict[bytes, set[int]] = {}
     for p, k in keyed:
@@ -251,3 +252,46 @@ def test_without_forensics(written, summary, spark, tmp_path):
     plain = run_pipeline(spark, opts)
     assert "forensics" not in plain and "producers" not in plain["verdict"]
     assert plain["partition_load"] == summary["partition_load"] and plain["source"] == summary["source"]
+
+
+LIBRDKAFKA = ("consistent", "consistent_random", "murmur2", "murmur2_random", "fnv1a", "fnv1a_random")
+
+
+@pytest.fixture(scope="module")
+def mock_cluster():
+    from tests.clients.mock_cluster import MockCluster
+
+    mock = MockCluster(3, {1: "rack-a", 2: "rack-b", 3: "rack-c"})
+    try:
+        yield mock
+    finally:
+        mock.stop()
+
+
+def test_each_librdkafka_partitioner_on_a_three_broker_cluster(mock_cluster, spark, tmp_path):
+    """librdkafka's mock cluster (three brokers, so partitions have different leaders): one topic per
+    partitioner setting, written by confluent-kafka with that setting. Forensics attribute every keyed record
+    of each topic to that partitioner, and the best is the first of its family in SPEC section 3's order."""
+    truth: dict[str, list] = {}
+    for name in LIBRDKAFKA:
+        topic = f"mock-{name}"
+        mock_cluster.create_topic(topic, 5, 3)
+        truth[topic] = []
+        records = [(f"acct-{i}".encode(), b"v" * (i % 9), None) for i in range(200)] + [(None, b"n", None)] * 7
+        _confluent(mock_cluster.bootstrap, topic, records, name, truth[topic])
+    summary = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "out"), bootstrap=mock_cluster.bootstrap,
+                                                  topics=list(truth), write_partitioned=False, write_sample=False))
+    assert summary["source"]["bootstrap"] == mock_cluster.bootstrap
+    for topic, records in truth.items():
+        name = "librdkafka:" + topic[len("mock-"):]
+        got = summary["forensics"][topic]
+        keyed = [r for r in records if r[2] is not None]
+        assert got["keyed_records"] == len(keyed) == got["partitioners"][name]["records"]
+        assert got["null_key_records"] == 7 and got["unexplained_records"] == 0 and got["split_keys"] == 0
+        family = next(f["partitioners"] for f in got["explanation"] if name in f["partitioners"])
+        assert got["best"] == family[0] and len(got["explanation"]) == 1
+        want = _expected_forensics(records, 5)
+        assert {k: got[k] for k in want} == want
+        measured = Counter(p for p, *_ in records)
+        rows = {r["partition"]: r["records"] for r in summary["partition_load"] if r["topic"] == topic}
+        assert rows == {p: measured[p] for p in range(5)}

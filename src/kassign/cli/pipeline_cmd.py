@@ -143,11 +143,8 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
         conf = parse_conf(confs)
         preflight_live(options)
         prepare_driver_meanwhile(options.strategies)  # while the JVM starts
-        spark = spark_session(master, conf, app_name="kassign pipeline")
-        try:
-            summary = run_pipeline(spark, options)
-        finally:
-            spark.stop()
+        summary = _run_quietly(lambda log: spark_session(master, conf, app_name="kassign pipeline", jvm_log=log),
+                               lambda spark: run_pipeline(spark, options))
     finally:
         if stdin_copy is not None:
             import shutil
@@ -181,6 +178,39 @@ def _client_config(path: str | None) -> dict[str, str] | None:
     from kassign.kafka.config import read_command_config
 
     return read_command_config(path)
+
+
+class SparkFailure(Exception):
+    """Spark failed in a way kassign did not foresee; its log is kept for the report."""
+
+
+def _run_quietly(start, work):
+    """``work(spark)`` with the JVM's chatter in a log file and kassign's progress line on the terminal. The
+    log is removed afterwards unless something unforeseen failed (then the one-line error names it)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from kassign.spark.console import progress
+
+    log = Path(tempfile.gettempdir()) / f"kassign-spark-{os.getpid()}.log"
+    keep = False
+    try:
+        spark = start(log)
+        try:
+            with progress(spark):
+                return work(spark)
+        finally:
+            spark.stop()
+    except (KassignError, KeyboardInterrupt):
+        raise
+    except Exception as err:
+        keep = log.exists()
+        where = f"; Spark's log: {log}" if keep else ""
+        raise SparkFailure(f"{type(err).__name__}: {err}{where}") from err
+    finally:
+        if not keep:
+            log.unlink(missing_ok=True)
 
 
 def _spool_stdin(fmt: str):

@@ -198,7 +198,6 @@ def _decode(buf, side, side_lo, side_hi, headers, lo, hi, read_committed, aborte
             if pos < 0 or pos + max(value_length, 0) > record_end:
                 counts[4] = b
                 return CORRUPT
-            value_at = pos
             pos += max(value_length, 0)
             offset = base + offset_delta
             in_range = lo <= offset < hi

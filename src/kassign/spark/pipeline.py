@@ -1019,13 +1019,13 @@ def _nothing_read(source: Mapping[str, Any], bounded: bool) -> str:
 
 
 def _executor_error(err: Exception) -> KassignError:
-    """The one line an executor raised (a LiveClusterError inside Spark's PythonException), or Spark's first line."""
+    """The one line an executor raised (a kassign error inside Spark's wrapping of the Python worker's
+    traceback, e.g. ``kassign.kafka.connection.BrokerError: ...``), or Spark's first line."""
     import re
 
-    text = str(err)
-    found = re.search(r"kassign\.errors\.(?:LiveClusterError|KassignError): ([^\n]+)", text)
-    if found:
-        return KassignError(found.group(1).strip())
+    raised = re.findall(r"(?m)^(kassign(?:\.\w+)+): (.+)$", str(err))
+    if raised:
+        return KassignError(raised[-1][1].strip())
     return KassignError(f"reading the topics failed: {inputs._spark_error(err)}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -12,6 +13,7 @@ from pyspark.sql import SparkSession
 
 from kassign.errors import KassignError
 from kassign.spark import jvm
+from kassign.spark.console import jvm_stderr_to
 
 LOG_CONFIG = Path(__file__).with_name("log4j2-kassign.properties")
 
@@ -28,8 +30,12 @@ def parse_conf(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
 
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None,
-                  app_name: str = "kassign") -> SparkSession:
-    """Get or create the session: ``local[*]`` unless ``master`` or an outer spark-submit says otherwise."""
+                  app_name: str = "kassign", jvm_log: Path | None = None) -> SparkSession:
+    """Get or create the session: ``local[*]`` unless ``master`` or an outer spark-submit says otherwise.
+
+    ``jvm_log``: where a JVM started here writes its standard error (start-up notices, log4j, Python
+    workers' tracebacks) instead of the terminal; its console progress bar is then off (the caller
+    shows progress with ``kassign.spark.console.progress``)."""
     # Executors must run the same Python as the driver (our Arrow UDF imports kassign).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # PySpark 4.x warns on every pandas 3 import although the Arrow paths we use work; keep stderr readable.
@@ -57,11 +63,15 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     if LOG_CONFIG.exists() and "spark.driver.extraJavaOptions" not in user_conf:
         # Applies when PySpark launches the driver JVM itself (not under spark-submit).
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    quiet = jvm_log is not None and SparkSession.getActiveSession() is None
+    if quiet:
+        settings["spark.ui.showConsoleProgress"] = "false"
     settings.update(user_conf)
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
-        spark = builder.getOrCreate()
+        with jvm_stderr_to(jvm_log) if quiet else contextlib.nullcontext():
+            spark = builder.getOrCreate()
     except Exception as err:
         message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise KassignError(f"cannot start Spark (master {master or 'local[*]'}): {message}") from None
