@@ -147,6 +147,8 @@ def main() -> None:
             for name, values in times.items():
                 print(line(name, values, args.records, None if name.startswith("confluent") else reference))
 
+            if not args.pipeline_repeat:
+                return
             runs: dict[bool, list[float]] = {True: [], False: []}
             for i in range(args.pipeline_repeat):
                 for forensics in (True, False):
