@@ -29,7 +29,7 @@ HELP = """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, as Kafka do
   reported, so the run can be repeated); --start-index does not apply.
 
 With --bootstrap-server HOST:PORT --topic T, read topic T's current replica lists,
-leaders and broker racks from a live cluster instead (confluent-kafka), and report
+leaders and broker racks from a live cluster instead, and report
 partitions whose replicas could spread over more racks.
 """
 
