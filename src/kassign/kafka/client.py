@@ -184,10 +184,16 @@ class Cluster:
             last_try = time.monotonic() + 0.1 * 2 ** attempt > deadline or attempt >= 4
             # every connection closed at once (each failure here is already RECONNECTS + 1 connections):
             # the hint, however short request.timeout.ms leaves the retries
-            if plain and (closed_early >= 2 or (last_try and closed_early == len(errors))):
+            all_closed = closed_early >= 2 or (last_try and closed_early == len(errors))
+            if plain and all_closed:
                 raise LiveClusterError(f"{self.bootstrap} closed every connection right after accepting it: the "
                                        "cluster may require authentication or TLS (put security settings in "
                                        "--command-config)")
+            if all_closed and self.settings.uses_tls and not self.settings.uses_sasl \
+                    and not self.settings.ssl_certificate:
+                raise LiveClusterError(f"{self.bootstrap} closed every TLS connection right after the handshake: the "
+                                       "cluster may require a client certificate (ssl.keystore.location) or SASL "
+                                       "(security.protocol=SASL_SSL)")
             if last_try:
                 raise LiveClusterError(f"cannot read metadata from {self.bootstrap}: {errors[-1]}")
             time.sleep(0.1 * 2 ** attempt)

@@ -49,6 +49,10 @@ class AuthenticationError(BrokerError):
     """The broker refused the login."""
 
 
+class CertificateError(AuthenticationError):
+    """The broker's TLS certificate is not trusted (or the broker refused ours): retrying cannot help."""
+
+
 class ConnectionLost(BrokerError):
     """The broker closed or reset the connection during a request (worth one retry on a new one)."""
 
@@ -91,6 +95,10 @@ class BrokerConnection:
         try:
             sock.settimeout(max(remaining(deadline), 0.001))
             return self.settings.ssl_context().wrap_socket(sock, server_hostname=self.host)
+        except ssl.SSLCertVerificationError as err:
+            sock.close()
+            why = err.verify_message or err.reason or str(err)
+            raise CertificateError(f"TLS with {self.address} failed: its certificate is not trusted: {why}") from None
         except (ssl.SSLError, ssl.CertificateError) as err:
             sock.close()
             raise BrokerError(f"TLS with {self.address} failed: {getattr(err, 'reason', None) or err}") from None
