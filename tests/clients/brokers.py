@@ -41,14 +41,18 @@ class Tansu:
     closed. Its users live in the broker's storage and ``tansu user create`` cannot log in
     itself, so on an in-memory broker no user can be created: every login fails."""
 
-    def __init__(self, binary: str, log_path: Path, *, authentication: bool = False) -> None:
+    def __init__(self, binary: str, log_path: Path, *, authentication: bool = False,
+                 advertised_port: int | None = None) -> None:
+        """``advertised_port``: the port tansu names in its metadata (a proxy's, in front of it); clients
+        are then given ``127.0.0.1:advertised_port`` as ``bootstrap``."""
         self.binary = binary
         self.port = free_port()
         self.url = f"tcp://127.0.0.1:{self.port}"
-        self.bootstrap = f"127.0.0.1:{self.port}"
+        shown = advertised_port or self.port
+        self.bootstrap = f"127.0.0.1:{shown}"
         self._log = open(log_path, "wb")
         self.proc = subprocess.Popen(
-            [binary, "broker", "--listener-url", self.url, "--advertised-listener-url", self.url,
+            [binary, "broker", "--listener-url", self.url, "--advertised-listener-url", f"tcp://127.0.0.1:{shown}",
              "--storage-engine", "memory://tansu/", *(["--authentication"] if authentication else [])],
             stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn")},

@@ -32,16 +32,13 @@ Example::
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import struct
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.clients.brokers import free_port, wait_for_port
+from tests.clients.brokers import Tansu
 
 
 @dataclass
@@ -244,40 +241,19 @@ class FaultProxy:
                 return
 
 
-class RoutedTansu:
-    """tansu listening on 127.0.0.1:``port`` and advertising the proxy's 127.0.0.1:``proxy.port``."""
+class RoutedTansu(Tansu):
+    """tansu listening on 127.0.0.1:``port`` and advertising the proxy's 127.0.0.1:``proxy.port``: every client
+    connection, bootstrap and by node id, goes through ``proxy``."""
 
     def __init__(self, binary: str, log_path: Path) -> None:
-        self.binary = binary
         self.proxy = FaultProxy()
-        self.port = free_port()
-        self.proxy.upstream = ("127.0.0.1", self.port)
-        self.url = f"tcp://127.0.0.1:{self.port}"
-        self.bootstrap = self.proxy.address  # the only address clients are given
-        self._log = open(log_path, "wb")
-        self.proc = subprocess.Popen(
-            [binary, "broker", "--listener-url", self.url,
-             "--advertised-listener-url", f"tcp://127.0.0.1:{self.proxy.port}", "--storage-engine", "memory://tansu/"],
-            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn")},
-        )
         try:
-            wait_for_port(self.port, 30, self.proc)
+            super().__init__(binary, log_path, advertised_port=self.proxy.port)
         except Exception:
-            self.stop()
+            self.proxy.stop()
             raise
-
-    def create_topic(self, name: str, partitions: int) -> None:
-        subprocess.run([self.binary, "topic", "create", "--broker", self.url, "--partitions", str(partitions), name],
-                       check=True, capture_output=True, timeout=30)
+        self.proxy.upstream = ("127.0.0.1", self.port)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        self._log.close()
+        super().stop()
         self.proxy.stop()

