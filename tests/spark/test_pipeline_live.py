@@ -295,3 +295,72 @@ def test_each_librdkafka_partitioner_on_a_three_broker_cluster(mock_cluster, spa
         measured = Counter(p for p, *_ in records)
         rows = {r["partition"]: r["records"] for r in summary["partition_load"] if r["topic"] == topic}
         assert rows == {p: measured[p] for p in range(5)}
+
+
+def test_the_groups_own_members_carry_the_consumer_load(tansu, spark, tmp_path):  # noqa: F811
+    """Two kafka-python consumers form a real group on tansu: the consumer stages use those two members
+    (tansu keeps no subscriptions, so each reads every topic), not --members' four."""
+    import threading
+    import time
+
+    from kafka import KafkaConsumer, KafkaProducer
+
+    topic = "live-group"
+    tansu.create_topic(topic, 4)
+    producer = KafkaProducer(bootstrap_servers=tansu.bootstrap)
+    for i in range(400):
+        producer.send(topic, key=f"k{i}".encode(), value=b"v")
+    producer.flush()
+    producer.close()
+    stop, joined = threading.Event(), []
+
+    def member(i: int) -> None:
+        consumer = KafkaConsumer(topic, bootstrap_servers=tansu.bootstrap, group_id="live-group-g",
+                                 client_id=f"reader-{i}", enable_auto_commit=False)
+        try:
+            while not stop.is_set():
+                if consumer.poll(200) is not None and consumer.assignment():
+                    if i not in joined:
+                        joined.append(i)
+        finally:
+            consumer.close()
+
+    threads = [threading.Thread(target=member, args=(i,), daemon=True) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while len(joined) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert len(joined) == 2, "the group did not form"
+        summary = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "out"), bootstrap=tansu.bootstrap,
+                                                      topics=[topic], group="live-group-g", write_partitioned=False,
+                                                      write_sample=False))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+    group = summary["group"]
+    assert group["members_used_for_consumer_load"] and len(group["members"]) == 2
+    ids = sorted(m["member_id"] for m in group["members"])
+    assert all(i.startswith("reader-") for i in ids)
+    for strategy, load in summary["consumers"].items():
+        assert sorted(load["members"]) == ids, strategy
+        assert load["records"] == 400
+    assert summary["lag"][topic]["committed"] == [None] * 4
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "group live-group-g" in html and all(i in html for i in ids)
+
+
+def test_a_cluster_without_describe_groups_keeps_the_members_option(mock_cluster, spark, tmp_path):
+    truth: list = []
+    mock_cluster.create_topic("mock-lag", 3, 1)
+    _confluent(mock_cluster.bootstrap, "mock-lag", [(f"x{i}".encode(), b"v", None) for i in range(30)],
+               "murmur2_random", truth)
+    summary = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "out"), bootstrap=mock_cluster.bootstrap,
+                                                  topics=["mock-lag"], group="nobody", members=3,
+                                                  write_partitioned=False, write_sample=False))
+    assert summary["group"] == {"id": "nobody", "described": False}
+    assert all(len(load["members"]) == 3 for load in summary["consumers"].values())
+    assert summary["lag"]["mock-lag"]["committed"] == [None] * 3
+    assert summary["lag"]["mock-lag"]["lag"] == summary["source"]["topics"]["mock-lag"]["end_offsets"]

@@ -55,7 +55,9 @@ def _scenario_file(path: str | None) -> dict | None:
 @click.option("--null-keys", "null_key_model", type=click.Choice(["sticky", "round-robin"]), default="sticky",
               show_default=True, help="Producer model for records without a key.")
 @click.option("--batch-size", type=int, default=16384, show_default=True, help="Sticky model: batch.size in bytes.")
-@click.option("--members", type=int, default=4, show_default=True, help="Consumers in the group (all topics).")
+@click.option("--members", type=int, default=4, show_default=True,
+              help="Consumers in the group (all topics). With --group on live topics, the group's own members "
+                   "are used unless --members is given.")
 @click.option("--scenario", "scenario_path", type=click.Path(), default=None,
               help="Scenario JSON for the group instead ('-': standard input).")
 @click.option("--brokers", default="0:rack-a,1:rack-b,2:rack-c,3:rack-a,4:rack-b,5:rack-c", show_default=True,
@@ -138,7 +140,8 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             seed=seed, placer=placer, engine=engine, key_type=key_type, producers=producers or (),
             null_value=null_value, extra=extra, write_partitioned=write_partitioned, write_sample=write_sample,
             bootstrap=bootstrap, topics=list(topics), group=group, since=since, last=last,
-            client_config=_client_config(command_config), forensics=not no_forensics)
+            client_config=_client_config(command_config), forensics=not no_forensics,
+            members_from_group=not _given("members"))
         check_options(options)
         conf = parse_conf(confs)
         preflight_live(options)
@@ -162,10 +165,15 @@ _FILE_ONLY = ("input_format", "key_column", "key_type", "value_column", "size_co
               "write_partitioned", "write_sample", "producers")
 
 
+def _given(name: str) -> bool:
+    """Whether option ``name`` was given on the command line (not left at its default)."""
+    context = click.get_current_context()
+    return context.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+
+
 def _check_live_flags() -> None:
     context = click.get_current_context()
-    given = [p for p in context.command.params if p.name in _FILE_ONLY
-             and context.get_parameter_source(p.name) == click.core.ParameterSource.COMMANDLINE]
+    given = [p for p in context.command.params if p.name in _FILE_ONLY and _given(p.name)]
     if given:
         flags = ", ".join(p.opts[0] for p in given)
         raise KassignError(f"{flags} describe{'s' if len(given) == 1 else ''} a file or the sample, not live topics "

@@ -530,12 +530,11 @@ class _TopicGone(Exception):
 
 # -- committed offsets -------------------------------------------------------------------------------------------
 
-def committed_offsets(cluster: Cluster, group: str, partitions: Mapping[str, int]) -> dict[str, list[int | None]]:
-    """``group``'s committed offset of every partition of ``partitions`` (topic -> count); None where
-    it has none. The group's coordinator is found with FindCoordinator and followed when it moves."""
+def _ask_coordinator(cluster: Cluster, group: str, request: Any, *args: Any) -> Any:
+    """``request(connection, *args, deadline)`` on ``group``'s coordinator (found with FindCoordinator, followed
+    when it moves: ``request`` returns None to say "ask again")."""
     if not isinstance(group, str) or not group:
         raise LiveClusterError("--group needs a consumer group id")
-    wanted = {t: list(range(n)) for t, n in partitions.items()}
     for attempt in range(RETRIES):
         host, port = cluster.addresses[0]
         error, node, chost, cport = cluster.call(("bootstrap", host, port), host, port, P.find_coordinator, group)
@@ -546,15 +545,52 @@ def committed_offsets(cluster: Cluster, group: str, partitions: Mapping[str, int
             continue
         if error:
             raise LiveClusterError(f"cannot find consumer group {group}'s coordinator: {P.error_name(error)}")
-        group_error, found = cluster.call(("coordinator", node), chost, cport, P.offset_fetch, group, wanted)
+        answer = cluster.call(("coordinator", node), chost, cport, request, *args)
+        if answer is not None:
+            return answer
+        cluster.forget(("coordinator", node))
+        time.sleep(min(0.1 * 2 ** attempt, 2.0))
+    raise LiveClusterError(f"consumer group {group}'s coordinator kept moving ({RETRIES} tries)")
+
+
+def committed_offsets(cluster: Cluster, group: str, partitions: Mapping[str, int]) -> dict[str, list[int | None]]:
+    """``group``'s committed offset of every partition of ``partitions`` (topic -> count); None where
+    it has none. The group's coordinator is found with FindCoordinator and followed when it moves."""
+    wanted = {t: list(range(n)) for t, n in partitions.items()}
+
+    def fetch(connection: BrokerConnection, deadline: float) -> dict[str, list[int | None]] | None:
+        group_error, found = P.offset_fetch(connection, group, wanted, deadline)
         if group_error in P.RETRIABLE or any(e in P.RETRIABLE for _, e in found.values()):
-            cluster.forget(("coordinator", node))
-            time.sleep(min(0.1 * 2 ** attempt, 2.0))
-            continue
+            return None
         if group_error in P.AUTHORIZATION or any(e in P.AUTHORIZATION for _, e in found.values()):
             raise LiveClusterError(f"not authorized to read consumer group {group}'s offsets")
         if group_error and group_error != 69:
             raise LiveClusterError(f"cannot read consumer group {group}'s offsets: {P.error_name(group_error)}")
-        return {t: [(found.get((t, p), (-1, 0))[0] if found.get((t, p), (-1, 0))[0] >= 0 else None)
-                    for p in range(n)] for t, n in partitions.items()}
-    raise LiveClusterError(f"consumer group {group}'s coordinator kept moving ({RETRIES} tries)")
+        offsets = {key: offset for key, (offset, _) in found.items()}
+        return {t: [offsets[(t, p)] if offsets.get((t, p), -1) >= 0 else None for p in range(n)]
+                for t, n in partitions.items()}
+
+    return _ask_coordinator(cluster, group, fetch)
+
+
+def describe_group(cluster: Cluster, group: str) -> P.GroupDescription | None:
+    """``group`` as its coordinator describes it (classic groups), or None where the broker cannot say
+    (no DescribeGroups, or a group of Kafka 4's consumer protocol)."""
+
+    def describe(connection: BrokerConnection, deadline: float) -> P.GroupDescription | None | bool:
+        try:
+            found = P.describe_groups(connection, [group], deadline).get(group)
+        except BrokerError as err:
+            if "speaks DescribeGroups" in str(err):
+                return False
+            raise
+        if found is None:
+            return False
+        if found.error in P.RETRIABLE:
+            return None
+        if found.error in P.AUTHORIZATION:
+            raise LiveClusterError(f"not authorized to describe consumer group {group}")
+        return found if found.error == 0 else False
+
+    answer = _ask_coordinator(cluster, group, describe)
+    return answer or None

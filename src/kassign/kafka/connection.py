@@ -30,10 +30,10 @@ from kassign.kafka.config import ClientSettings
 from kassign.kafka.wire import MalformedResponse, Reader, Writer
 
 API_FETCH, API_LIST_OFFSETS, API_METADATA = 1, 2, 3
-API_OFFSET_FETCH, API_FIND_COORDINATOR = 9, 10
+API_OFFSET_FETCH, API_FIND_COORDINATOR, API_DESCRIBE_GROUPS = 9, 10, 15
 API_SASL_HANDSHAKE, API_API_VERSIONS, API_SASL_AUTHENTICATE = 17, 18, 36
 API_NAMES = {API_FETCH: "Fetch", API_LIST_OFFSETS: "ListOffsets", API_METADATA: "Metadata",
-             API_OFFSET_FETCH: "OffsetFetch", API_FIND_COORDINATOR: "FindCoordinator",
+             API_OFFSET_FETCH: "OffsetFetch", API_FIND_COORDINATOR: "FindCoordinator", API_DESCRIBE_GROUPS: "DescribeGroups",
              API_SASL_HANDSHAKE: "SaslHandshake", API_API_VERSIONS: "ApiVersions",
              API_SASL_AUTHENTICATE: "SaslAuthenticate"}
 MAX_RESPONSE = 1 << 30  # a bigger "size" is not a Kafka response (HTTP's "HTTP" reads as 1.2e9)

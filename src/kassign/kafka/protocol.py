@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kassign.kafka.connection import (API_FETCH, API_FIND_COORDINATOR, API_LIST_OFFSETS, API_METADATA,
-                                      API_OFFSET_FETCH, BrokerConnection)
+from kassign.kafka.connection import (API_DESCRIBE_GROUPS, API_FETCH, API_FIND_COORDINATOR, API_LIST_OFFSETS,
+                                      API_METADATA, API_OFFSET_FETCH, BrokerConnection)
 from kassign.kafka.wire import Reader, Writer
 
 ERRORS = {
@@ -243,3 +243,49 @@ def offset_fetch(connection: BrokerConnection, group: str, partitions: Mapping[s
     group_error = r.int16() if version >= 2 else 0
     return group_error, committed
 
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    host: str
+    metadata: bytes  # the consumer protocol's Subscription (empty where the broker does not keep it)
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    error: int
+    state: str
+    protocol_type: str
+    protocol: str  # the assignor the group chose
+    members: tuple[GroupMember, ...]
+
+
+def describe_groups(connection: BrokerConnection, groups: Sequence[str], deadline: float) -> dict[str, GroupDescription]:
+    """Classic groups as their coordinator sees them: state, chosen assignor, members with their metadata."""
+    version = connection.version(API_DESCRIBE_GROUPS, 0, 4)
+    body = Writer().array(groups, Writer.string)
+    if version >= 3:
+        body.boolean(False)  # authorized operations: not needed
+    r = connection.request(API_DESCRIBE_GROUPS, version, body.bytes(), deadline)
+    if version >= 1:
+        r.int32()
+
+    def member(r: Reader) -> GroupMember:
+        member_id = r.string() or ""
+        instance = r.string() if version >= 4 else None
+        client, host = r.string() or "", r.string() or ""
+        return GroupMember(member_id, instance, client, host, bytes(r.blob() or b""), bytes(r.blob() or b""))
+
+    found = {}
+    for _ in range(r.int32()):
+        error, group, state, protocol_type, protocol = r.int16(), r.string() or "", r.string() or "", \
+            r.string() or "", r.string() or ""
+        members = tuple(r.array(member))
+        if version >= 3:
+            r.int32()
+        found[group] = GroupDescription(error, state, protocol_type, protocol, members)
+    return found

@@ -115,6 +115,7 @@ class PipelineOptions:
     since: Any = None
     last: int | None = None
     forensics: bool = True  # live topics: which producer put each record there (--no-forensics skips it)
+    members_from_group: bool = True  # with group and no scenario: the group's live members (CLI: unless --members)
 
     @property
     def live(self) -> bool:
@@ -826,6 +827,7 @@ class _Pass:
     warnings: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # live: source, forensics, lag
     lag: dict[str, list[int]] | None = None  # live with a group: topic -> lag per partition
+    group_scenario: dict | None = None  # live: the group's own members, as a scenario
     distinct_keys: dict[str, int] | None = None  # live: keys per topic (a split key is one key)
 
 
@@ -860,7 +862,8 @@ def _file_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
         if opts.write_partitioned:
             partitioned = _write(partitioned, out, "partitioned")
     _, counts = _scenario(opts, topics)
-    return _Pass(digest, input_desc, counts, key_type, aside_rows, partitioned, warnings)
+    return _Pass(digest, input_desc, counts, key_type=key_type, aside_rows=aside_rows, partitioned=partitioned,
+                 warnings=warnings)
 
 
 def _aside_warning(digest: Digest, aside_rows: Sequence[Any]) -> list[str]:
@@ -883,6 +886,8 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
     aside_counts = {r["reason"]: r["rows"] for r in aside_rows}
     topics = sorted(one_pass.counts) if opts.live else sorted(per_topic)
     scenario, counts = _scenario(opts, topics, one_pass.counts if opts.live else None)
+    if one_pass.group_scenario is not None:
+        scenario = one_pass.group_scenario
     warnings += _subscription_warnings(scenario, topics)
     for text in warnings:
         log.warning("%s", text)
@@ -949,7 +954,7 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
 def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
     """Stages 0-2 on live topics: plan the read on the driver, read every partition on the executors,
     count per (topic, key, actual partition) in one pass, then the digest with forensics."""
-    from kassign.kafka.client import Cluster, committed_offsets, plan_read
+    from kassign.kafka.client import Cluster, committed_offsets, describe_group, plan_read
     from kassign.kafka.config import ClientSettings
     from kassign.spark.forensics import Forensics
     from kassign.spark.kafka_source import read_kafka
@@ -960,6 +965,7 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
         plan = plan_read(cluster, opts.topics, since=opts.since, last=opts.last)
         counts = {t: p.count for t, p in plan.topics.items()}
         committed = committed_offsets(cluster, opts.group, counts) if opts.group else None
+        described = describe_group(cluster, opts.group) if opts.group else None
     too_big = {t: n for t, n in counts.items() if n > MAX_PARTITIONS_PER_TOPIC}
     if too_big:
         topic, n = next(iter(too_big.items()))
@@ -999,6 +1005,9 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
     if committed is not None:
         extra["lag"] = _lag_summary(plan, committed)
         lag = {t: v["lag"] for t, v in extra["lag"].items()}
+    group_scenario = None
+    if opts.group:
+        extra["group"], group_scenario = _group_members(opts, described, counts)
     desc = {"kind": "kafka", "bootstrap": opts.bootstrap, "topics": list(plan.topics)}
     if opts.since is not None:
         desc["since"] = str(opts.since)
@@ -1007,7 +1016,47 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
     if opts.group:
         desc["group"] = opts.group
     distinct = {t: f["distinct_keys"] for t, f in extra["forensics"].items()} if forensics is not None else None
-    return _Pass(digest, desc, counts, None, [], None, warnings, extra, lag, distinct)
+    return _Pass(digest, desc, counts, warnings=warnings, extra=extra, lag=lag, distinct_keys=distinct,
+                 group_scenario=group_scenario)
+
+
+def _group_members(opts: PipelineOptions, described: Any, counts: Mapping[str, int]) -> tuple[dict, dict | None]:
+    """The group as its coordinator describes it, and (when the consumer stages should use it: members present,
+    no --scenario, no --members) its members as a scenario: each member's subscription where the broker keeps it
+    (the consumer protocol's Subscription: topics, rack, static instance id), else every topic read."""
+    from kassign.errors import KassignError as Bad
+    from kassign.protocol.wire import decode_subscription
+
+    entry: dict[str, Any] = {"id": opts.group, "described": described is not None}
+    if described is None:
+        return entry, None
+    members = []
+    for m in described.members:
+        topics, rack = sorted(counts), None
+        if m.metadata and described.protocol_type == "consumer":
+            try:
+                subscription = decode_subscription(m.metadata, m.instance_id)
+                topics, rack = [t for t in subscription.topics if t in counts], subscription.rack
+            except Bad:  # metadata of another protocol or version: the member reads every topic here
+                pass
+        members.append({"member_id": m.member_id, "client_id": m.client_id, "host": m.host,
+                        "instance_id": m.instance_id, "topics": topics, "rack": rack,
+                        "subscription_known": bool(m.metadata)})
+    entry.update(state=described.state, protocol_type=described.protocol_type, assignor=described.protocol,
+                 members=members)
+    use = bool(members) and opts.scenario is None and opts.members_from_group
+    entry["members_used_for_consumer_load"] = use
+    if not use:
+        return entry, None
+    spec = {}
+    for m in members:
+        one: dict[str, Any] = {"topics": m["topics"]}
+        if m["rack"]:
+            one["rack"] = m["rack"]
+        if m["instance_id"]:
+            one["instance_id"] = m["instance_id"]
+        spec[m["member_id"]] = one
+    return entry, {"topics": dict(counts), "members": spec}
 
 
 def _nothing_read(source: Mapping[str, Any], bounded: bool) -> str:

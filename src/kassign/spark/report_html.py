@@ -288,7 +288,8 @@ def render(summary: Mapping[str, Any]) -> str:
                  + _chart("Broker load", *charts["Broker load"], summary)),
     ]
     if "lag" in summary:
-        sections.append(_section("Consumer lag", _table(tables.lag_by_strategy_table(summary)) + _chart(
+        sections.append(_section("Consumer lag", _table(tables.group_table(summary))
+                                 + _table(tables.lag_by_strategy_table(summary)) + _chart(
             "Lag", chart_lag, "For each assignment strategy, one bar per consumer: the records it would be behind, "
             "summing the lag of the partitions that strategy gives it. The lowest tallest bar catches up first.",
             summary) + _table(tables.lag_table(summary, limit=None))))

@@ -254,6 +254,19 @@ def lag_table(summary: Mapping[str, Any], limit: int | None = 12) -> Table | Non
             "lag: end offset minus committed offset; '-': nothing committed (lag counts from the partition's start)")
 
 
+def group_table(summary: Mapping[str, Any]) -> Table | None:
+    group = summary.get("group")
+    if not group or not group.get("members"):
+        return None
+    body = [[_short(m["member_id"], 48), m["client_id"] or "-", m["host"] or "-",
+             ", ".join(m["topics"]) if m["subscription_known"] else "(not kept by the broker: every topic read)"]
+            for m in group["members"]]
+    used = "used for the consumer stages" if group["members_used_for_consumer_load"] else \
+        "not used (--scenario or --members given)"
+    return (f"group {group['id']}: {group['state'] or 'state unknown'}, assignor {group['assignor'] or 'unknown'}",
+            ["member", "client id", "host", "subscribed (of the topics read)"], body, f"its members: {used}")
+
+
 def lag_by_strategy_table(summary: Mapping[str, Any]) -> Table | None:
     if not summary.get("lag"):
         return None
@@ -266,6 +279,7 @@ def lag_by_strategy_table(summary: Mapping[str, Any]) -> Table | None:
 def terminal_tables(summary: Mapping[str, Any]) -> list[Table]:
     tables = [source_table(summary), rows_table(summary), set_aside_table(summary), forensics_table(summary),
               sweep_table(summary), hot_partitions_table(summary), consumer_table(summary),
-              lag_table(summary), lag_by_strategy_table(summary), broker_table(summary), rack_table(summary),
+              group_table(summary), lag_table(summary), lag_by_strategy_table(summary), broker_table(summary),
+              rack_table(summary),
               producers_table(summary)]
     return [t for t in tables if t is not None]
