@@ -51,3 +51,13 @@ class ReplicaPlacementError(KassignError):
     def __init__(self, message: str, kafka_exception: str) -> None:
         super().__init__(message)
         self.kafka_exception = kafka_exception
+
+
+class Interrupted(BaseException):
+    """The command was stopped by a signal (SIGINT, SIGTERM): a BaseException, like KeyboardInterrupt, so
+    no ``except Exception`` swallows it, and cleanup in ``finally`` blocks still runs."""
+
+    def __init__(self, signal_name: str, exit_code: int) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+        self.exit_code = exit_code

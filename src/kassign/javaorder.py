@@ -17,7 +17,10 @@ How the capacity evolves (``java.util.HashMap``, JDK 8 to 17):
 
 * ``new HashMap<>()``: 16 at the first insertion. ``new HashMap<>(n)``: the least
   power of two >= n (1 for n = 0). ``new HashSet<>(collection)``:
-  ``new HashMap<>(max((int) (size / .75f) + 1, 16))`` filled from the collection.
+  ``new HashMap<>(max((int) (size / .75f) + 1, 16))`` filled from the collection
+  (:meth:`JavaHashOrder.copy_of`), so a set built at once can have twice the table of
+  one grown an add at a time (12 elements: 32 buckets against 16), and iterate
+  differently.
 * It doubles whenever the size exceeds three quarters of it.
 * It also doubles, while below 64, when an insertion makes one bucket hold 9 keys
   (Java grows the table rather than turning such a small bucket into a tree).
@@ -87,8 +90,10 @@ def table_size_for(capacity: int) -> int:
 
 
 def copy_constructor_capacity(size: int) -> int:
-    """Initial capacity that ``new HashSet<>(collection)`` asks for, for a collection of ``size``."""
-    return max(int(size / 0.75) + 1, 16)
+    """Initial capacity that ``new HashSet<>(collection)`` asks for, for a collection of ``size``
+    (repeats included): ``max((int) (size / .75f) + 1, 16)``, divided in ``float`` as Java does
+    (from about 25 million on, double arithmetic would give another table)."""
+    return max(int(np.float32(size) / np.float32(0.75)) + 1, 16)
 
 
 class JavaHashOrder:
@@ -108,10 +113,17 @@ class JavaHashOrder:
 
     @classmethod
     def of(cls, keys: Iterable[Hashable], hash_of, initial_capacity: int | None = None) -> JavaHashOrder:
+        """A map (or set) given these keys one ``put``/``add`` at a time."""
         order = cls(initial_capacity)
         for key in keys:
             order.add(key, hash_of(key))
         return order
+
+    @classmethod
+    def copy_of(cls, keys: Sequence[Hashable], hash_of) -> JavaHashOrder:
+        """``new HashSet<>(keys)``: a table sized for the whole collection first, then its keys
+        added in its order."""
+        return cls.of(keys, hash_of, copy_constructor_capacity(len(keys)))
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -233,6 +245,11 @@ def java_int_set_order(values: Iterable[int], initial_capacity: int | None = Non
     for v in values:
         order.add(v, v)
     return order.keys()
+
+
+def java_int_set_copy_order(values: Sequence[int]) -> list[int]:
+    """``new HashSet<>(values)`` of ``Integer``s (a list, repeats allowed), as Java iterates it."""
+    return JavaHashOrder.copy_of(values, int).keys()
 
 
 # --- insert-only maps with tree bins ------------------------------------------------------------

@@ -110,6 +110,42 @@ def test_uniform_homogeneous_extra_partitions_follow_the_member_map_order_not_th
     assert {m: len(p) for m, p in result.items()} == {"A0": 1, "B": 2, "C": 2}
 
 
+# A member's owned partitions of one topic form a HashSet built at once from the record's list
+# (HashSet's copy constructor): 12 of them get a 32-bucket table, where 12 adds one at a time
+# would stay at 16 buckets and iterate 16, 18, 20, 22 between the smaller numbers.
+TWELVE_EVENS = list(range(0, 24, 2))
+
+
+def test_a_members_owned_partitions_iterate_as_the_copy_constructor_built_them() -> None:
+    scenario = {"topics": {"t": 24}, "members": {"A": {"topics": ["t"], "owned": [["t", p] for p in TWELVE_EVENS]}}}
+    group = build_server_group(parse_scenario(scenario))
+    assert group.current_target(0) == [(0, TWELVE_EVENS)]  # not [0, 16, 2, 18, 4, 20, 6, 22, 8, 10, 12, 14]
+
+
+def test_uniform_homogeneous_member_over_quota_gives_up_the_last_of_its_set_order() -> None:
+    # 24 partitions, 3 members (A, B, C iterate in that order): quota 8 each. A holds the 12 even
+    # partitions and keeps the first 8 its set yields, 0..14; it gives up 16, 18, 20, 22. B takes
+    # the first 8 unheld partitions (odd 1..15), C the other 4 unheld (17..23) and the released 4.
+    members = {"A": {"topics": ["t"], "owned": [["t", p] for p in TWELVE_EVENS]},
+               "B": {"topics": ["t"]}, "C": {"topics": ["t"]}}
+    assert consumer("uniform", {"t": 24}, members) == {
+        "A": tps("t", *range(0, 16, 2)),
+        "B": tps("t", *range(1, 16, 2)),
+        "C": tps("t", *range(16, 24)),
+    }
+
+
+def test_uniform_homogeneous_owned_set_order_with_two_topics() -> None:
+    # 28 partitions, 3 members: A's quota is 10 (9, and A, first in member order, one more). A holds
+    # 12 of "a" and 2 of "b"; whichever topic its map yields first, of "a" it keeps a prefix of the
+    # set's order, which for the copy constructor's 32 buckets is ascending.
+    members = {"A": {"topics": ["a", "b"], "owned": [["a", p] for p in TWELVE_EVENS] + [["b", 0], ["b", 1]]},
+               "B": {"topics": ["a", "b"]}, "C": {"topics": ["a", "b"]}}
+    result = consumer("uniform", {"a": 24, "b": 4}, members)
+    kept_of_a = [p for t, p in result["A"] if t == "a"]
+    assert kept_of_a == TWELVE_EVENS[:len(kept_of_a)]
+
+
 def test_topic_ids_parse_in_both_forms_and_derive_deterministically() -> None:
     assert parse_topic_id("zlHH1P2WR-GsRZQpv0_Hxw", "t") == parse_topic_id("ce51c7d4-fd96-47e1-ac45-9429bf4fc7c7", "t")
     assert derived_topic_id("orders") == derived_topic_id("orders") != derived_topic_id("payments")

@@ -3,9 +3,10 @@
 Optimality is checked against an independent oracle: a staged integer program over the
 partition-level bipartite graph (scipy's HiGHS MILP), where each member's load is the sum
 of unit "level" variables whose costs 1, 3, 5, ... make the total equal the sum of squared
-loads. Stage 1 minimises that; stage 2 keeps it at its optimum and maximises rack-local
-partitions; stage 3 keeps both and maximises partitions kept by their owner. Our solver works
-on partition classes with a min-cost flow, so the two share no code and no formulation.
+loads. Stage 1 minimises that; stage 2 keeps it at its optimum and minimises rack mismatches
+as Kafka counts them (``Group.mismatch``); stage 3 keeps both and maximises partitions kept by
+their owner. Our solver works on partition classes with a min-cost flow, so the two share no
+code and no formulation.
 """
 
 from __future__ import annotations
@@ -58,21 +59,32 @@ class Group:
         owner = self.owners[t][p]
         return owner if 0 <= owner < len(self.subs) and t in self.subs[owner] else -1
 
-    def rack_local(self, t: int, p: int, m: int) -> bool:
+    def rack_aware(self) -> bool:
+        """Kafka weighs racks only when some member's rack holds a replica of some partition
+        (``assign_general`` is handed racks only when the rest of Kafka's rule says yes)."""
         if self.member_racks is None or self.partition_racks is None:
             return False
+        replica_racks = {r for topic in self.partition_racks for racks in topic for r in racks}
+        return any(r and r in replica_racks for r in self.member_racks)
+
+    def mismatch(self, t: int, p: int, m: int) -> bool:
+        """Kafka's racksMismatch: the member has a (non-empty) rack and no replica of the
+        partition sits on it. A member without a rack never mismatches; a racked member
+        mismatches a partition whose replicas have no racks."""
+        if not self.rack_aware():
+            return False
         rack = self.member_racks[m]
-        return rack is not None and rack in self.partition_racks[t][p]
+        return bool(rack) and rack not in self.partition_racks[t][p]
 
     def scores(self, who: dict[tuple[int, int], int]) -> tuple[list[int], int, int]:
-        """(sorted loads, partitions kept by their owner, rack-local partitions)."""
+        """(sorted loads, partitions kept by their owner, rack mismatches as Kafka counts them)."""
         loads = [0] * len(self.subs)
-        kept = local = 0
+        kept = mismatches = 0
         for (t, p), m in who.items():
             loads[m] += 1
             kept += m == self.rightful_owner(t, p)
-            local += self.rack_local(t, p, m)
-        return sorted(loads), kept, local
+            mismatches += self.mismatch(t, p, m)
+        return sorted(loads), kept, mismatches
 
 
 def as_dict(result: list[np.ndarray]) -> dict[tuple[int, int], int]:
@@ -126,7 +138,7 @@ def oracle(group: Group, fixed: dict[tuple[int, int], int] | None = None) -> tup
     for m in range(num_members):
         square[n_x + m * levels : n_x + (m + 1) * levels] = 2 * np.arange(levels) + 1
     kept = np.array([1.0 if m == group.rightful_owner(t, p) else 0.0 for t, p, m in pairs] + [0.0] * n_y)
-    local = np.array([1.0 if group.rack_local(t, p, m) else 0.0 for t, p, m in pairs] + [0.0] * n_y)
+    mismatch = np.array([1.0 if group.mismatch(t, p, m) else 0.0 for t, p, m in pairs] + [0.0] * n_y)
 
     def solve(objective: np.ndarray) -> np.ndarray:
         res = milp(
@@ -138,11 +150,11 @@ def oracle(group: Group, fixed: dict[tuple[int, int], int] | None = None) -> tup
         assert res.success, res.message
         return np.round(res.x)
 
-    # Kafka's order: balance, then rack locality, then stickiness.
+    # Kafka's order: balance, then rack mismatches, then stickiness.
     best_square = square @ solve(square)
     add_row(dict(enumerate(square)), -np.inf, best_square + 0.5)
-    best_local = local @ solve(-local)
-    add_row(dict(enumerate(local)), best_local - 0.5, np.inf)
+    best_mismatches = mismatch @ solve(mismatch)
+    add_row(dict(enumerate(mismatch)), -np.inf, best_mismatches + 0.5)
     x = solve(-kept)
     who = {(t, p): m for i, (t, p, m) in enumerate(pairs) if x[i] > 0.5}
     return group.scores(who)
@@ -198,7 +210,7 @@ def groups(draw, with_racks: bool) -> Group:
     owners = [draw(st.lists(st.integers(-1, num_members), min_size=n, max_size=n)) for n in counts]
     member_racks = partition_racks = None
     if with_racks:
-        member_racks = draw(st.lists(st.sampled_from([None, "a", "b", "c"]), min_size=num_members, max_size=num_members))
+        member_racks = draw(st.lists(st.sampled_from([None, "", "a", "b", "c"]), min_size=num_members, max_size=num_members))
         rack_sets = st.frozensets(st.sampled_from(["a", "b", "c", "d"]), max_size=3)
         partition_racks = [draw(st.lists(rack_sets, min_size=n, max_size=n)) for n in counts]
     return Group(counts, subs, owners, member_racks, partition_racks)
@@ -299,6 +311,26 @@ def test_balance_beats_stickiness_and_stickiness_beats_racks() -> None:
     result = group.run()[0].tolist()
     assert sorted(result) == [0, 0, 1, 1]
     assert result == [0, 0, 1, 1]
+
+
+def test_a_member_without_a_rack_never_mismatches() -> None:
+    # Issue #20. Member 1 has no rack and owns t0p0-p2; member 0 (rack a) owns t0p3, p4; member 2
+    # alone takes t1. Every t0 replica is on rack a. Loads 3/2 or 2/3 are equally balanced and a
+    # member without a rack mismatches nothing (Kafka's racksMismatch), so moving t0p2 to member 0
+    # gains nothing: everything stays.
+    a, c = frozenset({"a"}), frozenset({"c"})
+    for rackless in (None, ""):  # Kafka ignores an empty client.rack
+        group = Group([5, 1], [[0], [0], [1]], [[1, 1, 1, 0, 0], [2]], ["a", rackless, "c"], [[a] * 5, [c]])
+        assert [r.tolist() for r in group.run()] == [[1, 1, 1, 0, 0], [2]], repr(rackless)
+
+
+def test_a_partition_without_replica_racks_mismatches_every_racked_member() -> None:
+    # t0p0's replicas have no rack: a mismatch at member 0 (rack a), none at member 1 (no rack).
+    # Giving t0p0 to member 1 clears the only mismatch with one move; also moving t0p2 to
+    # member 0 (loads 2/1 instead of 1/2, equally balanced) would be a move for nothing.
+    a, c = frozenset({"a"}), frozenset({"c"})
+    group = Group([3, 1], [[0], [0], [1]], [[0, 0, 1], [2]], ["a", None, "c"], [[frozenset(), a, a], [c]])
+    assert [r.tolist() for r in group.run()] == [[1, 0, 1], [2]]
 
 
 def test_topics_without_subscribers_stay_unassigned() -> None:

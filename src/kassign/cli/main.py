@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kassign.errors import KassignError
+from kassign.errors import Interrupted, KassignError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -80,12 +80,41 @@ def _show_warnings() -> None:
     logger.propagate = False
 
 
+# The signal that stopped the command, if one did: code that sees the failure it caused (a library that turned
+# the interruption into its own error) can still tell that it was an interruption.
+received: Interrupted | None = None
+
+
+def interrupt_on_signals() -> None:
+    """SIGINT and SIGTERM end the command with :class:`Interrupted` (cleanup in ``finally`` blocks runs, the
+    exit is one line). Called again by code that installed its own handler meanwhile (PySpark does)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        global received
+        received = Interrupted(signal.Signals(signum).name, 128 + signum)
+        raise received
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
+
+
 def _invoke(argv: list[str] | None) -> int:
-    """Run the command; its exit status (0, 1 for a bug of ours, 2 for bad input, 130 when aborted)."""
+    """Run the command; its exit status (0, 1 for a bug of ours, 2 for bad input, 128 + the signal number
+    when a signal stopped it)."""
     _show_warnings()
+    if argv is None:  # the command line (from Python, the caller's own signal handling stays)
+        interrupt_on_signals()
     try:
         result = cli.main(args=argv, prog_name="kassign", standalone_mode=False)
         return result if isinstance(result, int) else 0
+    except Interrupted as stopped:
+        click.echo(f"kassign: interrupted by {stopped.signal_name}; nothing half-written was left behind", err=True)
+        return stopped.exit_code
     except KassignError as err:
         click.echo(f"kassign: error: {_one_line(str(err))}", err=True)
         return 2

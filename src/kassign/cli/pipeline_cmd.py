@@ -206,6 +206,7 @@ def _run_quietly(start, work):
     try:
         spark = start(log)
         try:
+            _cancel_jobs_on_signals(spark)
             with progress(spark):
                 return work(spark)
         finally:
@@ -213,12 +214,45 @@ def _run_quietly(start, work):
     except (KassignError, KeyboardInterrupt):
         raise
     except Exception as err:
+        from kassign.cli import main
+
+        if main.received is not None:  # a library turned the interruption into an error of its own
+            raise main.received from None
         keep = log.exists()
         where = f"; Spark's log: {log}" if keep else ""
         raise SparkFailure(f"{type(err).__name__}: {err}{where}") from err
     finally:
         if not keep:
             log.unlink(missing_ok=True)
+
+
+def _cancel_jobs_on_signals(spark) -> None:
+    """SIGINT/SIGTERM while Spark works: cancel its jobs, then end the command as the CLI does for any signal
+    (PySpark's own SIGINT handler, installed with the context, would end in a KeyboardInterrupt instead). The
+    cancelling runs on a thread of its own: the main thread may be inside a py4j call, whose connection a
+    second call from the handler would re-enter."""
+    import signal
+    import threading
+
+    from kassign.cli.main import interrupt_on_signals
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    interrupt_on_signals()
+    stop = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def cancel() -> None:
+        try:
+            spark.sparkContext.cancelAllJobs()
+        except Exception:  # the JVM may already be going: stopping is what matters
+            pass
+
+    def cancel_then_stop(signum: int, frame: object) -> None:
+        threading.Thread(target=cancel, name="kassign-cancel", daemon=True).start()
+        stop[signum](signum, frame)
+
+    for signum in stop:
+        signal.signal(signum, cancel_then_stop)
 
 
 def _spool_stdin(fmt: str):

@@ -42,6 +42,7 @@ from kassign.javaorder import (
     JavaHashOrder,
     copy_constructor_capacity,
     hash_iteration_order,
+    java_int_set_copy_order,
     java_string_hash,
     java_string_hashes,
     java_uuid_hash,
@@ -136,6 +137,9 @@ class ServerGroup:
     def current_target(self, member: int) -> list[tuple[int, list[int]]]:
         """The member's current target as Java iterates its ``HashMap<Uuid, HashSet<Integer>>``.
 
+        The coordinator builds it from the member's record: topics put one at a time, in the
+        order their first partition is listed, each topic's set built at once from its listed
+        partitions (``new HashSet<>(partitions)``, so sized for all of them from the start).
         Topics that no longer exist come as topic number -1 (their partitions are
         always taken away); partitions beyond a topic's count are dropped."""
         members, place = self._members, int(self._position[member])
@@ -147,7 +151,7 @@ class ServerGroup:
         result = []
         for name in topic_order:
             t = self._topic_index.get(name, -1)
-            partitions = _java_int_set(per_topic[name])
+            partitions = java_int_set_copy_order(per_topic[name])
             if t >= 0:
                 partitions = [p for p in partitions if 0 <= p < self.num_partitions[t]]
             result.append((t, partitions))
@@ -236,13 +240,6 @@ class ServerGroup:
 
 def _dedup(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
-
-
-def _java_int_set(values: Sequence[int]) -> list[int]:
-    order = JavaHashOrder()
-    for v in values:
-        order.add(v, v)
-    return order.keys()
 
 
 def member_positions(member_ids: Sequence[str]) -> np.ndarray:

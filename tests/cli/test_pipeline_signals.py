@@ -1,0 +1,64 @@
+"""`kassign pipeline` stopped by SIGINT or SIGTERM while Spark works: one line, the signal's exit status,
+no --out (not even half of one), no staging directory, no JVM left running, no Spark log left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+KASSIGN = Path(sys.executable).with_name("kassign")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found += [int(c) for c in task.read_text().split()]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the JVM through /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_mid_run_leaves_nothing_behind(signum, tmp_path):
+    out = tmp_path / "out"
+    process = subprocess.Popen([str(KASSIGN), "pipeline", "--rows", "30000000", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        # the staging directory appears once Spark runs the pipeline's first job
+        while not list(tmp_path.glob(".out.kassign-partial-*")):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.2)
+        time.sleep(1.5)
+        jvms = _children(process.pid)
+        assert jvms, "no JVM child process"
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + signum
+    assert stderr.strip().splitlines() == [f"kassign: interrupted by {signum.name}; nothing half-written was left "
+                                           "behind"], stderr
+    assert not out.exists() and not list(tmp_path.glob(".out*"))
+    gone = time.monotonic() + 15
+    while any(_alive(pid) for pid in jvms) and time.monotonic() < gone:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in jvms), "the JVM outlived the command"
+    assert not Path(tempfile.gettempdir(), f"kassign-spark-{process.pid}.log").exists()

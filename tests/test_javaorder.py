@@ -1,0 +1,119 @@
+"""Java's HashSet iteration order (kassign.javaorder): a set built at once by the copy
+constructor against one grown an add at a time, at the sizes where their tables differ.
+
+The expected orders come from Java's rules, restated here on their own: a key sits in
+bucket ``(h ^ (h >>> 16)) & (capacity - 1)`` (``Integer.hashCode`` is the value), and the
+set iterates bucket by bucket, each bucket in insertion order. The table sizes are facts
+of ``java.util.HashMap`` (JDK 17), written out rather than computed:
+
+* ``new HashSet<>(collection)`` of ``n`` elements: ``new HashMap<>(max((int) (n / .75f) + 1, 16))``,
+  a table of the next power of two at or above that, then the elements added in the
+  collection's order;
+* ``new HashSet<>()`` then ``n`` adds: 16 buckets, doubled whenever the size exceeds 3/4 of them.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kassign.javaorder import (
+    JavaHashOrder,
+    copy_constructor_capacity,
+    java_int_set_copy_order,
+    java_int_set_order,
+    table_size_for,
+)
+
+# n -> (table of new HashSet<>(a collection of n), table after n adds to new HashSet<>())
+TABLES = {
+    1: (16, 16),
+    11: (16, 16),
+    12: (32, 16),
+    13: (32, 32),
+    24: (64, 32),
+    25: (64, 64),
+    48: (128, 64),
+    49: (128, 128),
+    96: (256, 128),
+    97: (256, 256),
+}
+# at n = 12 * 2**k the copy constructor's table is twice the grown one; one more and they agree
+DIFFERENT_TABLES = [n for n, (copied, grown) in TABLES.items() if copied != grown]
+
+
+def expected_order(values: list[int], table: int) -> list[int]:
+    """Java's iteration order of distinct ``values`` added in this order to a table of ``table`` buckets."""
+    def bucket(v: int) -> int:
+        h = v & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (table - 1)
+    assert all(sum(bucket(w) == bucket(v) for w in values) <= 8 for v in values), \
+        "no bucket reaches 9 keys (Java would then grow a small table or make a tree bin)"
+    return [v for _, v in sorted(((bucket(v), i), v) for i, v in enumerate(values))]
+
+
+def listed(n: int, seed: int) -> list[int]:
+    """``n`` distinct partition numbers in a shuffled listing order, several sharing buckets in
+    either table (the largest table is at most 4n buckets, so numbers up to 6n wrap around);
+    from seed 1 on they sit above 65536, where the high half folds into the bucket."""
+    rng = random.Random(seed)
+    while True:
+        values = [v + (seed << 16) for v in rng.sample(range(6 * n), n)]
+        if all(max(keys_per_bucket(values, t)) <= 8 for t in TABLES[n]):
+            return values
+
+
+def keys_per_bucket(values: list[int], table: int) -> list[int]:
+    counts = [0] * table
+    for v in values:
+        counts[(v ^ (v >> 16)) & (table - 1)] += 1
+    return counts
+
+
+@pytest.mark.parametrize("n", sorted(TABLES))
+def test_copy_constructor_table_size(n: int) -> None:
+    copied, grown = TABLES[n]
+    assert table_size_for(copy_constructor_capacity(n)) == copied
+    assert JavaHashOrder.copy_of(range(n), int).capacity == copied
+    assert JavaHashOrder.of(range(n), int).capacity == grown
+
+
+@pytest.mark.parametrize("n", sorted(TABLES))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_int_set_order_built_at_once_and_grown(n: int, seed: int) -> None:
+    values = listed(n, seed)
+    copied, grown = TABLES[n]
+    assert java_int_set_copy_order(values) == expected_order(values, copied)
+    assert java_int_set_order(values) == expected_order(values, grown)
+
+
+@pytest.mark.parametrize("n", DIFFERENT_TABLES)
+def test_the_two_constructions_differ_where_the_tables_do(n: int) -> None:
+    # n even numbers 0, 2, .. 2n - 2: past the grown table's end they wrap to the front
+    values = list(range(0, 2 * n, 2))
+    assert java_int_set_copy_order(values) == values  # the copy's table holds them all in order
+    assert java_int_set_order(values) != values
+
+
+def test_twelve_partitions_numbered_up_to_22() -> None:
+    # the case behind issue #20: 12 partitions make a 32-bucket table when copied at once,
+    # while 12 adds stay at 16 buckets (12 is not more than 3/4 of 16), so 16.. wrap around
+    values = list(range(0, 24, 2))
+    assert java_int_set_copy_order(values) == values
+    assert java_int_set_order(values) == [0, 16, 2, 18, 4, 20, 6, 22, 8, 10, 12, 14]
+
+
+def test_copy_constructor_with_repeated_elements_is_sized_by_the_collection() -> None:
+    # HashSet(Collection) sizes by c.size(), repeats included: 12 listed (11 distinct) -> 32 buckets
+    values = [16, *range(0, 22, 2)]  # 16 twice
+    assert len(values) == 12 and len(set(values)) == 11
+    assert JavaHashOrder.copy_of(values, int).capacity == 32
+    assert java_int_set_copy_order(values) == expected_order(list(dict.fromkeys(values)), 32)
+
+
+def test_copy_constructor_divides_in_float_as_java_does() -> None:
+    # (int) (25165823 / .75f): the int rounds to the float 25165824, so the quotient is exactly 2**25
+    # and the request 2**25 + 1 needs a table of 2**26 (in double it would be 2**25 - 1 + 1 -> 2**25)
+    assert copy_constructor_capacity(25165823) == (1 << 25) + 1
+    assert copy_constructor_capacity(0) == 16
