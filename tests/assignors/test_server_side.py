@@ -146,6 +146,28 @@ def test_uniform_homogeneous_owned_set_order_with_two_topics() -> None:
     assert kept_of_a == TWELVE_EVENS[:len(kept_of_a)]
 
 
+# A member's subscribed names are a HashSet built at once from its listed names, too
+# (ConsumerGroupMember's builder: new HashSet<>(list)), sized by the list's length, repeats included.
+# "q" (hash 113) and "a" (97) share bucket 1 of 16 but sit in buckets 17 and 1 of 32. Their ids
+# (least significant bits 5 and 37) share bucket 5 of the id set, so there they keep the names'
+# order, and the homogeneous builder lists the unheld partitions in the id set's order.
+NAMES_TOPIC_IDS = {"q": "00000000-0000-0000-0000-000000000005", "a": "00000000-0000-0000-0000-000000000025"}
+GHOSTS = [f"g{i}" for i in range(10)]  # topics that do not exist: they still count in the names' set
+
+
+@pytest.mark.parametrize("names", [
+    ["q", "a", *GHOSTS],  # 12 names: 32 buckets copied at once, 16 after 12 adds
+    ["q", "a", *GHOSTS[:9], "q"],  # 12 listed, 11 distinct: the copy is sized for the 12
+])
+def test_subscribed_names_iterate_as_the_copy_constructor_built_them(names: list[str]) -> None:
+    members = {"A": {"topics": names}, "B": {"topics": names}}
+    scenario = {"topics": {"q": 1, "a": 1}, "members": members, "topic_ids": NAMES_TOPIC_IDS}
+    group = build_server_group(parse_scenario(scenario))
+    assert [group.topic_names[t] for t in group.subscription_order(0)] == ["a", "q"]
+    # A comes first in member order and takes the first unheld partition
+    assert kassign.assign("uniform", scenario, protocol="consumer") == {"A": tps("a", 0), "B": tps("q", 0)}
+
+
 def test_topic_ids_parse_in_both_forms_and_derive_deterministically() -> None:
     assert parse_topic_id("zlHH1P2WR-GsRZQpv0_Hxw", "t") == parse_topic_id("ce51c7d4-fd96-47e1-ac45-9429bf4fc7c7", "t")
     assert derived_topic_id("orders") == derived_topic_id("orders") != derived_topic_id("payments")

@@ -40,15 +40,28 @@ def test_worked_example_swaps_a_free_partition_for_a_withheld_one() -> None:
     assert now == [1, 1]
 
 
-def test_rack_locality_is_never_traded() -> None:
-    # Member 0 (rack a) holds free p0 (local to a); member 1 (rack b) holds withheld p1 (local to b).
-    # Swapping would lose both local placements, so nothing moves.
+def test_a_rack_mismatch_is_never_added() -> None:
+    # Member 0 (rack a) holds free p0, p1 (local to a); member 1 (rack b) holds withheld p2, p3 (local
+    # to b). Swapping would add two mismatches, so nothing moves.
     owner = np.array([0, 0, 1, 1], dtype=np.int32)
-    local = {(0, 0): True, (1, 0): True, (2, 1): True, (3, 1): True}
+    local = {(0, 0), (1, 0), (2, 1), (3, 1)}
     evened = even_out_round(owner, np.array([2, 3]), np.array([False, False, True, True]),
                             lambda p: frozenset({2}) if p >= 2 else frozenset(), np.zeros(4, dtype=np.int32),
-                            [frozenset({0})] * 3, lambda p, m: local.get((p, m), False))
+                            [frozenset({0})] * 3, lambda p, m: (p, m) not in local)
     assert evened.tolist() == owner.tolist()
+
+
+def test_a_member_without_a_rack_swaps_freely() -> None:
+    # Member 1 has no rack, so it mismatches nothing; member 0's rack holds p0, p1 and p2. Member 0
+    # giving free p0 to member 1 and taking withheld p2 adds no mismatch, so the swap is made.
+    owner = np.array([0, 0, 1, 1], dtype=np.int32)
+    local_to_0 = {0, 1, 2}
+    evened = even_out_round(owner, np.array([2, 3]), np.array([False, False, True, True]),
+                            lambda p: frozenset({2}) if p >= 2 else frozenset(), np.zeros(4, dtype=np.int32),
+                            [frozenset({0})] * 3, lambda p, m: m == 0 and p not in local_to_0)
+    now = [int(np.sum((evened == m) & ~np.isin(np.arange(4), [2, 3]))) for m in range(2)]
+    assert now == [1, 1]
+    assert evened[2] == 0, "member 0 takes the withheld partition its rack holds"
 
 
 @st.composite

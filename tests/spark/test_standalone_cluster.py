@@ -62,28 +62,38 @@ def _alive_workers(ui_port: int) -> int:
         return 0
 
 
-@pytest.fixture(scope="module")
-def standalone(tmp_path_factory):
-    logs = tmp_path_factory.mktemp("standalone")
+def _cluster(logs: Path, workers: int, cores: int):
+    """A master and ``workers`` workers on 127.0.0.1 (each its own process group, with its executors);
+    yields (master URL, [(worker process, its work dir)])."""
     port, ui = free_port(), free_port()
     started = []
     try:
         started.append(_start(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
                                "--webui-port", str(ui)], logs / "master.log"))
-        started.append(_start(["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                               "--port", str(free_port()), "--webui-port", str(free_port()), "--cores", "2",
-                               "--memory", "2g", "--work-dir", str(logs / "work"), f"spark://127.0.0.1:{port}"],
-                              logs / "worker.log"))
+        nodes = []
+        for i in range(workers):
+            work = logs / f"work-{i}"
+            worker = _start(["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                             "--port", str(free_port()), "--webui-port", str(free_port()), "--cores", str(cores),
+                             "--memory", "2g", "--work-dir", str(work), f"spark://127.0.0.1:{port}"],
+                            logs / f"worker-{i}.log")
+            started.append(worker)
+            nodes.append((worker, work))
         deadline = time.monotonic() + 60
-        while _alive_workers(ui) < 1:
+        while _alive_workers(ui) < workers:
             if time.monotonic() > deadline or any(p.poll() is not None for p in started):
-                pytest.fail("standalone cluster did not come up: " + (logs / "master.log").read_text()[-500:]
-                            + (logs / "worker.log").read_text()[-500:])
+                pytest.fail("standalone cluster did not come up: " + (logs / "master.log").read_text()[-500:])
             time.sleep(0.5)
-        yield f"spark://127.0.0.1:{port}", logs / "work"
+        yield f"spark://127.0.0.1:{port}", nodes
     finally:
         for process in reversed(started):
             _stop(process)
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory):
+    for master, nodes in _cluster(tmp_path_factory.mktemp("standalone"), 1, 2):
+        yield master, nodes[0][1]
 
 
 def test_pipeline_on_a_standalone_cluster_matches_the_local_run(spark, standalone, tmp_path):
@@ -132,3 +142,41 @@ def test_live_topics_are_read_by_the_cluster_executors(spark, standalone, tansu,
     assert on_cluster == json.loads(json.dumps(local))
     assert on_cluster["source"]["topics"][topic]["records"] == 3000
     assert any(worker_dir.glob("app-*/*/stderr"))
+
+
+def _running_tasks(work: Path) -> bool:
+    """Whether the newest application's executor in ``work`` has started a task."""
+    apps = sorted(work.glob("app-*"))
+    return bool(apps) and any("Running task" in log.read_text(errors="replace") for log in apps[-1].glob("*/stderr"))
+
+
+def test_a_worker_killed_mid_run_changes_nothing(tmp_path_factory, tmp_path):
+    """Two workers of one core each; the same pipeline run twice: undisturbed, then with one worker and its
+    executor killed (SIGKILL to its process group) while the job runs. Spark reruns the lost tasks on the
+    other worker, and the summary is the same."""
+    logs = tmp_path_factory.mktemp("two-workers")
+    for master, nodes in _cluster(logs, 2, 1):
+        args = ["pipeline", "--rows", "1500000", "--keys", "50000", "--master", master,
+                "--conf", "spark.executor.memory=1g", "--json"]
+
+        def run(out: Path, kill: bool) -> dict:
+            process = subprocess.Popen([str(KASSIGN), *args, "--out", str(out)], env=_env(), stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True)
+            if kill:
+                victim, work = nodes[1]
+                deadline = time.monotonic() + 120
+                while not _running_tasks(work):  # the victim's executor is working on the pipeline's tasks
+                    assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+                    time.sleep(0.1)
+                os.killpg(victim.pid, signal.SIGKILL)
+                victim.wait(10)
+                assert process.poll() is None, "the run ended before the worker was killed"
+            stdout, stderr = process.communicate(timeout=300)
+            assert process.returncode == 0, stderr[-2000:]
+            return json.loads(stdout.strip().splitlines()[-1])
+
+        undisturbed = run(tmp_path / "undisturbed", kill=False)
+        survived = run(tmp_path / "killed", kill=True)
+        assert nodes[1][0].poll() is not None  # the worker is really gone
+        assert survived == undisturbed
+        assert survived["rows"]["accounted"]

@@ -123,11 +123,12 @@ class ServerGroup:
 
         The view Kafka copies walks the member's topic names in their own HashSet order
         and maps each to its id, skipping names that do not exist; the copy is sized for
-        all the names."""
+        all the (distinct) names. The names' set was itself built at once from the listed
+        names (``new HashSet<>(list)`` in the member's builder), sized for the list."""
         place = int(self._position[member])
-        names = _dedup(self._members.subscriptions[self._members.subscription[place]])
-        name_order = JavaHashOrder.of(names, java_string_hash).keys()
-        ids = JavaHashOrder(copy_constructor_capacity(len(names)))
+        listed = self._members.subscriptions[self._members.subscription[place]]
+        name_order = JavaHashOrder.copy_of(listed, java_string_hash).keys()
+        ids = JavaHashOrder(copy_constructor_capacity(len(name_order)))
         for name in name_order:
             t = self._topic_index.get(name)
             if t is not None:
@@ -236,10 +237,6 @@ class ServerGroup:
         member, flat = self._current_pairs
         keep = topics[self.topic_of_partition[flat]]
         return np.bincount(member[keep], minlength=self.num_members)
-
-
-def _dedup(items: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(items))
 
 
 def member_positions(member_ids: Sequence[str]) -> np.ndarray:

@@ -31,8 +31,9 @@ from kassign.assignors.sticky.claims import (
     TopicLayout,
     resolve_previous_owners,
 )
+from kassign.assignors.sticky.racks import RackContext, rack_context
 from kassign.assignors.sticky.round import even_out_round
-from kassign.assignors.sticky.uniform import RackContext, StickyInvariantError, assign_uniform, rack_context
+from kassign.assignors.sticky.uniform import StickyInvariantError, assign_uniform
 from kassign.assignors.base import Assignment, ConsumerPartitionAssignor, Subscription, subscribed_partition_counts
 from kassign.cluster import Cluster
 from kassign.errors import KassignError
@@ -79,9 +80,10 @@ class GroupView:
         return [self.subscriptions[m].rack for m in self.members]
 
     def racks(self, prefer_rack_aware: bool) -> RackContext | None:
+        """Rack data when Kafka assigns rack-aware (``sticky.racks``), else None."""
         if not any(self.member_racks()):
             return None
-        return rack_context(self.layout, self.member_racks(), self.partition_racks(), prefer_rack_aware)
+        return rack_context(self.member_racks(), self.partition_racks(), prefer_rack_aware)
 
 
 def previous_ownership(view: GroupView, read_claims: ClaimReader) -> ResolvedOwnership:
@@ -103,13 +105,7 @@ def _general_owner(view: GroupView, resolved: ResolvedOwnership, racks: RackCont
         for m in view.members
     ]
     previous = [resolved.owner[layout.offsets[t] : layout.offsets[t + 1]] for t in range(len(layout.topics))]
-    per_topic = assign_general(
-        layout.counts.copy(),
-        subs,
-        previous,
-        view.member_racks() if racks is not None else None,
-        view.partition_racks() if racks is not None else None,
-    )
+    per_topic = assign_general(layout.counts.copy(), subs, previous, racks=racks)
     if not per_topic:
         return np.zeros(0, dtype=np.int32)
     return np.concatenate([np.asarray(a, dtype=np.int32) for a in per_topic])
@@ -147,20 +143,8 @@ def _cooperative_general(view: GroupView, owner: np.ndarray, racks: RackContext 
             listers.setdefault(p, set()).add(m)
     subscribed = [frozenset(layout.index[t] for t in view.subscriptions[m].topics if t in layout.index)
                   for m in view.members]
-    rack_local: Callable[[int, int], bool] | None = None
-    if racks is not None:
-        member_racks = view.member_racks()
-        partition_racks = view.partition_racks()
-
-        def is_rack_local(p: int, m: int) -> bool:
-            t = int(layout.topic_of[p])
-            rack = member_racks[m]
-            return rack is not None and rack in partition_racks[t][p - int(layout.offsets[t])]
-
-        rack_local = is_rack_local
-
     evened = even_out_round(owner, transferring, listed, lambda p: listers.get(p, frozenset()), layout.topic_of,
-                            subscribed, rack_local)
+                            subscribed, racks.mismatch if racks is not None else None)
     return evened, _raw_transfers(view, evened, claims)
 
 

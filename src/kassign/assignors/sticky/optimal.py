@@ -1,14 +1,15 @@
 """Optimal sticky assignment when members subscribe to different topics.
 
 Rule, in strict priority order (Kafka's own order: KIP-881 exists to cut cross-rack
-traffic, so a rack-misaligned partition is moved even when its owner could keep it):
+traffic, so a rack-mismatched partition is moved even when its owner could keep it):
 
 1. Balance. The per-member partition counts are as even as the subscriptions allow:
    the sorted count vector is the least-majorized one (equivalently, the integer
    assignment with the smallest sum of squared counts).
-2. Racks (KIP-881). Among all assignments optimal for 1, the largest number of
-   partitions go to a member whose rack holds one of the partition's replicas. A member
-   without a rack is never rack-local.
+2. Racks (KIP-881). Among all assignments optimal for 1, the fewest rack mismatches as
+   Kafka counts them (``sticky.racks``): a partition at a member that has a rack holding
+   none of its replicas. A member without a rack mismatches nothing, so a partition it
+   holds is as well placed as at a member on the partition's rack.
 3. Stickiness. Among all assignments optimal for 1 and 2, the largest number of
    partitions stay with their rightful previous owner.
 
@@ -27,16 +28,18 @@ spread of 2 or more where 1 is possible.)
 Method. Partitions of one topic only differ by their previous owner and replica racks, so
 they are grouped into classes (topic, owner, rack set) and the problem becomes a small
 min-cost flow: source -> class -> {its owner directly | the topic's hub | a per-(topic,
-rack) node} -> member -> sink, where leaving the owner costs 1 per unit, missing the
-member's rack costs ``rack_miss`` (more than all moves together), and a member's k-th unit
+rack) node} -> member -> sink, where leaving the owner costs 1 per unit, a mismatch
+costs ``rack_miss`` (more than all moves together), and a member's k-th unit
 costs ``balance * (2k - 1)`` (``2 * balance`` more than all rack and move costs together),
 so the min-cost flow is exactly the lexicographic optimum. See ``sticky.flow`` for the solver. Concrete partitions are then
 handed out class by class following the arc flows; within a class every choice is
-equally good.
+equally good. Members without a rack sit on one more (topic, rack) node, "no rack", that
+every class of the topic reaches without a mismatch; the hub reaches every subscriber at
+the cost of one, so a class reaches any member at exactly its mismatch cost.
 
 Hot path: partition numbers, member indexes and class ids are numpy int arrays; the
-flow solver is numba-compiled. Python loops only touch racks (strings), once per
-partition, and only when rack awareness is on.
+flow solver is numba-compiled. Racks arrive as a ``RackContext`` (integer arrays); only
+``member_racks`` / ``partition_racks`` given as names are read in a loop per partition.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from numba import njit
 
 from kassign.assignors.balancer import next_least_loaded, reset_balancer
 from kassign.assignors.sticky.flow import build_residual_csr, convex_min_cost_flow
+from kassign.assignors.sticky.racks import RackContext, rack_context
 from kassign.errors import KassignError
 
 log = logging.getLogger(__name__)
@@ -64,6 +68,8 @@ def assign_general(
     previous_owner: list[np.ndarray],
     member_racks: list[str | None] | None = None,
     partition_racks: list[list[frozenset[str]]] | None = None,
+    *,
+    racks: RackContext | None = None,
 ) -> list[np.ndarray]:
     """Balance-optimal, then rack-optimal, then sticky-optimal assignment.
 
@@ -71,6 +77,12 @@ def assign_general(
     topic indexes member ``m`` subscribes to, ``previous_owner[t][p]`` the member that
     rightfully owned partition ``p`` of topic ``t`` (-1: nobody). Returns, per topic, the
     member index each partition goes to (-1 for topics nobody subscribes to).
+
+    Racks, when they count: either ``racks``, over these member indexes and the partitions
+    numbered topic after topic (the engine's, built once Kafka's whole rule says racks
+    count), or ``member_racks`` per member and ``partition_racks`` per topic, per partition
+    (an empty list: no rack data for the topic), which count when some member's rack holds
+    a replica of some subscribed partition.
     """
     counts = _check_counts(num_partitions)
     num_topics, num_members = len(counts), len(subscriptions)
@@ -84,13 +96,19 @@ def assign_general(
 
     result = np.full(int(offsets[-1]), -1, np.int64)
     live = np.flatnonzero(subscribed_topic[partition_topic])
+    if racks is None and member_racks is not None and partition_racks is not None:
+        racks = _named_racks(member_racks, partition_racks, counts, subscribed_topic, num_members)
+    elif racks is not None and (len(racks.member_rack) != num_members
+                                or racks.partition_on_rack.shape[1] != len(partition_topic)):
+        raise KassignError(f"rack data covers {len(racks.member_rack)} members and {racks.partition_on_rack.shape[1]} "
+                           f"partitions, the group has {num_members} and {len(partition_topic)}")
     if len(live):
-        racks = _RackView.build(member_racks, partition_racks, counts, offsets, live, sub_member, num_members)
-        settled = None if racks.active else _keep_everything(owners, offsets, sub_topic, sub_member, num_members)
+        view = _RackView.build(racks, live) if racks is not None else None
+        settled = None if view is not None else _keep_everything(owners, offsets, sub_topic, sub_member, num_members)
         if settled is not None:
             result = settled
         else:
-            result[live] = _solve(live, partition_topic, owners, counts, sub_topic, sub_member, num_members, racks)
+            result[live] = _solve(live, partition_topic, owners, counts, sub_topic, sub_member, num_members, view)
     return [result[offsets[t] : offsets[t + 1]].astype(np.int32) for t in range(num_topics)]
 
 
@@ -275,56 +293,78 @@ def _valid_owners(
 # Racks
 
 
-class _RackView:
-    """Racks as integers: member rack id (-1: none) and a rack-set id per live partition."""
+def _named_racks(
+    member_racks: Sequence[str | None],
+    partition_racks: Sequence[Sequence[frozenset[str]]],
+    counts: np.ndarray,
+    subscribed_topic: np.ndarray,
+    num_members: int,
+) -> RackContext | None:
+    """``rack_context`` from rack names; topics nobody subscribes to do not count."""
+    if len(member_racks) != num_members:
+        raise KassignError(f"member_racks has {len(member_racks)} entries for {num_members} members")
+    per_topic: list[Sequence[frozenset[str]]] = []
+    for t, count in enumerate(counts.tolist()):
+        racks_of_topic = partition_racks[t] if t < len(partition_racks) else None
+        if not racks_of_topic or not subscribed_topic[t]:
+            per_topic.append([frozenset()] * count)
+            continue
+        if len(racks_of_topic) != count:
+            raise KassignError(
+                f"partition_racks for topic index {t} has {len(racks_of_topic)} entries, the topic has {count} partitions"
+            )
+        per_topic.append(racks_of_topic)
+    return rack_context(member_racks, per_topic, prefer_rack_aware=True)
 
-    def __init__(self, member_rack: np.ndarray, rack_sets: list[frozenset[int]], partition_set: np.ndarray) -> None:
-        self.member_rack = member_rack
-        self.rack_sets = rack_sets
-        self.partition_set = partition_set  # indexed like `live`
+
+class _RackView:
+    """The live partitions' racks in classes, for the flow network.
+
+    ``partition_set``: per live partition, the id of its rack set (partitions whose replicas
+    sit on the same member racks share one). ``member_node_rack``: each member's rack index,
+    members without a rack on one more index, ``num_racks - 1``. ``fits[s, r]``: a member on
+    rack index ``r`` holds a partition of set ``s`` without a mismatch (``RackContext.mismatched``).
+    """
+
+    def __init__(self, partition_set: np.ndarray, member_node_rack: np.ndarray, fits: np.ndarray) -> None:
+        self.partition_set = partition_set
+        self.member_node_rack = member_node_rack
+        self.fits = fits
 
     @property
-    def active(self) -> bool:
-        return bool(self.rack_sets) and any(self.rack_sets)
+    def num_sets(self) -> int:
+        return self.fits.shape[0]
+
+    @property
+    def num_racks(self) -> int:
+        return self.fits.shape[1]
 
     @classmethod
-    def build(
-        cls,
-        member_racks: Sequence[str | None] | None,
-        partition_racks: Sequence[Sequence[frozenset[str]]] | None,
-        counts: np.ndarray,
-        offsets: np.ndarray,
-        live: np.ndarray,
-        sub_member: np.ndarray,
-        num_members: int,
-    ) -> _RackView:
-        off = cls(np.full(num_members, -1, np.int64), [], np.zeros(len(live), np.int64))
-        if member_racks is None or partition_racks is None:
-            return off
-        if len(member_racks) != num_members:
-            raise KassignError(f"member_racks has {len(member_racks)} entries for {num_members} members")
-        names = sorted({r for r in member_racks if r is not None})
-        if not names:
-            return off
-        rack_id = {name: i for i, name in enumerate(names)}
-        member_rack = np.array([-1 if r is None else rack_id[r] for r in member_racks], np.int64)
-        set_ids: dict[frozenset[int], int] = {frozenset(): 0}
-        partition_set = np.zeros(len(live), np.int64)
-        topic_of = np.searchsorted(offsets, live, side="right") - 1
-        for i, (t, g) in enumerate(zip(topic_of.tolist(), live.tolist())):
-            racks_of_topic = partition_racks[t] if t < len(partition_racks) else None
-            if not racks_of_topic:
-                continue
-            if len(racks_of_topic) != counts[t]:
-                raise KassignError(
-                    f"partition_racks for topic index {t} has {len(racks_of_topic)} entries, the topic has {counts[t]} partitions"
-                )
-            local = frozenset(rack_id[r] for r in racks_of_topic[g - offsets[t]] if r in rack_id)
-            partition_set[i] = set_ids.setdefault(local, len(set_ids))
-        rack_sets = [frozenset()] * len(set_ids)
-        for racks, sid in set_ids.items():
-            rack_sets[sid] = racks
-        return cls(member_rack, rack_sets, partition_set)
+    def build(cls, racks: RackContext, live: np.ndarray) -> _RackView:
+        partition_set, first = _distinct_columns(racks.partition_on_rack[:, live])
+        no_rack = racks.partition_on_rack.shape[0]
+        member_node_rack = np.where(racks.member_rack >= 0, racks.member_rack, no_rack).astype(np.int64)
+        # Any member on a rack index stands for all on it; an index without members keeps False (no node).
+        present = np.full(no_rack + 1, -1, np.int64)
+        present[member_node_rack] = np.arange(len(member_node_rack))
+        fits = np.zeros((len(first), no_rack + 1), bool)
+        columns = np.flatnonzero(present >= 0)
+        if len(columns):
+            fits[:, columns] = ~racks.mismatched(present[columns][None, :], live[first][:, None])
+        return cls(partition_set, member_node_rack, fits)
+
+
+def _distinct_columns(on_rack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For a bool [R, L] matrix: each column's class id, and the first column of each class."""
+    packed = np.packbits(on_rack, axis=0)  # [ceil(R / 8), L]
+    if packed.shape[0] <= 8:
+        key = np.zeros(packed.shape[1], np.uint64)
+        for i, row in enumerate(packed):
+            key |= row.astype(np.uint64) << np.uint64(8 * i)
+    else:
+        key = np.ascontiguousarray(packed.T).view(np.dtype((np.void, packed.shape[0]))).reshape(-1)
+    _, first, class_id = np.unique(key, return_index=True, return_inverse=True)
+    return class_id.reshape(-1).astype(np.int64), first
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,14 +402,14 @@ def _solve(
     sub_topic: np.ndarray,
     sub_member: np.ndarray,
     num_members: int,
-    racks: _RackView,
+    racks: _RackView | None,
 ) -> np.ndarray:
     """Member index for every live partition (those of subscribed topics)."""
     num_topics = len(counts)
     topic = partition_topic[live]
     owner = owners[live]
-    use_racks = racks.active
-    num_sets = len(racks.rack_sets) if use_racks else 1
+    use_racks = racks is not None
+    num_sets = racks.num_sets if use_racks else 1
     rack_set = racks.partition_set if use_racks else np.zeros(len(live), np.int64)
 
     # Partition classes: same topic, same rightful owner, same replica racks.
@@ -382,7 +422,7 @@ def _solve(
     num_classes = len(class_keys)
 
     # Weights: each tier must outweigh every possible total of the tiers below it. Stickiness is
-    # the lowest tier (1 per partition leaving its owner); one rack miss outweighs every move.
+    # the lowest tier (1 per partition leaving its owner); one rack mismatch outweighs every move.
     kept_max = int((owner >= 0).sum())
     sticky = 1
     rack_miss = kept_max + 1 if use_racks else 0
@@ -390,7 +430,7 @@ def _solve(
     balance = (rack_miss * rack_total + sticky * kept_max) // 2 + 1
     if balance * (2 * len(live) + 1) * 4 >= _COST_CEILING and use_racks:
         log.warning("rack preference dropped: %d partitions is too many to weigh racks exactly", len(live))
-        return _solve(live, partition_topic, owners, counts, sub_topic, sub_member, num_members, _RackView(racks.member_rack, [], racks.partition_set))
+        return _solve(live, partition_topic, owners, counts, sub_topic, sub_member, num_members, None)
     if balance * (2 * len(live) + 1) * 4 >= _COST_CEILING:
         raise KassignError(f"{len(live)} partitions is beyond what the optimal sticky solver can weigh exactly")
 
@@ -399,18 +439,16 @@ def _solve(
     subscribed = np.unique(sub_topic)
     hub_of_topic[subscribed] = 1 + num_classes + np.arange(len(subscribed))
     next_node = 1 + num_classes + len(subscribed)
-    # Rack nodes: one per (topic, rack) pair that some subscriber of the topic sits on.
-    num_racks = int(racks.member_rack.max()) + 1 if use_racks else 0
+    # Rack nodes: one per (topic, rack) pair that some subscriber of the topic sits on ("no rack"
+    # included: members without a rack mismatch nothing).
+    num_racks = racks.num_racks if use_racks else 0
     rack_node_of = np.full((num_topics, max(num_racks, 1)), -1, np.int64)
     if use_racks:
-        pair_rack = racks.member_rack[sub_member]
-        on_rack = pair_rack >= 0
-        keys = np.unique(sub_topic[on_rack] * num_racks + pair_rack[on_rack])
+        pair_rack = racks.member_node_rack[sub_member]
+        keys = np.unique(sub_topic * num_racks + pair_rack)
         rack_node_of[keys // num_racks, keys % num_racks] = next_node + np.arange(len(keys))
         next_node += len(keys)
-        set_has_rack = np.zeros((len(racks.rack_sets), num_racks), bool)
-        for sid, rack_set in enumerate(racks.rack_sets):
-            set_has_rack[sid, list(rack_set)] = True
+        fits = racks.fits
     first_member = next_node
     num_nodes = first_member + num_members
 
@@ -422,12 +460,11 @@ def _solve(
     owned = np.flatnonzero(class_owner >= 0)
     owner_cost = 0
     if use_racks:
-        owner_rack = racks.member_rack[class_owner[owned]]
-        local = (owner_rack >= 0) & set_has_rack[class_set[owned], np.maximum(owner_rack, 0)]
-        owner_cost = np.where(local, 0, rack_miss)
+        owner_fits = fits[class_set[owned], racks.member_node_rack[class_owner[owned]]]
+        owner_cost = np.where(owner_fits, 0, rack_miss)
     class_arcs.append((net.add(class_nodes[owned], first_member + class_owner[owned], class_size[owned], owner_cost), owned, 0))
     if use_racks:
-        reachable = set_has_rack[class_set] & (rack_node_of[class_topic] >= 0)
+        reachable = fits[class_set] & (rack_node_of[class_topic] >= 0)
         classes, rack = np.nonzero(reachable)  # by class, then rack
         heads = rack_node_of[class_topic[classes], rack]
         class_arcs.append((net.add(class_nodes[classes], heads, class_size[classes], sticky), classes, 1))
@@ -437,14 +474,7 @@ def _solve(
     # Hub / rack node -> member arcs: each member reached from a hub holds what it gets from there.
     spread = [net.add(hub_of_topic[sub_topic], first_member + sub_member, counts[sub_topic], 0)]
     if use_racks:
-        spread.append(
-            net.add(
-                rack_node_of[sub_topic[on_rack], pair_rack[on_rack]],
-                first_member + sub_member[on_rack],
-                counts[sub_topic[on_rack]],
-                0,
-            )
-        )
+        spread.append(net.add(rack_node_of[sub_topic, pair_rack], first_member + sub_member, counts[sub_topic], 0))
 
     tails, heads, caps, costs = net.arrays()
     start, head, cap, cost, rev, forward_pos = build_residual_csr(num_nodes, tails, heads, caps, costs)

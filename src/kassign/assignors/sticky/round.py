@@ -5,13 +5,13 @@ round. The general (different-subscriptions) target is optimal for the final
 ownership, but several optimal targets can exist, and they may differ in how even
 this round is: a member that receives many moved partitions sits nearly idle until
 the follow-up rebalance. This module picks, among targets with the same final
-per-member counts, the same kept partitions and the same rack-local count, one
-whose current round is more even.
+per-member counts, the same kept partitions and no more rack mismatches (as Kafka
+counts them, ``sticky.racks``), one whose current round is more even.
 
 The move that allows it: member A holds a *free* partition y (nobody owned it, so A
 consumes it at once) and member B holds a *withheld* partition x (B waits for it).
-If A may take x and B may take y, swapping them leaves final counts, kept
-partitions and (when checked) rack locality unchanged, while A's current load
+If A may take x and B may take y, swapping them leaves final counts and kept
+partitions unchanged and (when checked) adds no rack mismatch, while A's current load
 drops by one and B's rises by one. Swaps are made while some pair's current loads
 differ by two or more; each one lowers the sum of squared round loads, so it ends.
 
@@ -35,14 +35,14 @@ def even_out_round(
     listers: Callable[[int], frozenset[int]],
     topic_of: np.ndarray,
     subscribed: Sequence[frozenset[int]],
-    rack_local: Callable[[int, int], bool] | None,
+    mismatch: Callable[[int, int], bool] | None,
 ) -> np.ndarray:
     """A copy of ``owner`` with free and withheld partitions swapped between members to even out this round.
 
     ``withheld``: global ids withheld this round. ``listed``: bool per partition, some member
     listed it as owned. ``listers(p)``: members that listed ``p``. ``subscribed[m]``: topic
-    indexes member ``m`` may take. ``rack_local(p, m)``: whether ``p`` is rack-local at ``m``
-    (None when racks play no part).
+    indexes member ``m`` may take. ``mismatch(p, m)``: whether ``p`` at ``m`` is a rack mismatch
+    (``RackContext.mismatch``; None when racks play no part).
     """
     owner = owner.copy()
     members = len(subscribed)
@@ -59,7 +59,7 @@ def even_out_round(
     round_load = np.bincount(owner[(owner != NO_OWNER) & ~is_withheld], minlength=members).astype(np.int64)
 
     for _ in range(len(withheld)):  # every swap turns one withheld slot into a free one elsewhere: bounded
-        swap = _find_swap(round_load, free_of, waiting_of, listers, topic_of, subscribed, rack_local)
+        swap = _find_swap(round_load, free_of, waiting_of, listers, topic_of, subscribed, mismatch)
         if swap is None:
             break
         a, y, b, x = swap
@@ -80,7 +80,7 @@ def _find_swap(
     listers: Callable[[int], frozenset[int]],
     topic_of: np.ndarray,
     subscribed: Sequence[frozenset[int]],
-    rack_local: Callable[[int, int], bool] | None,
+    mismatch: Callable[[int, int], bool] | None,
 ) -> tuple[int, int, int, int] | None:
     """The first swap between a busiest-first member A and a least-busy-first member B that helps."""
     busiest = np.argsort(-round_load, kind="stable").tolist()
@@ -98,9 +98,9 @@ def _find_swap(
                 for y in free_of[a]:
                     if topic_of[y] not in subscribed[b]:
                         continue
-                    if rack_local is not None and (
-                        rack_local(x, b) + rack_local(y, a) != rack_local(x, a) + rack_local(y, b)
+                    if mismatch is not None and (
+                        mismatch(x, a) + mismatch(y, b) > mismatch(x, b) + mismatch(y, a)
                     ):
-                        continue
+                        continue  # the swap would add a rack mismatch
                     return a, y, b, x
     return None

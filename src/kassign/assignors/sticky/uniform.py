@@ -42,61 +42,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from kassign.assignors.sticky.claims import NO_OWNER, TopicLayout
+from kassign.assignors.sticky.racks import RackContext
 
 
 class StickyInvariantError(RuntimeError):
     """The uniform algorithm reached a state Kafka would also reject (IllegalStateException)."""
-
-
-@dataclass
-class RackContext:
-    """Rack facts the uniform path needs; built only when rack-aware assignment applies."""
-
-    member_rack: np.ndarray  # int32 [M]: rack index of each member, -1 without rack
-    partition_on_rack: np.ndarray  # bool [R, N]: partition has a replica on member rack r
-    members_on_partition_racks: np.ndarray  # int64 [N]: members whose rack hosts a replica of the partition
-
-    def mismatched(self, member: int, ids: np.ndarray) -> np.ndarray:
-        rack = self.member_rack[member]
-        if rack < 0:
-            return np.zeros(len(ids), dtype=bool)
-        return ~self.partition_on_rack[rack, ids]
-
-    def matches(self, member: int, partition: int) -> bool:
-        rack = self.member_rack[member]
-        return rack >= 0 and bool(self.partition_on_rack[rack, partition])
-
-
-def rack_context(
-    layout: TopicLayout,
-    member_racks: Sequence[str | None],
-    partition_racks: Sequence[Sequence[frozenset[str]]],
-    prefer_rack_aware: bool = False,
-) -> RackContext | None:
-    """Rack data when Kafka would assign rack-aware, else None.
-
-    ``partition_racks`` is per topic of ``layout.topics``, per partition. Kafka uses
-    racks only if some member's rack hosts some replica and, unless preferred, some
-    partition lacks a replica on some rack.
-    """
-    racks = sorted({r for r in member_racks if r})
-    if not racks or layout.total == 0:
-        return None
-    flat = [r for per_topic in partition_racks for r in per_topic]
-    all_partition_racks = frozenset().union(*flat) if flat else frozenset()
-    if not set(racks) & all_partition_racks:
-        return None
-    if not prefer_rack_aware and all(r == all_partition_racks for r in flat):
-        return None
-    rack_index = {r: i for i, r in enumerate(racks)}
-    member_rack = np.array([rack_index[r] if r else -1 for r in member_racks], dtype=np.int32)
-    on_rack = np.zeros((len(racks), layout.total), dtype=bool)
-    for g, replica_racks in enumerate(flat):
-        for r in replica_racks:
-            if r in rack_index:
-                on_rack[rack_index[r], g] = True
-    members_per_rack = np.bincount(member_rack[member_rack >= 0], minlength=len(racks))
-    return RackContext(member_rack, on_rack, members_per_rack @ on_rack.astype(np.int64))
 
 
 @dataclass
