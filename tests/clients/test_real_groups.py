@@ -291,3 +291,85 @@ def test_kafka_python_cooperative_sticky_group(tansu, topic_name):
     finally:
         for m in members:
             m.leave()
+
+
+class _MemberProcess:
+    """A member in its own process (tests/clients/member_process.py), read back from its log."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, log) -> None:
+        import subprocess
+        import sys
+
+        self.log = log
+        self.process = subprocess.Popen([sys.executable, "-m", "tests.clients.member_process", bootstrap, group, topic,
+                                         str(log)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def _lines(self) -> list[dict]:
+        import json
+
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.endswith("}")]
+
+    def state(self) -> tuple[str | None, int, set[tuple[str, int]]]:
+        last = next((d for d in reversed(self._lines()) if "member" in d), None)
+        if last is None:
+            return None, -1, set()
+        return last["member"], last["generation"], {tuple(tp) for tp in last["owned"]}
+
+    def consumed(self) -> list[tuple[str, int, int]]:
+        return [tuple(r) for d in self._lines() for r in d.get("consumed", [])]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(10)
+
+
+def test_a_member_killed_without_leaving(tansu, topic_name, tmp_path):
+    """Three members (each a process) on kassign's cooperative-sticky; one is killed with SIGKILL, so it never
+    leaves. Once its session times out the survivors settle to what kassign.assign gives them for that history
+    (the dead member's partitions handed over, none of their own revoked), and every record is consumed at
+    least once."""
+    topic, n = topic_name, 6
+    tansu.create_topic(topic, n)
+    everything = {(topic, p) for p in range(n)}
+    sent = produce(tansu.bootstrap, topic, n, 5, "a")
+    members = [_MemberProcess(tansu.bootstrap, topic, topic, tmp_path / f"member-{i}.log") for i in range(3)]
+
+    def group_settled(alive: list[_MemberProcess]) -> bool:
+        states = [m.state() for m in alive]
+        owned = [s[2] for s in states]
+        return (len({s[1] for s in states}) == 1 and states[0][1] >= 0 and sum(map(len, owned)) == n
+                and set().union(*owned) == everything)
+
+    try:
+        wait_until(lambda: group_settled(members), GROUP_TIMEOUT, "3 member processes to settle")
+        sent |= produce(tansu.bootstrap, topic, n, 5, "b")
+        before = {m.state()[0]: (sorted(m.state()[2]), m.state()[1]) for m in members}
+        victim = members.pop(0)
+        victim.process.send_signal(__import__("signal").SIGKILL)
+        victim.process.wait(10)
+        took = wait_until(lambda: group_settled(members) and members[0].state()[1] > before[members[0].state()[0]][1],
+                          GROUP_TIMEOUT, "the survivors to settle")
+        assert took >= 3, "the survivors waited for the dead member's session to time out"
+        survivors = {m.state()[0]: m.state() for m in members}
+        doc = {"topics": {topic: n}, "members": {
+            member: {"topics": [topic], "owned": [list(tp) for tp in before[member][0]], "generation": before[member][1]}
+            for member in survivors}}
+        expected = kassign.assign("cooperative-sticky", doc)
+        assert {m: sorted(s[2]) for m, s in survivors.items()} == {m: sorted(v) for m, v in expected.items()}
+        for member, (_, _, owned) in survivors.items():
+            assert set(before[member][0]) <= owned, "a survivor lost a partition it held"
+        sent |= produce(tansu.bootstrap, topic, n, 5, "c")
+        want = {(t, p) for t, p, _ in sent}
+        counts = {tp: sum(1 for t, p, _ in sent if (t, p) == tp) for tp in want}
+
+        def consumed_all() -> bool:
+            offsets = {(t, p, o) for m in (*members, victim) for t, p, o in m.consumed()}
+            return all(sum(1 for t, p, _ in offsets if (t, p) == tp) >= counts[tp] for tp in want)
+
+        wait_until(consumed_all, GROUP_TIMEOUT, "every record to be consumed at least once")
+    finally:
+        for m in members:
+            m.stop()
