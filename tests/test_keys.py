@@ -93,3 +93,72 @@ def test_dictionary_encoded_and_chunked_arrow_keys_hash_like_plain_ones() -> Non
     assert kassign.partitions_for_keys(chunked, 12).tolist() == expected
     ints = pa.array([5, 7], pa.int64())
     assert kassign.partitions_for_keys(ints.dictionary_encode(), 12).tolist() == kassign.partitions_for_keys(ints, 12).tolist()
+
+
+# --- key batches of the wrong shape (issue #20) -----------------------------------------------------
+
+@pytest.mark.parametrize(("keys", "message"), [
+    (5, "keys must be a list"),
+    (None, "keys must be a list"),
+    (1.5, "keys must be a list"),
+    (bytearray(b"abc"), "for one key use partition_for_key"),
+    (memoryview(b"abc"), "for one key use partition_for_key"),
+    ({b"a": 1}, "not a dict"),
+    ({b"a", b"b"}, "a set has no order"),
+    (frozenset({b"a"}), "a set has no order"),
+    (np.array([[1, 2]], dtype=np.int32), "one-dimensional"),
+    (np.array(5, dtype=np.int32), "one-dimensional"),
+    (np.array([1.5]), "numpy float64 array"),
+    (np.array([True]), "numpy bool array"),
+    (np.array([1j]), "numpy complex128 array"),
+    (np.array(["2020-01-01"], dtype="datetime64[D]"), "numpy datetime64"),
+    ([b"a", 1.5], "key #1 is float"),
+    ([1.5], "key #0 is float"),
+    ([b"a", [1, 2]], "key #1 is list"),
+    ([np.array([1, 2], dtype=np.uint8)], "key #0 is ndarray"),
+    ([b"a", np.float64(2.0)], "key #1 is float64"),
+    ([True], "key #0 is bool"),
+    ([5], "key #0 is int: pass key_type"),
+    ([np.int64(5)], "key #0 is int: pass key_type"),
+])
+def test_key_batches_of_the_wrong_shape_are_one_line_errors(keys: object, message: str) -> None:
+    with pytest.raises(KassignError, match=message):
+        kassign.partitions_for_keys(keys, 12)
+
+
+@pytest.mark.parametrize(("keys", "key_type", "message"), [
+    (np.array([[1, 2]], dtype=np.int32), "long", "one-dimensional"),
+    (np.array([1.5]), "long", "numpy float64 array"),
+    (np.array([True]), "int", "numpy bool array"),
+    ([1.5], "int", "key #0 is float, but the key type is int"),
+])
+def test_integer_key_batches_of_the_wrong_dtype_are_refused(keys: object, key_type: str, message: str) -> None:
+    with pytest.raises(KassignError, match=message):
+        kassign.partitions_for_keys(keys, 12, key_type=key_type)
+
+
+def test_byte_like_keys_in_a_batch_hash_as_their_bytes() -> None:
+    wide = np.array([1, 2, 3], dtype=np.int32)  # a view of 12 bytes whose len() is 3
+    keys = [b"ab", bytearray(b"cd"), memoryview(b"ef"), memoryview(wide), np.bytes_(b"gh"), None]
+    expected = [kassign.partition_for_key(k, 97) for k in keys]
+    assert kassign.partitions_for_keys(keys, 97).tolist() == expected
+    assert expected[3] == kassign.partition_for_key(wide.tobytes(), 97)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.binary(max_size=12), st.sampled_from(["bytes", "bytearray", "memoryview", "str"])),
+                max_size=12))
+def test_mixed_byte_like_batches_equal_the_scalar_path(pairs: list) -> None:
+    make = {"bytes": bytes, "bytearray": bytearray, "memoryview": memoryview,
+            "str": lambda b: b.decode("latin-1")}
+    keys = [make[kind](data) for data, kind in pairs]
+    assert kassign.partitions_for_keys(keys, 31).tolist() == [kassign.partition_for_key(k, 31) for k in keys]
+
+
+def test_text_and_byte_numpy_arrays_hash_their_elements() -> None:
+    assert kassign.partitions_for_keys(np.array(["ab", "c"]), 12).tolist() == \
+        [kassign.partition_for_key(k, 12) for k in ("ab", "c")]
+    assert kassign.partitions_for_keys(np.array([b"ab", b"c"]), 12).tolist() == \
+        [kassign.partition_for_key(k, 12) for k in (b"ab", b"c")]
+    assert kassign.partitions_for_keys(np.array([b"ab", None], dtype=object), 12).tolist() == \
+        [kassign.partition_for_key(b"ab", 12), -1]

@@ -177,3 +177,75 @@ def test_round_robin_partitioner_ignores_keys_and_starts_at_zero() -> None:
 def test_unknown_topic_is_an_error() -> None:
     with pytest.raises(KassignError, match="no partitions"):
         DefaultPartitioner().partition("nope", b"k", None, Cluster({"t": 1}))
+
+
+# --- bad input (issue #20) -------------------------------------------------------------------------
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=40))
+def test_murmur2_takes_every_kind_of_bytes_alike(data: bytes) -> None:
+    expected = kassign.murmur2(data)
+    assert kassign.murmur2(bytearray(data)) == expected
+    assert kassign.murmur2(memoryview(data)) == expected
+    # a memoryview over wider items still means its bytes, as bytes(view) gives them
+    wide = np.frombuffer(data[: len(data) // 4 * 4], dtype=np.int32)
+    assert kassign.murmur2(memoryview(wide)) == kassign.murmur2(wide.tobytes())
+
+
+not_bytes = st.one_of(
+    st.integers(-(2**70), 2**70), st.none(), st.booleans(), st.floats(allow_nan=True),
+    st.lists(st.integers(0, 255), max_size=4), st.tuples(st.integers(0, 255)),
+    st.dictionaries(st.integers(0, 255), st.integers(), max_size=2), st.just(np.int64(3)),
+    st.just(np.array([1, 2], dtype=np.uint8)), st.just(object()),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(not_bytes)
+def test_murmur2_refuses_what_is_not_bytes_never_reinterpreting_it(value: object) -> None:
+    # bytes(5) is five zero bytes and bytes([1, 2]) is b"\x01\x02": neither is what the caller gave
+    with pytest.raises(KassignError, match="murmur2 hashes bytes"):
+        kassign.murmur2(value)  # type: ignore[arg-type]
+
+
+def test_murmur2_still_says_how_to_hash_text() -> None:
+    with pytest.raises(KassignError, match=r"encode text first, e.g. key.encode\('utf-8'\)"):
+        kassign.murmur2("user-1")  # type: ignore[arg-type]
+
+
+JAVA_INT_MAX = 2**31 - 1
+TOO_MANY = [2**31, np.int64(2**31), np.uint64(2**40), np.uint32(2**31), 2**63, 10**30]
+
+
+@pytest.mark.parametrize("count", TOO_MANY, ids=repr)
+def test_partition_counts_beyond_a_java_int_are_refused(count: object) -> None:
+    from kassign.partitioner import partitions_for_clients
+
+    for call in (lambda: kassign.partition_for_key(b"k", count),
+                 lambda: kassign.partitions_for_keys([b"k"], count),
+                 lambda: partitions_for_clients([b"k"], count, ["java", "sarama:hash"])):
+        with pytest.raises(KassignError, match=f"number of partitions must be from 1 to {JAVA_INT_MAX}"):
+            call()  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("count", [JAVA_INT_MAX, np.int32(JAVA_INT_MAX), np.uint32(JAVA_INT_MAX), np.int64(12)],
+                         ids=repr)
+def test_partition_counts_up_to_a_java_int_are_taken(count: object) -> None:
+    expected = (kassign.murmur2(b"k") & 0x7FFFFFFF) % int(count)  # type: ignore[call-overload]
+    assert kassign.partition_for_key(b"k", count) == expected  # type: ignore[arg-type]
+    assert kassign.partitions_for_keys([b"k"], count).tolist() == [expected]  # type: ignore[arg-type]
+
+
+def test_a_cluster_refuses_partition_counts_kafka_cannot_have() -> None:
+    with pytest.raises(KassignError, match=f"from 0 to {JAVA_INT_MAX}"):
+        Cluster({"t": 2**31})
+    with pytest.raises(KassignError, match=f"from 0 to {JAVA_INT_MAX}"):
+        Cluster({"t": -1})
+    assert Cluster({"t": np.int64(3)}).partition_count("t") == 3
+
+
+def test_keyless_records_on_the_largest_topic_do_not_list_every_partition() -> None:
+    # no leader data: every partition is available, and the round-robin needs no list of two billion ids
+    cluster = Cluster({"huge": JAVA_INT_MAX})
+    picked = partition_records(RoundRobinPartitioner(), "huge", [None, None, b"k"], cluster)
+    assert picked == [0, 1, 2]

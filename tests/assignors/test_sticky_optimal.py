@@ -60,11 +60,12 @@ class Group:
         return owner if 0 <= owner < len(self.subs) and t in self.subs[owner] else -1
 
     def rack_aware(self) -> bool:
-        """Kafka weighs racks only when some member's rack holds a replica of some partition
-        (``assign_general`` is handed racks only when the rest of Kafka's rule says yes)."""
+        """Kafka weighs racks only when some member's rack holds a replica of some subscribed
+        partition (``assign_general`` is handed racks only when the rest of Kafka's rule says yes)."""
         if self.member_racks is None or self.partition_racks is None:
             return False
-        replica_racks = {r for topic in self.partition_racks for racks in topic for r in racks}
+        replica_racks = {r for t, topic in enumerate(self.partition_racks) if self.subscribers(t)
+                         for racks in topic for r in racks}
         return any(r and r in replica_racks for r in self.member_racks)
 
     def mismatch(self, t: int, p: int, m: int) -> bool:

@@ -120,3 +120,23 @@ def test_write_partitioned_and_sample_when_asked(tmp_path):
 
     assert pq.read_table(str(out / "partitioned")).num_rows == 3000
     assert pq.read_table(str(out / "sample_input")).num_rows == 3000
+
+
+def test_a_failure_after_spark_started_is_one_line_even_beside_another_spark(tmp_path):
+    """JSON lines are checked by Spark, so a missing key column fails after the JVM started. Another Spark on
+    this machine (its UI port 4040 taken, as a running Spark shell would) must not add lines either: the JVM's
+    output goes to a log file, and the UI stays off."""
+    import socket
+
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"user": "a", "bytes": 3}\n')
+    with socket.socket() as busy:
+        busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            busy.bind(("127.0.0.1", 4040))
+            busy.listen(1)
+        except OSError:
+            pass  # already taken, by another Spark perhaps: the same situation
+        done = run(str(data), "--out", str(tmp_path / "out"), "--key-column", "nokey", timeout=120)
+    one_line_error(done, "--key-column 'nokey' is not a column of the input; columns are: bytes, user")
+    assert not (tmp_path / "out").exists()
