@@ -118,3 +118,37 @@ def test_copy_constructor_divides_in_float_as_java_does() -> None:
     # and the request 2**25 + 1 needs a table of 2**26 (in double it would be 2**25 - 1 + 1 -> 2**25)
     assert copy_constructor_capacity(25165823) == (1 << 25) + 1
     assert copy_constructor_capacity(0) == 16
+
+
+# Tree bins. From 64 buckets on, a bucket that reaches 9 keys becomes a red-black tree, and Java
+# then iterates it along a list threaded through the tree (root first), not in insertion order.
+# Partition numbers a stride apart pile up in few buckets: what a member gets when a topic's
+# partitions are dealt round-robin to its subscribers (the uniform assignor's heterogeneous
+# builder does so). The expected orders are what JDK 17's HashSet printed for these lists.
+STRIDE_16 = list(range(3, 628, 16))  # 40 numbers: a 64-bucket table, 10 in each of 4 buckets
+JDK17_STRIDE_16 = [
+    195, 3, 67, 131, 259, 323, 387, 451, 515, 579, 211, 19, 83, 147, 275, 339, 403, 467, 531, 595,
+    227, 35, 99, 163, 291, 355, 419, 483, 547, 611, 243, 51, 115, 179, 307, 371, 435, 499, 563, 627,
+]
+STRIDE_32 = list(range(5, 1510, 32))  # 48 numbers: a 128-bucket table when copied, 12 in each of 4 buckets
+JDK17_STRIDE_32_COPIED = [
+    389, 5, 133, 261, 517, 645, 773, 901, 1029, 1157, 1285, 1413, 421, 37, 165, 293, 549, 677, 805, 933,
+    1061, 1189, 1317, 1445, 453, 69, 197, 325, 581, 709, 837, 965, 1093, 1221, 1349, 1477, 485, 101, 229,
+    357, 613, 741, 869, 997, 1125, 1253, 1381, 1509,
+]
+# added one at a time the table is 64 (48 is not more than 3/4 of 64), 24 keys in each of 2 buckets
+JDK17_STRIDE_32_GROWN = [
+    453, 197, 5, 69, 133, 261, 325, 389, 517, 581, 645, 709, 773, 837, 901, 965, 1029, 1093, 1157, 1221,
+    1285, 1349, 1413, 1477, 485, 229, 37, 101, 165, 293, 357, 421, 549, 613, 677, 741, 805, 869, 933, 997,
+    1061, 1125, 1189, 1253, 1317, 1381, 1445, 1509,
+]
+
+
+def test_tree_bins_of_a_set_built_at_once() -> None:
+    assert java_int_set_copy_order(STRIDE_16) == JDK17_STRIDE_16
+    assert java_int_set_copy_order(STRIDE_32) == JDK17_STRIDE_32_COPIED
+
+
+def test_tree_bins_of_a_set_grown_one_add_at_a_time() -> None:
+    assert java_int_set_order(STRIDE_16) == JDK17_STRIDE_16
+    assert java_int_set_order(STRIDE_32) == JDK17_STRIDE_32_GROWN

@@ -20,15 +20,18 @@ How the capacity evolves (``java.util.HashMap``, JDK 8 to 17):
   ``new HashMap<>(max((int) (size / .75f) + 1, 16))`` filled from the collection
   (:meth:`JavaHashOrder.copy_of`), so a set built at once can have twice the table of
   one grown an add at a time (12 elements: 32 buckets against 16), and iterate
-  differently.
+  differently. (JDK 19 on sizes that copy as ``HashMap.newHashMap(max(size, 12))``,
+  which gives the grown table; kassign follows JDK 17, as SPEC section 4 states.)
 * It doubles whenever the size exceeds three quarters of it.
 * It also doubles, while below 64, when an insertion makes one bucket hold 9 keys
   (Java grows the table rather than turning such a small bucket into a tree).
 
 Buckets that Java does turn into trees (9+ keys sharing one bucket of a table of 64
 or more) iterate along a list threaded through a red-black tree; only
-:func:`hashmap_positions` (insertions only) models them, since it takes keys crafted to
-collide (rack names chosen by hand can be).
+:func:`hashmap_positions` (insertions only) models them, for keys that can be crafted or
+patterned to collide: rack names chosen by hand, and partition numbers a stride apart
+(:func:`java_int_set_order`: a member dealt every 16th partition of a topic holds, in a
+set of 40, four buckets of 10).
 
 Hash codes, as Java computes them: :func:`java_string_hash` (``String``),
 ``Integer.hashCode`` is the value itself, and :func:`java_uuid_hash` (Kafka's
@@ -37,6 +40,7 @@ Hash codes, as Java computes them: :func:`java_string_hash` (``String``),
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
@@ -240,16 +244,28 @@ def java_string_hash_order(keys: Iterable[str], initial_capacity: int | None = N
 
 
 def java_int_set_order(values: Iterable[int], initial_capacity: int | None = None) -> list[int]:
-    """A ``HashSet<Integer>`` filled with ``values`` in this order, as Java iterates it."""
-    order = JavaHashOrder(initial_capacity)
-    for v in values:
-        order.add(v, v)
-    return order.keys()
+    """A ``HashSet<Integer>`` filled with ``values`` in this order (repeats allowed), as Java
+    iterates it, tree bins included (``Integer`` hash codes are distinct, so they always have
+    an order)."""
+    distinct = list(dict.fromkeys(values))
+    capacity = 16 if initial_capacity is None else table_size_for(initial_capacity)
+    spreads = [(v & _MASK32) ^ ((v & _MASK32) >> 16) for v in distinct]
+    # A table only grows, so a bucket never holds more keys than at the start with every key
+    # in: at most 8 there and no bucket ever grows the table or becomes a tree, so the order
+    # is by bucket of the final table, then insertion. Else replay Java's insertions.
+    if len(distinct) >= _TREEIFY_KEYS:
+        fullest = max(Counter([h & (capacity - 1) for h in spreads]).values())
+        if fullest >= _TREEIFY_KEYS:
+            return [distinct[i] for i in hashmap_positions(distinct, initial_capacity)]
+    while len(distinct) > capacity * 3 // 4:
+        capacity *= 2
+    buckets = [h & (capacity - 1) for h in spreads]
+    return [distinct[i] for i in sorted(range(len(distinct)), key=buckets.__getitem__)]  # stable: insertion order
 
 
 def java_int_set_copy_order(values: Sequence[int]) -> list[int]:
     """``new HashSet<>(values)`` of ``Integer``s (a list, repeats allowed), as Java iterates it."""
-    return JavaHashOrder.copy_of(values, int).keys()
+    return java_int_set_order(values, copy_constructor_capacity(len(values)))
 
 
 # --- insert-only maps with tree bins ------------------------------------------------------------
@@ -384,22 +400,25 @@ class _TreeBin:
                     self._rotate(xpp, to_left=not xp_is_left)
 
 
-def hashmap_positions(hash_codes: Sequence[int]) -> list[int]:
+def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = None) -> list[int]:
     """Positions of distinct keys, put in this order into a new ``java.util.HashMap``, in the
     order the map iterates them. ``hash_codes`` are the keys' ``hashCode()`` values.
 
     Buckets are visited in index order (``spread(hash) & (capacity - 1)``); a bucket lists
-    its keys in insertion order. The table starts at 16 buckets and doubles when it holds
-    more than 3/4 of its capacity, or when one bucket reaches 9 keys on a table below 64
-    buckets; from 64 buckets on such a bucket becomes a tree bin instead (``_TreeBin``).
+    its keys in insertion order. The table starts at 16 buckets (or ``table_size_for(
+    initial_capacity)``) and doubles when it holds more than 3/4 of its capacity, or when one
+    bucket reaches 9 keys on a table below 64 buckets; from 64 buckets on such a bucket
+    becomes a tree bin instead (``_TreeBin``).
     Unlike :class:`JavaHashOrder` this models tree bins, for maps filled by insertions only.
     """
-    capacity, threshold = 16, 12
+    capacity = 16 if initial_capacity is None else table_size_for(initial_capacity)
+    threshold = capacity * 3 // 4
     bins: dict[int, list[tuple[int, int]] | _TreeBin] = {}
 
     def resize() -> None:
         nonlocal capacity, threshold, bins
-        capacity, threshold = capacity * 2, threshold * 2
+        capacity *= 2
+        threshold = capacity * 3 // 4
         old, bins = bins, {}
         for index in sorted(old):
             content = old[index]

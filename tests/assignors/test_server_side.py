@@ -146,6 +146,20 @@ def test_uniform_homogeneous_owned_set_order_with_two_topics() -> None:
     assert kept_of_a == TWELVE_EVENS[:len(kept_of_a)]
 
 
+def test_uniform_homogeneous_owned_set_with_tree_bins() -> None:
+    # A holds every 16th partition of a 640-partition topic (as 16 equally loaded subscribers are
+    # dealt them): 40 partitions make a 64-bucket table with 10 in each of 4 buckets, so each
+    # bucket is a tree bin. 20 members: quota 32. A keeps the first 32 that JDK 17's HashSet yields
+    # (195, 3, 67, ... 243, 51) and gives up the last 8.
+    jdk17_order = [195, 3, 67, 131, 259, 323, 387, 451, 515, 579, 211, 19, 83, 147, 275, 339, 403, 467, 531,
+                   595, 227, 35, 99, 163, 291, 355, 419, 483, 547, 611, 243, 51, 115, 179, 307, 371, 435, 499,
+                   563, 627]
+    members = {"A": {"topics": ["t"], "owned": [["t", p] for p in range(3, 640, 16)]}}
+    members.update({f"m{i:02d}": {"topics": ["t"]} for i in range(19)})
+    result = consumer("uniform", {"t": 640}, members)
+    assert result["A"] == tps("t", *sorted(jdk17_order[:32]))
+
+
 # A member's subscribed names are a HashSet built at once from its listed names, too
 # (ConsumerGroupMember's builder: new HashSet<>(list)), sized by the list's length, repeats included.
 # "q" (hash 113) and "a" (97) share bucket 1 of 16 but sit in buckets 17 and 1 of 32. Their ids
