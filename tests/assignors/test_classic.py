@@ -100,6 +100,22 @@ def test_rack_aware_range_prefers_local_partitions() -> None:
     assert kassign.assign("range", scenario) == {"C0": [("t", 1), ("t", 3)], "C1": [("t", 0), ("t", 2)]}
 
 
+def test_rack_aware_range_an_empty_rack_is_no_rack() -> None:
+    # Kafka drops an empty client.rack: C0 has no rack, so every partition matches it and, first
+    # in member order, it takes t0 and t1 in the rack-matching pass; C1 (rack a) then takes t2, the
+    # one partition left on its rack, and t3 in the plain pass. Read as a rack named "", C0 would
+    # match nothing and end with t1 and t3.
+    scenario = {
+        "topics": {"t": 4},
+        "members": {"C0": {"topics": ["t"], "rack": ""}, "C1": {"topics": ["t"], "rack": "a"}},
+        "partition_racks": {"t": [["a"], ["b"], ["a"], ["b"]]},
+    }
+    expected = {"C0": [("t", 0), ("t", 1)], "C1": [("t", 2), ("t", 3)]}
+    assert kassign.assign("range", scenario) == expected
+    del scenario["members"]["C0"]["rack"]
+    assert kassign.assign("range", scenario) == expected
+
+
 # --- properties ----------------------------------------------------------------------------------
 
 @st.composite

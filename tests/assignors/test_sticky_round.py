@@ -47,7 +47,7 @@ def test_a_rack_mismatch_is_never_added() -> None:
     local = {(0, 0), (1, 0), (2, 1), (3, 1)}
     evened = even_out_round(owner, np.array([2, 3]), np.array([False, False, True, True]),
                             lambda p: frozenset({2}) if p >= 2 else frozenset(), np.zeros(4, dtype=np.int32),
-                            [frozenset({0})] * 3, lambda p, m: (p, m) not in local)
+                            [frozenset({0})] * 3, lambda m, p: (p, m) not in local)
     assert evened.tolist() == owner.tolist()
 
 
@@ -58,7 +58,7 @@ def test_a_member_without_a_rack_swaps_freely() -> None:
     local_to_0 = {0, 1, 2}
     evened = even_out_round(owner, np.array([2, 3]), np.array([False, False, True, True]),
                             lambda p: frozenset({2}) if p >= 2 else frozenset(), np.zeros(4, dtype=np.int32),
-                            [frozenset({0})] * 3, lambda p, m: m == 0 and p not in local_to_0)
+                            [frozenset({0})] * 3, lambda m, p: m == 0 and p not in local_to_0)
     now = [int(np.sum((evened == m) & ~np.isin(np.arange(4), [2, 3]))) for m in range(2)]
     assert now == [1, 1]
     assert evened[2] == 0, "member 0 takes the withheld partition its rack holds"

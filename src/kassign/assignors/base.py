@@ -49,6 +49,12 @@ class Subscription:
     group_instance_id: str | None = None
 
 
+def client_rack(rack: str | None) -> str | None:
+    """The rack a member's ``client.rack`` names for Kafka's rack-aware assignors (KIP-881), or
+    None: they drop an empty one, so such a member has no rack."""
+    return rack or None
+
+
 @dataclass(frozen=True)
 class Assignment:
     """What the leader hands one member: its partitions and optional user data."""

@@ -31,6 +31,7 @@ from kassign.assignors.base import (
     AbstractPartitionAssignor,
     Subscription,
     TopicPartition,
+    client_rack,
     members_in_kafka_order,
     topic_subscribers,
 )
@@ -134,7 +135,7 @@ class RangeAssignor(AbstractPartitionAssignor):
         subscriptions: Mapping[str, Subscription],
         cluster: Cluster,
     ) -> dict[str, list[TopicPartition]]:
-        member_racks = {m: s.rack for m, s in subscriptions.items() if s.rack is not None}
+        member_racks = {m: rack for m, s in subscriptions.items() if (rack := client_rack(s.rack)) is not None}
         subscribers = topic_subscribers(subscriptions)
         states = [
             _TopicRanges(

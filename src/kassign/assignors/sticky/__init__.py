@@ -2,6 +2,7 @@
 
 * ``claims``: who owned what before (user data or ``owned``), generations deciding conflicts;
 * ``userdata``: Kafka's StickyAssignor byte format, one blob or every member's at once;
+* ``racks``: when racks count and what a rack mismatch is (KIP-881), one definition for every path;
 * ``uniform``: Kafka's constrained algorithm when every member subscribes alike (racks included);
 * ``optimal`` and ``flow``: the optimal general algorithm, a min-cost flow over classes of partitions;
 * ``round``: what a cooperative round hands out now and what it withholds;

@@ -3,7 +3,7 @@
 One definition for every sticky path (the uniform algorithm, the optimal general one and the
 cooperative round), the one Kafka's sticky assignors use:
 
-* A member's rack is its ``client.rack``; an empty one is no rack.
+* A member's rack is its ``client.rack``; an empty one is no rack (``base.client_rack``).
 * Racks play a part only if some member has a rack, some member's rack holds a replica of
   some subscribed partition, and (unless rack-aware logic is preferred) not every subscribed
   partition has its replicas on the same set of racks.
@@ -23,10 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-def member_rack(rack: str | None) -> str | None:
-    """The rack a member's ``client.rack`` names, or None (an empty string is no rack)."""
-    return rack or None
+from kassign.assignors.base import client_rack
 
 
 @dataclass
@@ -45,15 +42,14 @@ class RackContext:
         on_rack = self.partition_on_rack[np.maximum(rack, 0), partitions]
         return (rack >= 0) & ~on_rack
 
-    def mismatch(self, partition: int, member: int) -> bool:
+    def mismatch(self, member: int, partition: int) -> bool:
         """``mismatched`` for one pair."""
         return bool(self.mismatched(member, partition))
 
     def matches(self, member: int, partition: int) -> bool:
-        """The member has a rack and a replica of the partition is on it. Kafka's rack round robin
-        looks for such a member; unlike "no mismatch", a member without a rack never matches."""
-        rack = self.member_rack[member]
-        return rack >= 0 and bool(self.partition_on_rack[rack, partition])
+        """The member has a rack and does not mismatch the partition: a member Kafka's rack round
+        robin looks for. Unlike "no mismatch", a member without a rack never matches."""
+        return bool(self.member_rack[member] >= 0) and not self.mismatch(member, partition)
 
 
 def rack_context(
@@ -66,7 +62,7 @@ def rack_context(
     ``member_racks``: per member index. ``partition_racks``: per subscribed topic (in global id
     order), per partition, the racks of its replicas.
     """
-    racks = sorted({r for r in map(member_rack, member_racks) if r is not None})
+    racks = sorted({r for r in map(client_rack, member_racks) if r is not None})
     if not racks:
         return None
     flat = [frozenset(r) for per_topic in partition_racks for r in per_topic]
@@ -78,7 +74,7 @@ def rack_context(
     if not prefer_rack_aware and all(r == all_partition_racks for r in flat):
         return None
     rack_index = {r: i for i, r in enumerate(racks)}
-    member_rack_ids = np.array([rack_index.get(member_rack(r), -1) for r in member_racks], dtype=np.int32)
+    member_rack_ids = np.array([rack_index.get(client_rack(r), -1) for r in member_racks], dtype=np.int32)
     on_rack = np.zeros((len(racks), len(flat)), dtype=bool)
     for g, replica_racks in enumerate(flat):
         for r in replica_racks:

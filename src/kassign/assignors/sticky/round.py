@@ -41,7 +41,7 @@ def even_out_round(
 
     ``withheld``: global ids withheld this round. ``listed``: bool per partition, some member
     listed it as owned. ``listers(p)``: members that listed ``p``. ``subscribed[m]``: topic
-    indexes member ``m`` may take. ``mismatch(p, m)``: whether ``p`` at ``m`` is a rack mismatch
+    indexes member ``m`` may take. ``mismatch(m, p)``: whether ``p`` at ``m`` is a rack mismatch
     (``RackContext.mismatch``; None when racks play no part).
     """
     owner = owner.copy()
@@ -99,7 +99,7 @@ def _find_swap(
                     if topic_of[y] not in subscribed[b]:
                         continue
                     if mismatch is not None and (
-                        mismatch(x, a) + mismatch(y, b) > mismatch(x, b) + mismatch(y, a)
+                        mismatch(a, x) + mismatch(b, y) > mismatch(b, x) + mismatch(a, y)
                     ):
                         continue  # the swap would add a rack mismatch
                     return a, y, b, x
