@@ -143,6 +143,9 @@ def test_byte_like_keys_in_a_batch_hash_as_their_bytes() -> None:
     expected = [kassign.partition_for_key(k, 97) for k in keys]
     assert kassign.partitions_for_keys(keys, 97).tolist() == expected
     assert expected[3] == kassign.partition_for_key(wide.tobytes(), 97)
+    # alone in a list, with no other kind of key beside it, the view is still its 12 bytes
+    assert kassign.partitions_for_keys([memoryview(wide)], 97).tolist() == [expected[3]]
+    assert kassign.partitions_for_keys([np.str_("ab")], 97).tolist() == [kassign.partition_for_key("ab", 97)]
 
 
 @settings(max_examples=60, deadline=None)

@@ -477,3 +477,66 @@ def test_rack_cap_is_ceil_of_rf_over_racks():
         per_rack = Counter(dict(brokers)[b] for b in e["replicas"])
         assert sorted(per_rack.values()) in ([1, 1, 2],) and per_rack["c"] == 1
     assert math.isclose(sum(counts(plan, range(6))[0]), 24)
+
+
+# --- brokers as a dict (issue #20): id -> rack, racks kept ------------------------------------------
+
+def test_plan_takes_a_dict_of_id_to_rack_with_its_racks() -> None:
+    current = {"version": 1, "partitions": [{"topic": "t", "partition": p, "replicas": [0, 1]} for p in range(4)]}
+    racks = {0: "a", 1: "a", 2: "b", 3: "b"}
+    expected = plan_reassignment(current, list(racks.items()))
+    got = plan_reassignment(current, racks)
+    assert got == expected and got.summary["racks_used"]
+    # both replicas of every partition sit on rack a now; with the racks kept, the plan spreads them
+    assert all({racks[b] for b in entry["replicas"]} == {"a", "b"} for entry in got["partitions"])
+
+
+@pytest.mark.parametrize(("brokers", "message"), [
+    ({0: 5}, "rack must be a non-empty string or None"),
+    ({0: ("a", False)}, "rack must be a non-empty string or None"),
+])
+def test_plan_refuses_dict_values_that_are_not_racks(brokers: dict, message: str) -> None:
+    current = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [0]}]}
+    with pytest.raises(PlanError, match=message):
+        plan_reassignment(current, brokers)
+
+
+def test_plan_takes_numpy_broker_ids_as_elsewhere() -> None:
+    import numpy as np
+
+    current = {"version": 1, "partitions": [{"topic": "t", "partition": p, "replicas": [p % 3]} for p in range(3)]}
+    assert plan_reassignment(current, [np.int64(0), (np.int32(1), None), 2]) == plan_reassignment(current, [0, 1, 2])
+    with pytest.raises(PlanError, match="broker id must be a whole number from 0 to 2147483647"):
+        plan_reassignment(current, [0, 1, 2**31])
+
+
+def _one(partition: object = 0, replicas: list | None = None, topic: str = "t") -> dict:
+    return {"version": 1, "partitions": [{"topic": topic, "partition": partition, "replicas": replicas or [0]}]}
+
+
+@pytest.mark.parametrize(("current", "message"), [
+    (_one(partition=2**31), "\"partition\" must be a whole number from 0 to 2147483647"),
+    (_one(partition=2**70), "\"partition\" must be a whole number from 0 to 2147483647"),
+    (_one(replicas=[2**31]), "broker ids are whole numbers from 0 to 2147483647"),
+    (_one(replicas=[0, 2**70]), "broker ids are whole numbers from 0 to 2147483647"),
+    (_one(topic="t\ud800"), "topic name 't\\\\ud800' has a lone surrogate"),
+])
+def test_current_documents_kafka_cannot_hold_are_plan_errors(current: dict, message: str) -> None:
+    with pytest.raises(PlanError, match=message):
+        plan_reassignment(current, [0, 1])
+
+
+def test_numpy_ids_in_the_current_document_and_exclude_are_taken() -> None:
+    import numpy as np
+
+    plain = {"version": 1, "partitions": [{"topic": "t", "partition": p, "replicas": [p % 3, (p + 1) % 3]}
+                                          for p in range(3)]}
+    numpy_ids = {"version": 1, "partitions": [{"topic": "t", "partition": np.int64(p),
+                                               "replicas": [np.int32(p % 3), np.int64((p + 1) % 3)]} for p in range(3)]}
+    expected = plan_reassignment(plain, [0, 1, 2, 3], exclude=[2])
+    assert plan_reassignment(numpy_ids, [0, 1, 2, 3], exclude=[np.int64(2)]) == expected
+
+
+def test_plan_refuses_racks_utf8_cannot_carry() -> None:
+    with pytest.raises(PlanError, match="rack '\\\\udcff' has a lone surrogate"):
+        plan_reassignment(_one(), {0: "\udcff", 1: "b"})

@@ -110,3 +110,56 @@ def test_placement_rules(brokers_and_racks, partitions, data) -> None:
         distinct_racks = len(set(racks))
         for replicas in placement.values():
             assert len({rack_of[b] for b in replicas}) == min(rf, distinct_racks), "one replica per rack first"
+
+
+# --- brokers as a dict (issue #20): id -> rack, racks kept ------------------------------------------
+
+racks_of = st.dictionaries(st.integers(0, 50), st.sampled_from(["r1", "r2", "r3"]), min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(racks_of, st.integers(1, 12), st.integers(1, 3), st.integers(0, 7))
+def test_a_dict_of_id_to_rack_places_as_the_pairs_do(racks: dict, partitions: int, rf: int, start: int) -> None:
+    pairs = list(racks.items())
+    start %= len(pairs)
+    try:
+        expected = kassign.assign_replicas(pairs, partitions, rf, start_index=start)
+    except ReplicaPlacementError as err:
+        with pytest.raises(ReplicaPlacementError, match=str(err)):
+            kassign.assign_replicas(racks, partitions, rf, start_index=start)
+        return
+    assert kassign.assign_replicas(racks, partitions, rf, start_index=start) == expected
+
+
+def test_the_racks_of_a_dict_are_used_not_dropped() -> None:
+    racks = {0: "a", 1: "a", 2: "b", 3: "b"}
+    placed = kassign.assign_replicas(racks, 4, 2, start_index=0)
+    assert all({racks[b] for b in replicas} == {"a", "b"} for replicas in placed.values())
+    # the rack-unaware placement (what dropping the racks gave) puts 0 and 1, both on rack a, together
+    assert kassign.assign_replicas(list(racks), 4, 2, start_index=0)[0] == [0, 1]
+    # a dict with no racks at all places rack-unaware, and one with some racks missing is refused as Kafka refuses
+    assert kassign.assign_replicas(dict.fromkeys(racks), 4, 2, start_index=0)[0] == [0, 1]
+    with pytest.raises(ReplicaPlacementError, match="Not all brokers have rack information"):
+        kassign.assign_replicas({0: "a", 1: None}, 2, 2)
+
+
+@pytest.mark.parametrize(("brokers", "message"), [
+    ({0: ("a", False)}, "rack must be a non-empty string or None"),
+    ({0: 5}, "rack must be a non-empty string or None"),
+    ({"0": "a"}, "broker id must be a whole number"),
+    ({0, 1, 2}, "a set has no order"),
+    (frozenset({0}), "a set has no order"),
+    (None, "brokers must be a list of"),
+])
+def test_broker_collections_that_would_lose_something_are_refused(brokers: object, message: str) -> None:
+    with pytest.raises(KassignError, match=message):
+        kassign.assign_replicas(brokers, 3, 1)
+
+
+@pytest.mark.parametrize("placer", ["legacy", "striped"])
+def test_racks_utf8_cannot_carry_are_refused(placer: str) -> None:
+    # a shell argument that is not UTF-8 reaches Python as lone surrogates (b"\xff" -> "\udcff")
+    with pytest.raises(KassignError, match="rack '\\\\udcff' has a lone surrogate"):
+        kassign.assign_replicas([(0, "\udcff"), (1, "b")], 2, 2, placer=placer, seed=1)
+    with pytest.raises(KassignError, match="rack 'r\\\\ud800' has a lone surrogate"):
+        kassign.assign_replicas({0: "a", 1: "r\ud800"}, 2, 2, placer=placer, seed=1)

@@ -342,3 +342,41 @@ def test_start_partition_never_changes_the_placement(cluster, start) -> None:
     a = striped(brokers, partitions, rf, seed)
     b = striped(brokers, partitions, rf, seed, start_partition=start)
     assert list(b.values()) == list(a.values()) and list(b) == [start + i for i in range(partitions)]
+
+
+# --- brokers as a dict, numpy ids, and bad collections (issue #20) -------------------------------------
+
+def test_a_dict_of_id_to_rack_places_as_the_pairs_do() -> None:
+    racks = {0: "a", 1: "a", 2: "b", 3: "b", 4: "c", 5: "c"}
+    expected = kassign.assign_replicas(list(racks.items()), 6, 3, placer="striped", seed=7)
+    assert kassign.assign_replicas(racks, 6, 3, placer="striped", seed=7) == expected
+    assert expected != kassign.assign_replicas(list(racks), 6, 3, placer="striped", seed=7), "racks change the result"
+    assert all({racks[b] for b in replicas} == {"a", "b", "c"} for replicas in expected.values())
+
+
+def test_a_dict_value_may_carry_the_fenced_flag() -> None:
+    triples = [(0, "a", False), (1, "a", True), (2, "b", False), (3, "b", True)]
+    expected = kassign.assign_replicas(triples, 4, 2, placer="striped", seed=3)
+    as_dict = {0: ("a", False), 1: ("a", True), 2: ["b", False], 3: ("b", True)}
+    assert kassign.assign_replicas(as_dict, 4, 2, placer="striped", seed=3) == expected
+
+
+def test_numpy_broker_ids_are_taken_as_elsewhere() -> None:
+    import numpy as np
+
+    brokers = [(np.int64(0), "a", False), (np.int32(1), "b", np.bool_(True)), np.int16(2)]
+    expected = kassign.assign_replicas([(0, "a", False), (1, "b", True), 2], 3, 2, placer="striped", seed=5)
+    assert kassign.assign_replicas(brokers, 3, 2, placer="striped", seed=5) == expected
+
+
+@pytest.mark.parametrize(("brokers", "message"), [
+    (None, "brokers must be a list of"),
+    (5, "brokers must be a list of"),
+    ("0,1", "brokers must be a list of"),
+    ({0, 1}, "a set has no order"),
+    ({0: ("a", "no")}, "fenced must be True or False"),
+    ({0: ("a", False, 1)}, "rack must be a non-empty string or None"),
+])
+def test_striped_broker_collections_that_are_not_lists_are_refused(brokers: object, message: str) -> None:
+    with pytest.raises(KassignError, match=message):
+        kassign.assign_replicas(brokers, 3, 1, placer="striped", seed=1)

@@ -11,10 +11,12 @@ asked for.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from kassign.errors import KassignError
+from kassign.errors import KassignError, shown
+from kassign.limits import whole_number
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,25 @@ class Node:
 
     id: int
     rack: str | None = None
+
+
+def broker_entries(brokers: Any, *, fenced: bool = False, ordered: bool = True,
+                   error: type[KassignError] = KassignError) -> list[Any]:
+    """The entries of a broker list, each still to be checked: ``[(id, rack_or_None), ...]`` (or bare ids)
+    as given, or a mapping of id -> rack_or_None read as those pairs, so its racks are kept (iterating
+    it would give the ids alone). With ``fenced`` (the striped placer) a mapping's value may also be
+    ``(rack_or_None, fenced)``. Where placement follows the order given (``ordered``), a set is refused."""
+    shape = "(id, rack_or_None[, fenced])" if fenced else "(id, rack_or_None)"
+    if isinstance(brokers, Mapping):
+        return [(broker_id, *value) if fenced and isinstance(value, (tuple, list)) and len(value) == 2
+                else (broker_id, value) for broker_id, value in brokers.items()]
+    if ordered and isinstance(brokers, (set, frozenset)):
+        raise error(f"brokers: a set has no order, and replicas are placed over the brokers in the order given; "
+                    f"pass a list of {shape} or a dict of id -> rack_or_None")
+    if isinstance(brokers, (str, bytes, bytearray)) or not isinstance(brokers, Iterable):
+        raise error(f"brokers must be a list of {shape} pairs or plain ids, or a dict of id -> rack_or_None, "
+                    f"got {shown(brokers) if isinstance(brokers, (str, bytes)) else type(brokers).__name__}")
+    return list(brokers)
 
 
 @dataclass(frozen=True)
@@ -55,9 +76,8 @@ class Cluster:
     ) -> None:
         self._counts: dict[str, int] = {}
         for topic, count in topics.items():
-            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                raise KassignError(f"topic {topic!r}: partition count must be a whole number >= 0, got {count!r}")
-            self._counts[topic] = count
+            # Kafka keeps partition counts in Java ints
+            self._counts[topic] = whole_number(count, f"topic {topic!r}: partition count", low=0)
         self._nodes = {node.id: node for node in nodes}
         self._leaders = {t: list(v) for t, v in (leaders or {}).items()}
         self._replicas = {t: [tuple(r) for r in v] for t, v in (replicas or {}).items()}
@@ -94,6 +114,13 @@ class Cluster:
         if leaders is None:
             return list(range(count))
         return [p for p in range(count) if leaders[p] is not None]
+
+    def available_partition_ids(self, topic: str) -> Sequence[int]:
+        """``available_partitions`` without building the list where every partition is available
+        (no leader data): a ``range``, so a topic of two billion partitions costs nothing."""
+        if topic not in self._leaders:
+            return range(self._counts.get(topic, 0))
+        return self.available_partitions(topic)
 
     def replica_racks(self, topic: str) -> list[frozenset[str]]:
         """Per partition, the racks of its replicas (empty sets when unknown)."""

@@ -92,13 +92,35 @@ def flatten_keys(keys: Any, key_type: str | None = None) -> Flat:
         if key_type in INT_WIDTHS:
             raise KassignError(f"key type {key_type} needs integer keys, got a pyarrow {keys.type} array")
         return _flatten_arrow(keys, pa)
-    if isinstance(keys, np.ndarray) and keys.dtype.kind in "iu":
-        return _flatten_ints(keys, _int_type(str(keys.dtype), key_type), None)
-    if isinstance(keys, (bytes, str)):
-        raise KassignError("partitions_for_keys takes a list of keys; for one key use partition_for_key")
+    if isinstance(keys, np.ndarray):
+        if keys.ndim != 1:
+            raise KassignError(f"numpy keys must be a one-dimensional array, got shape {keys.shape}")
+        if keys.dtype.kind in "iu":
+            return _flatten_ints(keys, _int_type(str(keys.dtype), key_type), None)
+        if keys.dtype.kind not in "SUO":  # bytes, text, or Python objects (checked one by one)
+            raise KassignError(f"keys are a numpy {keys.dtype} array; numpy keys must be integers (with key_type), "
+                               "bytes (dtype S), text (dtype U) or objects")
+    _check_key_sequence(keys)
     if key_type in INT_WIDTHS:
         return _flatten_int_list(list(keys), key_type)
     return _flatten_objects(list(keys))
+
+
+def _check_key_sequence(keys: Any) -> None:
+    """A batch is a sequence of keys in order: not one key, not an unordered or keyed collection."""
+    if isinstance(keys, (bytes, bytearray, memoryview, str)):
+        raise KassignError("partitions_for_keys takes a list of keys; for one key use partition_for_key")
+    if isinstance(keys, (set, frozenset)):
+        raise KassignError("keys: a set has no order, so the partitions could not be matched to the keys; "
+                           "pass a list")
+    if isinstance(keys, dict):
+        raise KassignError("keys must be a list of keys, not a dict; pass list(d) for its keys or "
+                           "list(d.values()) for its values")
+    try:
+        iter(keys)
+    except TypeError:
+        raise KassignError(f"keys must be a list (or tuple, numpy or pyarrow array) of keys, "
+                           f"got {type(keys).__name__}") from None
 
 
 def _int_type(dtype: str, key_type: str | None) -> str:
@@ -152,11 +174,13 @@ def _flatten_int_list(keys: list, key_type: str) -> Flat:
 
 
 def _flatten_objects(keys: list) -> Flat:
-    try:  # the common case, a list of bytes, in one join
+    # The common case, a list of bytes, in one join. Only exact bytes: join takes any buffer, whose
+    # len() need not be its size in bytes (a numpy str_, a memoryview over int32 items).
+    if set(map(type, keys)) <= {bytes}:
         lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
         blob = b"".join(keys)
         nulls = None
-    except TypeError:
+    else:
         encoded: list[bytes] = []
         nulls = np.zeros(len(keys), dtype=bool)
         for i, key in enumerate(keys):
@@ -168,9 +192,9 @@ def _flatten_objects(keys: list) -> Flat:
             elif isinstance(key, (bytes, bytearray, memoryview)):
                 encoded.append(bytes(key))
             elif is_whole_number(key):
-                raise KassignError(f"key #{i} is int: {_AMBIGUOUS_INT}") from None
+                raise KassignError(f"key #{i} is int: {_AMBIGUOUS_INT}")
             else:
-                raise KassignError(f"key #{i} is {type(key).__name__}; keys must be bytes, str or None") from None
+                raise KassignError(f"key #{i} is {type(key).__name__}; keys must be bytes, str or None")
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         blob = b"".join(encoded)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)

@@ -30,8 +30,9 @@ import numpy as np
 from kassign import hashing
 from kassign.client_partitioners import NOT_HASHED, resolve
 from kassign.cluster import Cluster
-from kassign.errors import InvalidPartitionError, KassignError
+from kassign.errors import InvalidPartitionError, KassignError, shown
 from kassign.keys import flatten_keys, serialize_key
+from kassign.limits import JAVA_INT_MAX, is_whole_number
 
 MASK32 = hashing.MASK32
 SEED = hashing.MURMUR2_SEED
@@ -43,11 +44,25 @@ def _to_signed32(value: int) -> int:
     return value - (1 << 32) if value & 0x80000000 else value
 
 
-def murmur2(data: bytes) -> int:
-    """Kafka's ``Utils.murmur2``: a signed 32-bit hash of ``data``."""
+def murmur2(data: bytes | bytearray | memoryview) -> int:
+    """Kafka's ``Utils.murmur2``: a signed 32-bit hash of ``data``.
+
+    ``data`` is bytes, a bytearray or a memoryview (hashed as ``bytes(view)``). Nothing else is
+    turned into bytes for you: ``bytes(5)`` is five zero bytes and ``bytes([1, 2])`` two bytes,
+    neither of which is what a producer's serialiser writes for 5 or [1, 2].
+    """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return _to_signed32(hashing.hash_bytes(hashing.MURMUR2, bytes(data)))
     if isinstance(data, str):
         raise KassignError("murmur2 hashes bytes; encode text first, e.g. key.encode('utf-8')")
-    return _to_signed32(hashing.hash_bytes(hashing.MURMUR2, bytes(data)))
+    if isinstance(data, np.ndarray):
+        hint = "; pass array.tobytes() to hash its memory"
+    elif is_whole_number(data):
+        hint = ("; serialise a number first as the producer does, e.g. kassign.keys.serialize_key(42, 'int') "
+                "(4 bytes) or 'long' (8 bytes)")
+    else:
+        hint = ""
+    raise KassignError(f"murmur2 hashes bytes (bytes, bytearray or memoryview), got {type(data).__name__}{hint}")
 
 
 def to_positive(number: int) -> int:
@@ -56,8 +71,12 @@ def to_positive(number: int) -> int:
 
 
 def _check_partition_count(num_partitions: int) -> None:
-    if not isinstance(num_partitions, (int, np.integer)) or isinstance(num_partitions, bool) or num_partitions < 1:
+    """A topic's partition count: Kafka keeps it in a Java int, so 1 .. 2^31-1 (numpy integers too)."""
+    if not is_whole_number(num_partitions):
         raise KassignError(f"number of partitions must be a whole number >= 1, got {num_partitions!r}")
+    if not 1 <= num_partitions <= JAVA_INT_MAX:
+        raise KassignError(f"number of partitions must be from 1 to {JAVA_INT_MAX} (Kafka keeps a topic's "
+                           f"partition count in a Java int), got {shown(int(num_partitions))}")
 
 
 def partition_for_key(key: bytes | str | int | None, num_partitions: int, partitioner: str = "java",
@@ -176,7 +195,7 @@ class _TopicCounters:
 
 
 def _spread_over_available(counter_value: int, topic: str, cluster: Cluster) -> int:
-    available = cluster.available_partitions(topic)
+    available = cluster.available_partition_ids(topic)
     if available:
         return available[to_positive(counter_value) % len(available)]
     return to_positive(counter_value) % _partition_count(topic, cluster)

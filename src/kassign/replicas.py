@@ -30,10 +30,12 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kassign.cluster import broker_entries
 from kassign.errors import KassignError, ReplicaPlacementError
 from kassign.javarandom import JavaRandom, check_seed, random_seed
 from kassign.limits import is_whole_number, partition_budget, whole_number
 from kassign.replicas_striped import INT_MAX, SHORT_MAX, SHORT_MIN, normalise_striped_brokers, place_striped
+from kassign.text import utf8_problem
 
 Broker = tuple[int, "str | None"]
 
@@ -78,11 +80,9 @@ def _request_numbers(partitions: Any, replication_factor: Any, start_index: Any,
 
 
 def _normalise_brokers(brokers: Any) -> list[Broker]:
-    if isinstance(brokers, (str, bytes)) or not isinstance(brokers, Iterable):
-        raise KassignError(f"brokers must be a list of (id, rack_or_None) pairs, got {brokers!r}")
     result: list[Broker] = []
     seen: set[int] = set()
-    for entry in brokers:
+    for entry in broker_entries(brokers):
         if is_whole_number(entry):
             broker_id, rack = entry, None
         elif isinstance(entry, (tuple, list)) and len(entry) == 2:
@@ -92,6 +92,8 @@ def _normalise_brokers(brokers: Any) -> list[Broker]:
         broker_id = whole_number(broker_id, "broker id", low=0)
         if rack is not None and (not isinstance(rack, str) or not rack):
             raise KassignError(f"broker {broker_id}: rack must be a non-empty string or None, got {rack!r}")
+        if rack is not None and utf8_problem(rack, "rack"):  # Kafka's racks are UTF-8 text
+            raise KassignError(f"broker {broker_id}: {utf8_problem(rack, 'rack')}")
         if broker_id in seen:
             raise KassignError(f"broker {broker_id} is listed twice")
         seen.add(broker_id)
@@ -116,14 +118,15 @@ def assign_replicas(
 
     ``placer="legacy"`` (the default) is Kafka's ``assignReplicasToBrokers`` (AdminUtils:
     ZooKeeper-era topic creation, and ``kafka-reassign-partitions.sh --generate``).
-    ``brokers`` is ``[(id, rack_or_None), ...]``. A negative ``start_index`` means a
+    ``brokers`` is ``[(id, rack_or_None), ...]`` in the order Kafka takes them, or a dict of
+    id -> rack_or_None (its racks are used; a set is refused, having no order). A negative ``start_index`` means a
     random start (and random follower shift), as in Kafka; ``seed`` makes that
     reproducible.
 
     ``placer="striped"`` is the KRaft controller's striped placer (topic creation and
     partition addition on KRaft), see ``kassign.replicas_striped``. ``brokers`` is
     ``[(id, rack_or_None, fenced), ...]`` in the order the controller lists them (pairs
-    mean unfenced); ``seed`` seeds its ``java.util.Random`` (a Java long; None draws a
+    mean unfenced), or a dict of id -> rack_or_None or id -> (rack_or_None, fenced); ``seed`` seeds its ``java.util.Random`` (a Java long; None draws a
     fresh one, as a controller would); ``start_index`` does not apply. ``start_partition``
     numbers the first new partition (-1 means 0) and does not change the placement;
     ``partitions`` may be 0.

@@ -62,9 +62,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
+from kassign.cluster import broker_entries
 from kassign.errors import KassignError, ReplicaPlacementError
 from kassign.javaorder import JavaOrderUndefined, hashmap_positions, java_string_hash, java_string_key
 from kassign.javarandom import JavaRandom, java_shuffle
+from kassign.limits import is_whole_number
+from kassign.text import utf8_problem
 
 StripedBroker = tuple[int, "str | None", bool]
 
@@ -86,20 +91,24 @@ def normalise_striped_brokers(brokers: Iterable[Any]) -> list[StripedBroker]:
     """``[(id, rack_or_None, fenced), ...]`` checked; ``(id, rack)`` pairs and bare ids are unfenced."""
     result: list[StripedBroker] = []
     seen: set[int] = set()
-    for entry in brokers:
-        if isinstance(entry, int) and not isinstance(entry, bool):
+    for entry in broker_entries(brokers, fenced=True):
+        if is_whole_number(entry):
             fields: tuple[Any, ...] = (entry, None, False)
         elif isinstance(entry, (tuple, list)) and len(entry) in (2, 3):
             fields = tuple(entry) if len(entry) == 3 else (entry[0], entry[1], False)
         else:
             raise KassignError(f"a broker must be (id, rack_or_None, fenced) or (id, rack_or_None), got {entry!r}")
         broker_id, rack, fenced = fields
-        if not isinstance(broker_id, int) or isinstance(broker_id, bool) or not 0 <= broker_id <= INT_MAX:
+        if not is_whole_number(broker_id) or not 0 <= broker_id <= INT_MAX:
             raise KassignError(f"broker id must be a whole number from 0 to {INT_MAX}, got {broker_id!r}")
+        broker_id = int(broker_id)
         if rack is not None and (not isinstance(rack, str) or not rack):
             raise KassignError(f"broker {broker_id}: rack must be a non-empty string or None, got {rack!r}")
-        if not isinstance(fenced, bool):
+        if rack is not None and utf8_problem(rack, "rack"):  # Kafka's racks are UTF-8 text
+            raise KassignError(f"broker {broker_id}: {utf8_problem(rack, 'rack')}")
+        if not isinstance(fenced, (bool, np.bool_)):
             raise KassignError(f"broker {broker_id}: fenced must be True or False, got {fenced!r}")
+        fenced = bool(fenced)
         if broker_id in seen:
             raise KassignError(f"broker {broker_id} is listed twice")
         seen.add(broker_id)

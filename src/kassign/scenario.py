@@ -31,6 +31,7 @@ from kassign.cluster import Cluster
 from kassign.documents import load_json
 from kassign.errors import KassignError, ScenarioError, shown
 from kassign.limits import JAVA_INT_MAX, JAVA_INT_MIN, is_whole_number, partition_budget
+from kassign.text import all_utf8, escaped, utf8_problem
 
 
 class MemberSpec(NamedTuple):
@@ -407,6 +408,7 @@ def _check_instance_ids(members: Members) -> None:
 def _parse_partition_racks(doc: Any, topics: Mapping[str, int]) -> dict[str, list[list[str]]]:
     if not isinstance(doc, Mapping):
         raise _fail("partition_racks", "expected an object of topic -> per-partition lists of racks")
+    _names(doc, "partition_racks")
     result: dict[str, list[list[str]]] = {}
     for topic, per_partition in doc.items():
         path = f"partition_racks.{topic}"
@@ -423,7 +425,45 @@ def _parse_partition_racks(doc: Any, topics: Mapping[str, int]) -> dict[str, lis
 def _parse_topic_ids(doc: Any) -> dict[str, str]:
     if not isinstance(doc, Mapping):
         raise _fail("topic_ids", 'expected an object of topic name -> topic id, e.g. {"t0": "zlHH1P2WR-GsRZQpv0_Hxw"}')
+    _names(doc, "topic_ids")
     return {name: _text(topic_id, f"topic_ids.{name}") for name, topic_id in doc.items()}
+
+
+def _check_names_are_utf8(topics: dict[str, int], members: Members, partition_racks: dict[str, list[list[str]]],
+                          topic_ids: dict[str, str]) -> None:
+    """Every name is text UTF-8 can carry (see :mod:`kassign.text`): Kafka sends names as UTF-8, and the
+    sticky user data and derived topic ids encode them, so a lone surrogate is refused here, where it is
+    named, for every strategy alike. One join checks them all; only a failing document is walked."""
+    racks = [rack for rack in members.racks if rack is not None]
+    instance_ids = [iid for iid in members.instance_ids if iid is not None]
+    replica_racks = chain.from_iterable(chain.from_iterable(partition_racks.values()))
+    if all_utf8(chain(topics, members.ids, chain.from_iterable(members.subscriptions), members.owned_topics, racks,
+                      instance_ids, partition_racks, replica_racks, topic_ids, topic_ids.values())):
+        return
+    for path, what, names in _named_texts(topics, members, partition_racks, topic_ids):
+        for name in names:
+            problem = utf8_problem(name, what)
+            if problem:
+                raise _fail(path, problem)
+
+
+def _named_texts(topics: dict[str, int], members: Members, partition_racks: dict[str, list[list[str]]],
+                 topic_ids: dict[str, str]) -> Iterator[tuple[str, str, Iterable[str]]]:
+    """``(path, what it is, names)`` for every name of a scenario, in document order."""
+    yield "topics", "topic name", topics
+    yield "members", "member id", members.ids
+    owned = members.owned_lists()
+    for i, member_id in enumerate(members.ids):
+        where = f"members.{escaped(member_id)}"
+        yield f"{where}.topics", "topic name", members.subscriptions[members.subscription[i]]
+        yield f"{where}.owned", "topic name", (topic for topic, _ in owned[i])
+        for name, value in (("rack", members.racks[i]), ("instance_id", members.instance_ids[i])):
+            yield f"{where}.{name}", name, () if value is None else (value,)
+    yield "partition_racks", "topic name", partition_racks
+    for topic, per_partition in partition_racks.items():
+        yield f"partition_racks.{escaped(topic)}", "rack", chain.from_iterable(per_partition)
+    yield "topic_ids", "topic name", topic_ids
+    yield "topic_ids", "topic id", topic_ids.values()
 
 
 _SCENARIO_KEYS = ("topics", "members", "partition_racks", "topic_ids")
@@ -455,6 +495,7 @@ def parse_scenario(doc: Any) -> Scenario:
     _check_instance_ids(members)
     partition_racks = _parse_partition_racks(doc.get("partition_racks", {}), topics)
     topic_ids = _parse_topic_ids(doc.get("topic_ids", {}))
+    _check_names_are_utf8(topics, members, partition_racks, topic_ids)
     return Scenario(topics=topics, members=members, partition_racks=partition_racks, topic_ids=topic_ids)
 
 

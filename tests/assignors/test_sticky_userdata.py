@@ -18,6 +18,7 @@ from kassign.assignors.sticky.userdata import (
     encode_sticky_user_data,
 )
 from kassign.assignors.base import TopicPartition
+from kassign.errors import KassignError
 
 # One topic "t0" with partitions 1 and 3, generation 7, laid out field by field:
 # int32 topic count | int16 name length | "t0" | int32 partition count | int32 1 | int32 3 | int32 generation
@@ -164,3 +165,81 @@ def test_decoders_refuse_what_is_not_bytes(bad) -> None:
         decode_sticky_user_data(bad)
     with pytest.raises(UserDataError, match="must be bytes"):
         decode_cooperative_user_data(bad)
+
+
+# --- decode_many: other members' bytes vs the caller's arguments (issue #20) ----------------------------
+
+@pytest.mark.parametrize(("blobs", "message"), [
+    (None, "a list of each member's user data"),
+    ("abc", "a list of each member's user data"),
+    (b"\x00\x00\x00\x00", "a list of each member's user data"),
+    (bytearray(b"\x00"), "a list of each member's user data"),
+    (5, "a list of each member's user data"),
+    ({b"x"}, "a list of each member's user data"),
+])
+def test_decode_many_refuses_arguments_of_the_wrong_type(blobs, message: str) -> None:
+    from kassign.assignors.sticky.userdata import decode_many
+
+    with pytest.raises(UserDataError, match=message):
+        decode_many(blobs, ["t0"])
+
+
+@pytest.mark.parametrize(("known", "message"), [
+    ("t0", "known_topics must be a list of topic names"),
+    (None, "known_topics must be a list of topic names"),
+    (["t0", 5], "known topic #1 is int"),
+    (["t0", "x\ud800"], "topic name 'x\\\\ud800' has a lone surrogate"),
+])
+def test_decode_many_refuses_known_topics_of_the_wrong_type(known, message: str) -> None:
+    from kassign.assignors.sticky.userdata import decode_many
+
+    with pytest.raises(UserDataError, match=message):
+        decode_many([V1_T0_1_3_GEN7], known)
+
+
+def test_a_member_without_user_data_has_no_previous_assignment_as_in_kafka() -> None:
+    # Kafka's StickyAssignor.memberData: null (or empty) user data -> no owned partitions; unreadable -> the same
+    from kassign.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
+
+    batch = decode_many([None, V1_T0_1_3_GEN7, b"", b"\xff\xff", bytearray(V1_T0_1_3_GEN7), memoryview(V0_T0_1_3)],
+                        ["t0"])
+    assert batch.status.tolist()[:4] == [BROKEN, OK_V1, BROKEN, BROKEN]
+    assert batch.entry_offsets.tolist() == [0, 0, 1, 1, 1, 2, 3]
+    assert batch.partitions.tolist() == [1, 3, 1, 3, 1, 3]
+    assert batch.generation.tolist()[1] == 7 and batch.status[4] == OK_V1 and batch.status[5] != BROKEN
+    assert decode_many((b for b in [None]), ()).status.tolist() == [BROKEN]  # any iterable of blobs
+    # an entry that is not bytes at all is unreadable member data too (as the cooperative and load-aware
+    # assignors read it), not an error for the whole group
+    odd = decode_many([V1_T0_1_3_GEN7, "text", 5, [0, 0, 0, 1]], ["t0"])
+    assert odd.status.tolist() == [OK_V1, BROKEN, BROKEN, BROKEN] and odd.entry_offsets.tolist() == [0, 1, 1, 1, 1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=30),
+                          st.builds(lambda g: encode_sticky_user_data([("t0", 1)], g), st.integers(-1, 9))),
+                max_size=6))
+def test_decode_many_never_raises_on_what_members_send(blobs: list) -> None:
+    from kassign.assignors.sticky.userdata import BROKEN, decode_many
+
+    batch = decode_many(blobs, ["t0", "t1"])
+    for i, data in enumerate(blobs):
+        if data is None:
+            assert batch.status[i] == BROKEN and batch.entry_offsets[i] == batch.entry_offsets[i + 1]
+
+
+@pytest.mark.parametrize("user_data", [None, b"", b"\x00\x01", b"garbage!", "text", 5])
+def test_the_sticky_assignor_treats_missing_or_unreadable_user_data_as_no_history(user_data) -> None:
+    from kassign.assignors.base import Subscription
+    from kassign.assignors.eager_sticky import StickyAssignor
+    from kassign.cluster import Cluster
+
+    cluster = Cluster({"t0": 4})
+    keeper = Subscription(("t0",), user_data=encode_sticky_user_data([("t0", 0), ("t0", 1), ("t0", 2)], 3))
+    result = StickyAssignor().assign(cluster, {"a": keeper, "b": Subscription(("t0",), user_data=user_data)})
+    assert sorted(result["a"].partitions) == [("t0", 0), ("t0", 1)]  # a keeps what it can, b gets the rest
+    assert sorted(result["b"].partitions) == [("t0", 2), ("t0", 3)]
+
+
+def test_encoding_a_topic_name_utf8_cannot_carry_is_a_kassign_error() -> None:
+    with pytest.raises(KassignError, match="topic name '\\\\ud800' has a lone surrogate"):
+        encode_sticky_user_data([("\ud800", 0)], 1)

@@ -136,3 +136,24 @@ def test_lone_surrogates_are_a_kassign_error() -> None:
         kassign.partition_for_key("lone\udc80", 12)
     with pytest.raises(kassign.KassignError, match="lone surrogate"):
         kassign.partitions_for_keys(["ok", "b\ud800"], 12)
+
+
+# --- partition counts Kafka cannot have (issue #20) -------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["-n", "2147483648", "k"],
+    ["-n", "99999999999999999999999", "k"],
+    ["-n", "2147483648", "--compare", "java,sarama:hash", "k"],
+    ["-n", "4294967296", "--key-type", "int", "--", "5"],
+])
+def test_partition_counts_beyond_a_java_int_are_one_line_errors(args: list[str]) -> None:
+    result = run(*args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("kassign: error: ") and len(result.stderr.strip().splitlines()) == 1
+    assert "--partitions must be from 1 to 2147483647" in result.stderr
+    assert result.stdout == ""
+
+
+def test_the_largest_partition_count_kafka_allows_is_taken() -> None:
+    document = run_json("-n", "2147483647", "k")
+    assert document["keys"][0]["partition"] == kassign.partition_for_key(b"k", 2**31 - 1)

@@ -19,8 +19,9 @@ import click
 from kassign import hashing
 from kassign.cli.common import emit_json, json_option, print_table
 from kassign.client_partitioners import NAMES, NOT_HASHED, ClientPartitioner, resolve, resolve_list
-from kassign.errors import KassignError
+from kassign.errors import KassignError, shown
 from kassign.keys import INT_WIDTHS, KEY_TYPES, serialize_key
+from kassign.limits import JAVA_INT_MAX
 
 BATCH_FROM = 1000  # from this many keys on, the numba batch path beats per-key Python (after its start-up)
 NOT_HASHED_NOTE = "-1: this client does not hash the key; it picks the partition itself (random, sticky or in turn)"
@@ -141,6 +142,9 @@ def command(num_partitions: int | None, topic: str | None, bootstrap_server: str
     num_partitions = _partition_count(num_partitions, topic, bootstrap_server, command_config, timeout)
     if num_partitions < 1:
         raise KassignError(f"--partitions must be at least 1, got {num_partitions}")
+    if num_partitions > JAVA_INT_MAX:
+        raise KassignError(f"--partitions must be from 1 to {JAVA_INT_MAX} (Kafka keeps a topic's partition count "
+                           f"in a Java int), got {shown(num_partitions)}")
     if partitioner is not None and compare is not None:
         raise KassignError("give --partitioner or --compare, not both")
     if hex_keys and base64_keys:

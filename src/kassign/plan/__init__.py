@@ -120,7 +120,7 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
 
     ``current``: kafka-reassign-partitions.sh's JSON (dict or text): ``{"version": 1,
     "partitions": [{"topic", "partition", "replicas"}]}``, leader first. ``brokers``: ``[(id,
-    rack_or_None), ...]`` that should hold replicas afterwards. ``sizes``: bytes per partition
+    rack_or_None), ...]`` (or plain ids, or a dict of id -> rack_or_None) that should hold replicas afterwards. ``sizes``: bytes per partition
     (``{(topic, partition): bytes}``, ``{topic: [bytes, ...]}`` or a table with topic, partition,
     bytes such as the pipeline's partition_load); turns on byte balancing.
 

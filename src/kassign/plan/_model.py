@@ -15,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from kassign.errors import KassignError
+from kassign.cluster import broker_entries
+from kassign.errors import KassignError, shown
+from kassign.limits import JAVA_INT_MAX, is_whole_number
+from kassign.text import utf8_problem
 
 
 class PlanError(KassignError):
@@ -58,8 +61,9 @@ class Problem:
         return self.topics[int(self.topic_of[index])], int(self.partition_of[index])
 
 
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _java_id(value: Any) -> bool:
+    """A partition number or broker id as Kafka keeps it: a whole number (numpy integers too) in 0 .. 2^31-1."""
+    return is_whole_number(value) and 0 <= value <= JAVA_INT_MAX
 
 
 def load_document(current: Any) -> dict:
@@ -100,20 +104,24 @@ def parse_current(current: Any) -> tuple[list[str], np.ndarray, np.ndarray, np.n
         topic, partition, replicas = entry.get("topic"), entry.get("partition"), entry.get("replicas")
         if not isinstance(topic, str) or not topic:
             raise PlanError(f"current assignment: partitions[{i}] needs a non-empty \"topic\" string, got {topic!r}")
-        if not _whole(partition) or partition < 0:
+        if topic not in topic_codes and utf8_problem(topic, "topic name"):
+            raise PlanError(f"current assignment: partitions[{i}]: {utf8_problem(topic, 'topic name')}")
+        if not _java_id(partition):
             raise PlanError(f"current assignment: {topic} partitions[{i}]: \"partition\" must be a whole number "
-                            f">= 0, got {partition!r}")
+                            f"from 0 to {JAVA_INT_MAX}, got {shown(partition)}")
+        partition = int(partition)
         name = f"{topic}-{partition}"
         if (topic, partition) in seen:
             raise PlanError(f"current assignment lists {name} twice; each partition may appear once")
         seen.add((topic, partition))
         if not isinstance(replicas, list) or not replicas:
             raise PlanError(f"current assignment: {name} needs a non-empty \"replicas\" list of broker ids")
-        if not all(type(b) is int for b in replicas) or min(replicas) < 0:  # the common case costs one pass
-            for b in replicas:
-                if not _whole(b) or b < 0:
-                    raise PlanError(f"current assignment: {name} has replica {b!r}; broker ids are whole numbers "
-                                    ">= 0")
+        if not all(type(b) is int for b in replicas) or not 0 <= min(replicas) <= max(replicas) <= JAVA_INT_MAX:
+            for b in replicas:  # the common case above costs one pass
+                if not _java_id(b):
+                    raise PlanError(f"current assignment: {name} has replica {shown(b)}; broker ids are whole "
+                                    f"numbers from 0 to {JAVA_INT_MAX}")
+            replicas = [int(b) for b in replicas]
         if len(set(replicas)) != len(replicas):
             raise PlanError(f"current assignment: {name} lists a broker twice in {replicas}")
         log_dirs = entry.get("log_dirs")
@@ -136,21 +144,23 @@ def parse_current(current: Any) -> tuple[list[str], np.ndarray, np.ndarray, np.n
 
 
 def normalise_brokers(brokers: Iterable[Any]) -> list[tuple[int, str | None]]:
-    if isinstance(brokers, (str, bytes)) or not isinstance(brokers, Iterable):
-        raise PlanError("brokers must be a list of (id, rack_or_None) pairs (or plain ids)")
+    """``[(id, rack_or_None), ...]``, plain ids, or a dict of id -> rack_or_None (racks kept); ids as Java ints."""
     result: list[tuple[int, str | None]] = []
     seen: set[int] = set()
-    for entry in brokers:
-        if _whole(entry):
+    for entry in broker_entries(brokers, ordered=False, error=PlanError):  # targets are sorted: order is free
+        if is_whole_number(entry):
             broker, rack = entry, None
         elif isinstance(entry, (tuple, list)) and len(entry) == 2:
             broker, rack = entry
         else:
             raise PlanError(f"brokers: {entry!r} is neither an id nor an (id, rack) pair")
-        if not _whole(broker) or broker < 0:
-            raise PlanError(f"brokers: broker id must be a whole number >= 0, got {broker!r}")
+        if not is_whole_number(broker) or not 0 <= broker <= JAVA_INT_MAX:
+            raise PlanError(f"brokers: broker id must be a whole number from 0 to {JAVA_INT_MAX}, got {broker!r}")
+        broker = int(broker)
         if rack is not None and (not isinstance(rack, str) or not rack):
             raise PlanError(f"brokers: broker {broker}'s rack must be a non-empty string or None, got {rack!r}")
+        if rack is not None and utf8_problem(rack, "rack"):  # Kafka's racks are UTF-8 text
+            raise PlanError(f"brokers: broker {broker}: {utf8_problem(rack, 'rack')}")
         if broker in seen:
             raise PlanError(f"brokers: broker {broker} is listed twice")
         seen.add(broker)
@@ -168,8 +178,9 @@ def build_problem(current: Any, brokers: Iterable[Any], exclude: Iterable[Any] =
     known = set(racks) | set(int(b) for b in np.unique(current_ids[current_ids >= 0]))
     excluded: list[int] = []
     for b in exclude or ():
-        if not _whole(b) or b < 0:
-            raise PlanError(f"exclude: broker id must be a whole number >= 0, got {b!r}")
+        if not _java_id(b):
+            raise PlanError(f"exclude: broker id must be a whole number from 0 to {JAVA_INT_MAX}, got {shown(b)}")
+        b = int(b)
         if b not in known:
             raise PlanError(f"exclude: broker {b} is unknown: it is neither in the broker list nor holds a "
                             "replica now")

@@ -43,6 +43,7 @@ from itertools import repeat
 from kassign.assignors.base import Assignment, Subscription, TopicPartition
 from kassign.errors import KassignError
 from kassign.javaorder import java_string_key
+from kassign.text import utf8_problem
 
 LATEST_VERSION = 3
 _INT16 = struct.Struct(">h")
@@ -73,6 +74,9 @@ class _Writer:
         if value is None:
             self.int16(-1)
             return
+        problem = utf8_problem(value, field)
+        if problem:  # Java would write '?' for it, so two names could become one: refused instead
+            raise WireFormatError(problem)
         data = value.encode("utf-8")
         if len(data) > _MAX_STRING_BYTES:
             raise WireFormatError(f"{field} {value[:40]!r}... is {len(data)} bytes of UTF-8; the protocol allows 32767")

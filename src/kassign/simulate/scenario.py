@@ -53,8 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from kassign.documents import load_yaml
-from kassign.errors import ScenarioError, shown
-from kassign.limits import is_whole_number
+from kassign.errors import KassignError, ScenarioError, shown
+from kassign.limits import is_whole_number, partition_budget
+from kassign.text import escaped, utf8_problem
 from kassign.scenario import read_scenario_text
 
 EVENT_FIELDS: dict[str, tuple[set[str], set[str]]] = {
@@ -136,8 +137,9 @@ MAX_COUNT = 2**31 - 1  # partition counts are Java ints in Kafka
 
 
 def _number(value: Any, path: str, minimum: float = 0.0) -> float:
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-            or not minimum <= value <= MAX_SECONDS):
+    # compared before math.isfinite, which cannot take an int beyond a float's range
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not minimum <= value <= MAX_SECONDS
+            or not math.isfinite(value)):
         raise _fail(path, f"expected a number of seconds from {minimum:g} to {MAX_SECONDS:,}, got {shown(value)}")
     return float(value)
 
@@ -148,16 +150,62 @@ def _count(value: Any, path: str, minimum: int = 0) -> int:
     return int(value)
 
 
-def _name(value: Any, path: str) -> str:
+def _name(value: Any, path: str, what: str = "name") -> str:
+    if is_whole_number(value):
+        raise _fail(path, f"expected a {what}, got the number {value}; quote it ('{value}') if that is the {what}")
     if not isinstance(value, str) or not value:
-        raise _fail(path, f"expected a non-empty name, got {json.dumps(value)}")
+        raise _fail(path, f"expected a non-empty name, got {shown(value)}")
+    _utf8(value, path, what)
     return value
 
 
-def _names(value: Any, path: str, allow_empty: bool = True) -> tuple[str, ...]:
+def _names(value: Any, path: str, allow_empty: bool = True, what: str = "name") -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value) or (not value and not allow_empty):
-        raise _fail(path, f"expected a list of names, got {json.dumps(value)}")
+        raise _fail(path, f"expected a list of names, got {shown(value)}")
+    for name in value:
+        _utf8(name, path, what)
     return tuple(value)
+
+
+def _utf8(name: str, path: str, what: str) -> None:
+    """Names travel as UTF-8 in Kafka's protocol, which the simulated JoinGroup writes (see kassign.text)."""
+    problem = utf8_problem(name, what)
+    if problem:
+        raise _fail(path, problem)
+
+
+# What YAML makes of an unquoted key that is not a name, for the hint to quote it.
+_YAML_KINDS = {bool: "a boolean (an unquoted yes, no, on, off, true or false)",
+               type(None): "null (an unquoted null or ~, or no name at all)", float: "a number"}
+
+
+def _keyed_names(doc: Mapping[Any, Any], path: str, kind: str, field: str) -> list[tuple[str, Any]]:
+    """``(name, value)`` for every key of ``doc`` (``kind`` "member" or "topic", named by its ``field``),
+    each key read as text: a YAML ``1`` is the name ``'1'``. Any other key YAML did not read as text
+    (true, null, 1.5, a date) is refused with a hint to quote it, and two keys that read as the same
+    text (``1`` and ``'1'``) are refused, naming it."""
+    what = f"{kind} {field}"
+    result: list[tuple[str, Any]] = []
+    first: dict[str, Any] = {}
+    for key, value in doc.items():
+        if isinstance(key, str):
+            name = key
+        elif is_whole_number(key):
+            name = str(int(key))
+        else:
+            read_as = _YAML_KINDS.get(type(key), f"a {type(key).__name__}")
+            written = json.dumps(key) if isinstance(key, (bool, type(None))) else str(key)
+            raise _fail(path, f"{what} {written} is not a name: YAML read it as {read_as}; quote it as you wrote "
+                        "it, e.g. 'on' or '1.50', to use it as a name")
+        if not name:
+            raise _fail(path, f"expected non-empty {what}s, got {shown(key)}")
+        if name in first:
+            raise _fail(path, f"{kind}s {first[name]!r} and {key!r} have the same {field} once read as text "
+                        f"({name!r}); give each {kind} a {field} of its own")
+        first[name] = key
+        _utf8(name, path, what)
+        result.append((name, value))
+    return result
 
 
 def _member_plan(doc: Any, path: str) -> MemberPlan:
@@ -169,16 +217,16 @@ def _member_plan(doc: Any, path: str) -> MemberPlan:
     if "topics" not in doc:
         raise _fail(path, "missing topics (the topics this member subscribes to)")
     protocol = doc.get("group_protocol")
-    if protocol is not None and protocol not in GROUP_PROTOCOLS:
-        raise _fail(f"{path}.group_protocol", f"expected classic or consumer, got {json.dumps(protocol)}")
+    if protocol is not None and (not isinstance(protocol, str) or protocol not in GROUP_PROTOCOLS):
+        raise _fail(f"{path}.group_protocol", f"expected classic or consumer, got {shown(protocol)}")
     assignor = doc.get("remote_assignor")
     if assignor is not None:
         if protocol != CONSUMER:
             raise _fail(f"{path}.remote_assignor", "only members with group_protocol: consumer have a remote "
                         "(server-side) assignor; add group_protocol: consumer or drop remote_assignor")
-        if assignor not in REMOTE_ASSIGNORS:
+        if not isinstance(assignor, str) or assignor not in REMOTE_ASSIGNORS:
             raise _fail(f"{path}.remote_assignor", f"expected one of {', '.join(REMOTE_ASSIGNORS)} (the group "
-                        f"coordinator's assignors), got {json.dumps(assignor)}")
+                        f"coordinator's assignors), got {shown(assignor)}")
     if protocol == CONSUMER:
         for classic_only, what in (("strategies", "partition.assignment.strategy"),
                                    ("session_timeout", "the client's session.timeout.ms")):
@@ -188,9 +236,10 @@ def _member_plan(doc: Any, path: str) -> MemberPlan:
                             + ("use remote_assignor: uniform|range" if classic_only == "strategies"
                                else "the group's settings.session_timeout applies"))
     return MemberPlan(
-        topics=_names(doc["topics"], f"{path}.topics"),
-        instance_id=None if doc.get("instance_id") is None else _name(doc["instance_id"], f"{path}.instance_id"),
-        rack=None if doc.get("rack") is None else _name(doc["rack"], f"{path}.rack"),
+        topics=_names(doc["topics"], f"{path}.topics", what="topic name"),
+        instance_id=None if doc.get("instance_id") is None
+        else _name(doc["instance_id"], f"{path}.instance_id", "instance_id"),
+        rack=None if doc.get("rack") is None else _name(doc["rack"], f"{path}.rack", "rack"),
         strategies=_names(doc.get("strategies", []), f"{path}.strategies"),
         session_timeout=None if doc.get("session_timeout") is None
         else _number(doc["session_timeout"], f"{path}.session_timeout", 0.001),
@@ -207,8 +256,8 @@ def _event_fields(doc: Any, path: str) -> Event:
     if not isinstance(doc, Mapping):
         raise _fail(path, "expected an object such as {at: 10, type: leave, member: C1}")
     kind = doc.get("type")
-    if kind not in EVENT_FIELDS:
-        raise _fail(f"{path}.type", f"expected one of {', '.join(EVENT_FIELDS)}, got {json.dumps(kind)}")
+    if not isinstance(kind, str) or kind not in EVENT_FIELDS:
+        raise _fail(f"{path}.type", f"expected one of {', '.join(EVENT_FIELDS)}, got {shown(kind)}")
     required, optional = EVENT_FIELDS[kind]
     missing = required - set(doc)
     if "at" not in doc:
@@ -219,13 +268,13 @@ def _event_fields(doc: Any, path: str) -> Event:
     if unknown:
         raise _fail(path, f"unknown field(s) {sorted(unknown)} for a {kind} event")
     at = _number(doc["at"], f"{path}.at")
-    member = _name(doc["member"], f"{path}.member") if "member" in doc else None
-    topic = _name(doc["topic"], f"{path}.topic") if "topic" in doc else None
+    member = _name(doc["member"], f"{path}.member", "member id") if "member" in doc else None
+    topic = _name(doc["topic"], f"{path}.topic", "topic name") if "topic" in doc else None
     if kind == "join":
         plan = _member_plan({k: v for k, v in doc.items() if k in _MEMBER_FIELDS}, path)
         return Event(at, kind, member=member, topics=plan.topics, plan=plan)
     if kind == "subscribe":
-        return Event(at, kind, member=member, topics=_names(doc["topics"], f"{path}.topics"))
+        return Event(at, kind, member=member, topics=_names(doc["topics"], f"{path}.topics", what="topic name"))
     if kind == "restart":
         return Event(at, kind, member=member, down=_number(doc["down"], f"{path}.down"))
     if kind == "add_partitions":
@@ -247,6 +296,8 @@ def _check_timeline(topics: dict[str, int], members: dict[str, MemberPlan], even
         if plan.instance_id:
             instance_ids[plan.instance_id] = member
     existing = set(topics)
+    counts = dict(topics)  # partitions per topic as the timeline goes: Java ints, and in all within the budget
+    _check_budget(counts, "topics")
     for event in events:
         where = f"events[{event.index}] ({event.type} at {event.at:g}s)"
         if event.member is not None:
@@ -272,11 +323,29 @@ def _check_timeline(topics: dict[str, int], members: dict[str, MemberPlan], even
             if event.topic in existing:
                 raise _fail(where, f"topic {event.topic!r} already exists")
             existing.add(event.topic)
+            counts[event.topic] = event.count
+            _check_budget(counts, where)
         elif event.type in ("add_partitions", "delete_topic"):
             if event.topic not in existing:
                 raise _fail(where, f"topic {event.topic!r} does not exist at this point")
             if event.type == "delete_topic":
                 existing.discard(event.topic)
+                counts.pop(event.topic, None)
+            else:
+                total = counts[event.topic] + event.count
+                if total > MAX_COUNT:
+                    raise _fail(where, f"topic {event.topic!r} would have {total:,} partitions; Kafka keeps a topic's "
+                                f"partition count in a Java int (at most {MAX_COUNT:,})")
+                counts[event.topic] = total
+                _check_budget(counts, where)
+
+
+def _check_budget(counts: dict[str, int], where: str) -> None:
+    """The partitions that exist at one time are materialised by the simulation: at most MAX_PARTITIONS."""
+    try:
+        partition_budget(sum(counts.values()), "the group's topics")
+    except KassignError as err:
+        raise _fail(where, str(err)) from None
 
 
 def parse_sim_scenario(doc: Any) -> SimScenario:
@@ -288,11 +357,12 @@ def parse_sim_scenario(doc: Any) -> SimScenario:
     topics_doc = doc.get("topics", {})
     if not isinstance(topics_doc, Mapping):
         raise _fail("topics", "expected topic name -> partition count, e.g. {t0: 3}")
-    topics = {str(t): _count(n, f"topics.{t}") for t, n in topics_doc.items()}
+    topics = {t: _count(n, f"topics.{escaped(t)}") for t, n in _keyed_names(topics_doc, "topics", "topic", "name")}
     members_doc = doc.get("members", {}) or {}
     if not isinstance(members_doc, Mapping):
         raise _fail("members", "expected member id -> {topics: [...]}")
-    members = {str(m): _member_plan(p, f"members.{m}") for m, p in members_doc.items()}
+    members = {m: _member_plan(p, f"members.{escaped(m)}")
+               for m, p in _keyed_names(members_doc, "members", "member", "id")}
     settings_doc = doc.get("settings", {}) or {}
     if not isinstance(settings_doc, Mapping) or set(settings_doc) - set(_SETTINGS):
         raise _fail("settings", f"allowed settings: {', '.join(_SETTINGS)}")
@@ -305,7 +375,7 @@ def parse_sim_scenario(doc: Any) -> SimScenario:
     events = [_event(e, i) for i, e in enumerate(events_doc)]
     events = sorted(events, key=lambda e: e.at)  # stable: same-time events keep their listed order
     _check_timeline(topics, members, events)
-    strategies = _names(doc.get("strategies", []), "strategies")
+    strategies = _names(doc.get("strategies", []), "strategies", what="strategy")
     for strategy in strategies:
         try:
             parse_strategy(strategy)

@@ -31,7 +31,11 @@ sizes, the flat partition numbers and the generation.
 
 The byte format and its fallbacks (version 1, else version 0; trailing bytes
 ignored) are those above; a blob that fails is re-read by the
-single-blob decoder to report why.
+single-blob decoder to report why. What members send is never an error here:
+a blob that is not the format, and a member that sent none (None or empty),
+come out ``BROKEN``, that is no previous assignment, as Kafka's
+``StickyAssignor.memberData`` reads them. A wrong argument from the caller (not
+a list of blobs, known topics that are not names) is a ``UserDataError``.
 
 Hot path on integers and bytes only; names exist as Python strings only for the
 few hundred topics of the layout.
@@ -48,6 +52,7 @@ import numpy as np
 
 from kassign.assignors.base import TopicPartition
 from kassign.errors import KassignError
+from kassign.text import utf8_problem
 
 DEFAULT_GENERATION = -1
 
@@ -95,6 +100,9 @@ def encode_sticky_user_data(
 @functools.lru_cache(maxsize=1 << 16)
 def _topic_header(topic: str) -> bytes:
     """A topic entry's int16 length and UTF-8 name (cached: every member names the same topics)."""
+    problem = utf8_problem(topic, "topic name")
+    if problem:  # Java's encoder would write '?' for it; no topic can have such a name
+        raise KassignError(problem)
     name = topic.encode("utf-8")
     if len(name) > 0x7FFF:
         raise KassignError(f"topic name of {len(name)} bytes does not fit Kafka's int16 string length")
@@ -294,8 +302,18 @@ class DecodedBatch:
     partitions: np.ndarray  # int64, all partition numbers
 
 
-def decode_many(blobs: Sequence[bytes], known_topics: Sequence[str]) -> DecodedBatch:
-    """Decode StickyAssignor user data of many members; topic names become indexes into ``known_topics``."""
+def decode_many(blobs: Iterable[bytes | None], known_topics: Sequence[str]) -> DecodedBatch:
+    """Decode StickyAssignor user data of many members; topic names become indexes into ``known_topics``.
+
+    ``blobs``: each member's user data (bytes, bytearray or memoryview) in member order. What a member
+    sent is never an error here, as in Kafka's ``StickyAssignor.memberData``: bytes that are not the
+    format or not bytes at all, and None (a member that sent no user data) or empty bytes, give status
+    ``BROKEN`` with no entries, that is no previous assignment (the caller logs the unreadable ones).
+    What the caller passes is checked: ``blobs`` must be a sequence of them (one blob alone, a str or
+    None is a :class:`UserDataError`), and ``known_topics`` a sequence of topic names.
+    """
+    blobs = _blob_list(blobs)
+    known_topics = _topic_names(known_topics)
     scan, fill, confirm = _kernels()
     sizes = np.fromiter((len(b) for b in blobs), dtype=np.int64, count=len(blobs))
     ends = np.cumsum(sizes)
@@ -321,6 +339,38 @@ def decode_many(blobs: Sequence[bytes], known_topics: Sequence[str]) -> DecodedB
         fill(buf, starts, status, entry_offsets, part_offsets, name_start, name_len, name_hash, entry_size, partitions)
     entry_topic = _match_topics(buf, name_start, name_len, name_hash, known_topics, confirm)
     return DecodedBatch(status, generation, entry_offsets, part_offsets, entry_topic, entry_size, partitions)
+
+
+def _blob_list(blobs: object) -> list[bytes]:
+    """The caller's blobs as a list of bytes. None (no user data) reads as empty, and so does an entry that is
+    not bytes at all: both decode as BROKEN, no previous assignment."""
+    if isinstance(blobs, (str, bytes, bytearray, memoryview, set, frozenset)) or not isinstance(blobs, Iterable):
+        raise UserDataError(f"decode_many takes a list of each member's user data (bytes or None per member), "
+                            f"got {type(blobs).__name__}")
+    result = []
+    for blob in blobs:
+        if blob is None:
+            result.append(b"")
+        elif isinstance(blob, bytes):
+            result.append(blob)
+        elif isinstance(blob, (bytearray, memoryview)):
+            result.append(bytes(blob))
+        else:  # not bytes at all: unreadable, like bytes that are not the format (the caller says why)
+            result.append(b"")
+    return result
+
+
+def _topic_names(known_topics: object) -> list[str]:
+    if isinstance(known_topics, (str, bytes)) or not isinstance(known_topics, Iterable):
+        raise UserDataError(f"known_topics must be a list of topic names, got {type(known_topics).__name__}")
+    names = list(known_topics)
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise UserDataError(f"known topic #{i} is {type(name).__name__}; known_topics must be a list of topic names")
+        problem = utf8_problem(name, "topic name")
+        if problem:
+            raise UserDataError(problem)
+    return names
 
 
 def _match_topics(buf, name_start, name_len, name_hash, known_topics, confirm) -> np.ndarray:
