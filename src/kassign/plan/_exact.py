@@ -126,6 +126,9 @@ class Settings:
 
 
 SETTINGS = Settings()
+if os.environ.get("KASSIGN_PLAN_DETERMINISTIC"):
+    # Node limits only: the same plan on every machine, however loaded, at the cost of no wall-clock bound.
+    SETTINGS.seconds = SETTINGS.local_seconds = SETTINGS.local_call = 3600.0
 
 OPTIMAL, FEASIBLE, INFEASIBLE, UNKNOWN = "optimal", "feasible", "infeasible", "unknown"
 

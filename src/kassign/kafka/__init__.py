@@ -1,0 +1,13 @@
+"""kassign's own Kafka client: what reading live topics needs, and nothing more.
+
+Why not librdkafka (confluent-kafka)? Exact accounting needs what a consumer library hides: batch
+boundaries, transaction markers, the aborted-transaction lists of Fetch answers, the high watermark
+and last stable offset of every answer. Deadlines must bound every call, and reading must never create
+a topic. And decoding record batches in numba straight into Arrow columns is an order of magnitude
+faster than building a Python object per record (``bench/bench_kafka_read.py``).
+
+Layers, lowest first: ``wire`` (the protocol's primitive types), ``config`` (client properties as the
+Kafka tools take them), ``connection`` (one broker: TCP or TLS, SASL, versions, deadlines), ``protocol``
+(the requests sent and their answers), ``records`` and ``legacy`` (record batches into columns), ``client``
+(planning a read, reading a range with its accounting, a group's committed offsets).
+"""
