@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,14 +33,28 @@ def test_json_compares_strategies_on_the_seed_story():
 
 
 def test_table_and_plots(tmp_path):
-    result = kassign("simulate", str(EXAMPLES / "seeds-different-subscriptions.yaml"), "--plot", str(tmp_path))
+    result = kassign("simulate", str(EXAMPLES / "seeds-different-subscriptions.yaml"), "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "roundrobin" in result.stdout and "sticky" in result.stdout and "unowned" in result.stdout
     for name in ("moves.png", "unowned.png", "load-roundrobin.png", "load-sticky.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (tmp_path / "report.html").read_text()
-    assert base64.b64encode((tmp_path / "moves.png").read_bytes()).decode() in page
+    # the same charts, interactive, drawn by the plotly.js packed into the page: nothing loaded from elsewhere
+    for name in ("moves", "unowned", "load-roundrobin", "load-sticky"):
+        block = page.split(f'<script type="application/json" data-chart="chart-{name}">')[1].split("</script>")[0]
+        assert json.loads(block)["data"], name
+    bundle = page.split('<script type="application/octet-stream" id="plotly-js">')[1].split("</script>")[0]
+    assert b"plotly" in gzip.decompress(base64.b64decode(bundle))[:2000].lower()
+    assert not re.search(r"<(script|img|link|iframe)\b[^>]*\b(src|href)=", page)
     assert "http://" not in page and "https://" not in page
+    # --plot is --out's other name; both naming one directory is fine, two are not
+    again = kassign("simulate", str(EXAMPLES / "seeds-different-subscriptions.yaml"), "--plot", str(tmp_path / "p"),
+                    "--out", str(tmp_path / "p"))
+    assert again.returncode == 0 and (tmp_path / "p" / "report.html").exists(), again.stderr
+    both = kassign("simulate", str(EXAMPLES / "seeds-different-subscriptions.yaml"), "--plot", str(tmp_path / "a"),
+                   "--out", str(tmp_path / "b"))
+    assert both.returncode == 2 and both.stderr.startswith("kassign: error:") and both.stderr.count("\n") == 1
+    assert "--out" in both.stderr and not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
 def test_bad_input_exits_2_with_one_line():

@@ -9,6 +9,7 @@ table compares eager, cooperative and consumer-protocol groups on the same timel
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -81,6 +82,14 @@ def _print_events(run: StrategyRun) -> None:
                 rows)
 
 
+def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
+    caption = (f"{len(scenario.events):,} events; {scenario.settings['round_seconds']:g}s per round, "
+               f"session timeout {scenario.settings['session_timeout']:g}s")
+    if any(run.group_protocol == CONSUMER for run in runs):
+        caption += f", heartbeat every {scenario.settings['heartbeat_interval']:g}s"
+    return caption
+
+
 @click.command("simulate")
 @click.argument("scenario_path", metavar="SCENARIO.yaml")
 @click.option("--strategies", "-s", "strategies_option", metavar="A,B,...",
@@ -89,11 +98,14 @@ def _print_events(run: StrategyRun) -> None:
                    "(the broker's default assignor), e.g. range,cooperative-sticky,consumer:uniform. Default: the "
                    "scenario's list, else range,roundrobin,sticky,cooperative-sticky,consumer:uniform (those that "
                    "fit its members).")
-@click.option("--plot", "plot_dir", metavar="DIR", help="Write PNG charts and a self-contained report.html into DIR.")
+@click.option("--out", "-o", "out_dir", metavar="DIR",
+              help="Write report.html (one self-contained, interactive page: tooltips, zoom, sortable tables; it "
+                   "opens without network) and the PNG charts into DIR, as `kassign pipeline --out` does.")
+@click.option("--plot", "plot_dir", metavar="DIR", help="The same as --out DIR (its first name, kept).")
 @click.option("--events", "show_events", is_flag=True, help="Also print every event's row per strategy.")
 @json_option
-def command(scenario_path: str, strategies_option: str | None, plot_dir: str | None, show_events: bool,
-            as_json: bool) -> None:
+def command(scenario_path: str, strategies_option: str | None, out_dir: str | None, plot_dir: str | None,
+            show_events: bool, as_json: bool) -> None:
     """Play the timeline of SCENARIO.yaml with each strategy and compare rounds, moves, revocations,
     unowned partition-seconds and spread.
 
@@ -104,15 +116,23 @@ def command(scenario_path: str, strategies_option: str | None, plot_dir: str | N
     up, with no group-wide pause. Scenario members with group_protocol: consumer (and remote_assignor:
     uniform|range) use it whatever the strategy; groups mixing both protocols are refused. For the
     consumer protocol, rounds counts target assignments computed and heartbeats the requests sent until
-    the group settled; unsettled s is how long each protocol took to settle."""
+    the group settled; unsettled s is how long each protocol took to settle.
+
+    --out DIR (or its other name, --plot DIR) also writes DIR/report.html, one self-contained
+    interactive page (tooltips with exact figures, zoom, sortable tables; no network needed),
+    and the same charts as PNG files."""
+    if out_dir and plot_dir and Path(out_dir) != Path(plot_dir):
+        raise KassignError(f"--out {out_dir!r} and --plot {plot_dir!r} name two directories: give one "
+                           "(--plot is --out's other name)")
+    target = out_dir or plot_dir
     scenario = load_sim_scenario(scenario_path)
     strategies = _strategy_list(strategies_option, scenario)
     runs = _run_all(scenario, strategies, show_progress=not as_json and sys.stderr.isatty())
     written = []
-    if plot_dir:
+    if target:
         from kassign.simulate.report import write_plots
 
-        written = write_plots(runs, plot_dir, title=scenario.name)
+        written = write_plots(runs, target, title=scenario.name, caption=_caption(scenario, runs))
     if as_json:
         document = {"scenario": scenario.name, "settings": scenario.settings, "strategies": [r.to_json() for r in runs]}
         if written:
@@ -130,10 +150,6 @@ def command(scenario_path: str, strategies_option: str | None, plot_dir: str | N
         rows.append([run.strategy, count(t["rebalances"]), count(t["rounds"]), _heartbeats(run, t["heartbeats"]),
                      count(t["moved"]), count(t["revoked"]), count(round(t["unowned_partition_seconds"], 2)),
                      count(round(t["unsettled_seconds"], 2)), count(t["max_spread"]), count(t["final_spread"])])
-    caption = (f"{len(scenario.events)} events; {scenario.settings['round_seconds']:g}s per round, "
-               f"session timeout {scenario.settings['session_timeout']:g}s")
-    if any(run.group_protocol == CONSUMER for run in runs):
-        caption += f", heartbeat every {scenario.settings['heartbeat_interval']:g}s"
-    print_table(f"{scenario.name}", columns, rows, caption)
+    print_table(f"{scenario.name}", columns, rows, _caption(scenario, runs))
     if written:
         click.echo(f"plots: {', '.join(str(p) for p in written)}")

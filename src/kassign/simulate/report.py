@@ -1,17 +1,22 @@
-"""Pictures of a simulation: PNG charts and one self-contained HTML page.
+"""Pictures of a simulation: PNG charts, and one self-contained interactive HTML page.
 
-Charts: partitions moved per event and unowned partition-seconds per event
+PNG charts (matplotlib): partitions moved per event and unowned partition-seconds per event
 (grouped bars, one colour per strategy, one group per scenario event: what a crash
 or restart causes later, its session expiry or return, counts with it, so classic
 and consumer-protocol runs line up), and per strategy the load of each member
-over the timeline (a member x event heat map, with counts in the cells for small groups). The HTML
-page embeds the PNGs as base64, so it opens anywhere without network access.
+over the timeline (a member x event heat map, with counts in the cells for small groups).
+
+``report.html`` draws the same charts interactively (``kassign.report_page``: Plotly embedded in the
+page, so it opens anywhere without network access): a tooltip gives the exact figures of what the
+pointer is on (strategy, event, partitions; member, partitions, event), a drag zooms, a long timeline
+gets a range slider to pan along; the tables sort by a click on a header and read like the terminal's
+(thousands separators, ``-`` for heartbeats of classic-protocol runs).
 """
 
 from __future__ import annotations
 
-import base64
 import html
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +27,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kassign.errors import KassignError  # noqa: E402
+from kassign.report_page import HEAT, NOT_THERE, chart, hover, many, page, table, text  # noqa: E402
 from kassign.simulate.metrics import METRIC_MEANINGS, StrategyRun, protocol_in_force  # noqa: E402
+from kassign.units import Figure, count  # noqa: E402
 
 _LABEL_LIMIT = 30  # up to this many members and events the heat map shows counts and names
 _MAX_WIDTH_INCHES = 14.0  # 1,540 px at 110 dpi: the report page's width, so the HTML never shrinks text
@@ -94,8 +101,10 @@ def _load_chart(run: StrategyRun, path: Path) -> Path:
     return path
 
 
-def write_plots(runs: Sequence[StrategyRun], out_dir: str | Path, title: str = "simulation") -> list[Path]:
-    """Write the PNGs and ``report.html`` into ``out_dir``; return the paths written."""
+def write_plots(runs: Sequence[StrategyRun], out_dir: str | Path, title: str = "simulation",
+                caption: str | None = None) -> list[Path]:
+    """Write the PNGs and ``report.html`` into ``out_dir``; return the paths written. ``caption``: a line
+    on the scenario (events, round and session timings) under the page's title."""
     if not runs:
         raise KassignError("nothing to plot: no strategy was simulated")
     out = Path(out_dir)
@@ -110,7 +119,10 @@ def write_plots(runs: Sequence[StrategyRun], out_dir: str | Path, title: str = "
     ]
     pngs += [_load_chart(run, out / f"load-{_safe(run.strategy)}.png") for run in runs]
     page = out / "report.html"
-    page.write_text(_html(runs, pngs, title), encoding="utf-8")
+    try:
+        page.write_text(render(runs, title, caption), encoding="utf-8")
+    except OSError as err:
+        raise KassignError(f"cannot write {str(page)!r}: {err.strerror or err}") from None
     return pngs + [page]
 
 
@@ -118,45 +130,141 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
-def _html(runs: Sequence[StrategyRun], pngs: Sequence[Path], title: str) -> str:
+# -- report.html -----------------------------------------------------------------------------------------------
+
+_BAR_LABELS = 24  # up to this many events the bar charts name them under the axis; past that, numbers
+_SLIDER = 40  # past this many events the bar charts get a range slider to pan along the timeline
+_CELL_TEXT = 30  # up to this many members and events the heat map writes the count in each cell
+
+HINT = ("Hover a bar or a cell for its exact figures; drag to zoom, double-click to zoom back out; click a "
+        "column's header to sort the table by it.")
+
+
+def heartbeats(run: StrategyRun, value: int) -> Figure:
+    """Heartbeats as the terminal shows them: a count for the consumer protocol, ``-`` for classic runs
+    (whose cost is rounds: they send no ConsumerGroupHeartbeat)."""
+    return count(value) if run.group_protocol == "consumer" else Figure("-")
+
+
+def _seconds(value: float) -> Figure:
+    return count(round(value, 2))
+
+
+def _metric(metric: str, value: float) -> str:
+    if metric == "moved":
+        return f"{many(value, 'partition')} moved"
+    return f"{count(round(value, 2))} unowned partition-seconds"
+
+
+def _event_bars(runs: Sequence[StrategyRun], metric: str, name: str, title: str, axis: str, sentence: str) -> str:
+    """Grouped bars per scenario event (x: event number), one trace per strategy."""
+    series = [run.per_scenario_event(metric) for run in runs]
+    n_events = max(len(s) for s in series)
+    labels = max(series, key=len)
+    data = []
+    for run, values in zip(runs, series):
+        data.append({"type": "bar", "x": list(range(1, len(values) + 1)), "y": [v for _, v in values],
+                     "name": text(run.strategy), "hoverinfo": "text",
+                     "hovertext": [hover(text(run.strategy), text(f"event {i}: {label}"), _metric(metric, v))
+                                   for i, (label, v) in enumerate(values, 1)]})
+    xaxis: dict = {"title": {"text": "event"}, "range": [0.5, n_events + 0.5]}
+    if n_events <= _BAR_LABELS:
+        xaxis.update({"tickvals": list(range(1, n_events + 1)), "automargin": True, "tickangle": -35,
+                      "ticktext": [text(_short(label, 28)) for label, _ in labels]})
+    else:
+        xaxis["title"] = {"text": "event number (hover a bar for the event)"}
+    if n_events > _SLIDER:
+        xaxis["rangeslider"] = {"visible": True, "thickness": 0.08}
+        xaxis["range"] = [0.5, _SLIDER + 0.5]
+    layout = {"title": {"text": title}, "barmode": "group", "xaxis": xaxis, "yaxis": {"title": {"text": axis}}}
+    return chart(name, {"data": data, "layout": layout}, sentence, height=440 if n_events > _SLIDER else 400)
+
+
+def _short(label: str, width: int) -> str:
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def _load_heatmap(run: StrategyRun) -> str:
+    """Member x event heat map of the partitions each member owns after each event; grey: not in the group.
+
+    The tooltip is a template over the cell's row (member), column (event) and value, so a group of
+    hundreds of members over a long timeline stays a small page."""
+    members = list(dict.fromkeys(m for rec in run.records for m in rec.loads))
+    events = [text(f"{j}: {r.at:g}s {r.description}") for j, r in enumerate(run.records, 1)]
+    z = [[rec.loads.get(m) for rec in run.records] for m in members]
+    small = len(members) <= _CELL_TEXT and len(run.records) <= _CELL_TEXT
+    gap = 1 if len(members) <= 60 else 0  # a gap between thin rows would read as stripes
+    values = [v for row in z for v in row if v is not None]
+    spread = (max(values) - min(values)) if values else 0
+    colorbar = {"title": {"text": "partitions"}, "tickformat": ",d", "dtick": max(1, math.ceil(spread / 6))}
+    trace = {"type": "heatmap", "z": z, "x": events, "y": [text(m) for m in members], "colorscale": HEAT,
+             "xgap": 1, "ygap": gap, "hoverongaps": False, "colorbar": colorbar,
+             "hovertemplate": "<b>%{y}</b><br>partitions owned: %{z:,}<br>after event %{x}<extra></extra>"}
+    if small:
+        trace["texttemplate"] = "%{z}"
+    xaxis: dict = {"title": {"text": "after event"}, "type": "category"}
+    if len(run.records) <= _BAR_LABELS:
+        xaxis.update({"tickvals": events, "tickangle": -35, "automargin": True,
+                      "ticktext": [_short(label, 30) for label in events]})
+    else:
+        step = max(1, len(events) // 30)
+        xaxis.update({"tickvals": events[::step], "ticktext": [str(j) for j in range(1, len(events) + 1, step)],
+                      "title": {"text": "after event number (hover a cell for the event)"}})
+    layout = {"title": {"text": text(f"{run.strategy}: partitions per member after each event")
+                        + (f" ({len(members):,} members)" if not small else "")},
+              "xaxis": xaxis, "yaxis": {"type": "category", "autorange": "reversed", "automargin": True,
+                                        **({"nticks": 40} if len(members) > 40 else {})},
+              "plot_bgcolor": NOT_THERE}
+    return chart(f"load-{_safe(run.strategy)}", {"data": [trace], "layout": layout},
+                 "One row per member (in order of joining), one column per event: the darker the cell, the more "
+                 "partitions the member owns after that event; grey: not in the group. An even column is a "
+                 "balanced group. Hover a cell for its figures; drag to zoom into members or events.",
+                 height=min(900, max(320, 170 + 24 * len(members))))
+
+
+def render(runs: Sequence[StrategyRun], title: str, caption: str | None = None) -> str:
     keys = list(runs[0].totals())
-    head = "".join(f"<th>{html.escape(k.replace('_', ' '))}</th>" for k in keys)
-    rows = "".join(
-        f"<tr><td>{html.escape(run.strategy)}</td>"
-        + "".join(f"<td>{run.totals()[k]:g}</td>" for k in keys)
-        + "</tr>"
-        for run in runs
-    )
+    columns = ["strategy", "protocol", *(k.replace("_", " ") for k in keys)]
+    rows = []
+    for run in runs:
+        totals = run.totals()
+        row: list = [run.strategy, run.group_protocol]
+        for k in keys:
+            if k == "heartbeats":
+                row.append(heartbeats(run, totals[k]))
+            elif k.endswith("seconds"):
+                row.append(_seconds(totals[k]))
+            else:
+                row.append(count(totals[k]))
+        rows.append(row)
     legend = "".join(f"<dt>{html.escape(k.replace('_', ' '))}</dt><dd>{html.escape(METRIC_MEANINGS[k])}</dd>"
                      for k in keys if k in METRIC_MEANINGS)
-    images = "".join(
-        f'<figure><img alt="{html.escape(p.stem)}" src="data:image/png;base64,'
-        f'{base64.b64encode(p.read_bytes()).decode("ascii")}"/></figure>'
-        for p in pngs
-    )
-    events = "".join(_event_table(run) for run in runs)
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title>"
-        "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0}"
-        "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child{text-align:left}"
-        "td.text{text-align:left}tr.refused td{background:#fde8e8}dt{font-weight:bold;margin-top:.4em}"
-        "img{max-width:100%}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><table><tr><th>strategy</th>{head}</tr>{rows}</table>"
-        f"<dl>{legend}</dl>{images}{events}"
-        "</body></html>"
-    )
+    charts = [
+        _event_bars(runs, "moved", "moves", "Partitions moved per event", "partitions",
+                    "For each event of the scenario, one bar per strategy: the partitions that ended the event with "
+                    "a different member (a crash's or restart's later session expiry or return counts with it)."),
+        _event_bars(runs, "unowned_partition_seconds", "unowned", "Unowned partition-seconds per event",
+                    "partition-seconds",
+                    "For each event, one bar per strategy: for each partition, the seconds nobody consumed it, "
+                    "summed: the pause users feel."),
+        *(_load_heatmap(run) for run in runs),
+    ]
+    body = (f"<h1>{html.escape(title)}</h1>"
+            + (f"<p class=meta>{html.escape(caption)}</p>" if caption else "")
+            + f"<p class=hint>{html.escape(HINT)}</p>"
+            + table(columns, rows, "heartbeats: '-' for the classic protocol, whose cost is its rounds",
+                    title="totals per strategy")
+            + f"<dl>{legend}</dl>" + "".join(charts) + "".join(_event_table(run) for run in runs))
+    return page(title, body)
 
 
 def _event_table(run: StrategyRun) -> str:
-    """Every event of one run: the assignor in force, the costs, and notes such as refusals."""
-    head = "".join(f"<th>{h}</th>" for h in ("at (s)", "event", "assignor in force", "rounds", "moved", "revoked",
-                                              "unowned p·s", "spread", "note"))
-    body = "".join(
-        f"<tr{' class=refused' if 'refused' in r.note else ''}><td>{r.at:g}</td>"
-        f"<td class=text>{html.escape(r.description)}</td><td class=text>{html.escape(protocol_in_force(run, r))}</td>"
-        f"<td>{r.rounds}</td><td>{r.moved}</td><td>{r.revoked}</td><td>{r.unowned_partition_seconds:g}</td>"
-        f"<td>{r.spread}</td><td class=text>{html.escape(r.note)}</td></tr>"
-        for r in run.records
-    )
-    return f"<h2>{html.escape(run.strategy)}: every event</h2><table><tr>{head}</tr>{body}</table>"
+    """Every event of one run, as the terminal's ``--events`` shows it: the assignor in force, the costs, notes."""
+    columns = ["at (s)", "event", "assignor in force", "rounds", "heartbeats", "moved", "revoked", "unowned p·s",
+               "unsettled s", "spread", "note"]
+    rows = [[Figure(f"{r.at:g}"), r.description, protocol_in_force(run, r), count(r.rounds),
+             heartbeats(run, r.heartbeats), count(r.moved), count(r.revoked), _seconds(r.unowned_partition_seconds),
+             _seconds(r.unsettled_seconds), count(r.spread), r.note] for r in run.records]
+    classes = ["refused" if "refused" in r.note else None for r in run.records]
+    return (f"<h2>{html.escape(run.strategy)}: every event</h2>"
+            + table(columns, rows, row_classes=classes))

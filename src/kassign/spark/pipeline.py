@@ -790,7 +790,7 @@ _warm_ups: dict[tuple[str, ...], threading.Thread] = {}
 
 
 def prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
-    """Load the report's plotting stack and the assignors' compiled kernels (together about a
+    """Load the report's charting script and the assignors' compiled kernels (together about a
     second) in a background thread, by importing them and assigning a two-partition group once
     with every strategy. Started while the driver only waits (for the JVM to start, or for
     Spark's pass); once per process and strategy list."""
@@ -800,6 +800,9 @@ def prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
 
     def prepare() -> None:
         import kassign.spark.report_html  # noqa: F401
+        from kassign.report_page import _plotly_js_packed
+
+        _plotly_js_packed()  # the page's packed charting script, made once per process
 
         tiny = {"topics": {"t": 2}, "members": {"a": {"topics": ["t"]}, "b": {"topics": ["t"]}}}
         try:

@@ -182,7 +182,8 @@ def verdict_lines(summary: Mapping[str, Any]) -> list[str]:
         lines.append(f"{topic}: {text}")
     if verdict.get("best_strategy"):
         lines.append(f"{verdict['best_strategy']} balances this data best over the consumers: the busiest member "
-                     f"gets {verdict['best_strategy_max_over_mean']:.2f}× the mean bytes.")
+                     f"gets {verdict['best_strategy_max_over_mean']:.2f}× the mean bytes"
+                     f"{_join_cost(verdict['best_strategy'], summary)}.")
     lag = verdict.get("lag")
     if lag:
         least = lag["least_behind_strategy"]
@@ -192,10 +193,31 @@ def verdict_lines(summary: Mapping[str, Any]) -> list[str]:
                      "records).")
     worst = verdict.get("biggest_skew")
     if worst:
-        lines.append(f"Biggest skew: topic {worst['topic']}, whose hottest partition carries {worst['hottest_share']:.1%} "
-                     f"of its bytes, {worst['skew']:.2f}× the mean of its {worst['partitions']:,} partitions "
-                     f"(its hottest key alone: {worst['hottest_key_share']:.1%}).")
+        lines.append(f"biggest skew: topic {worst['topic']}, whose hottest partition carries "
+                     f"{worst['hottest_share']:.1%} of its bytes, {worst['skew']:.2f}× the mean of its "
+                     f"{worst['partitions']:,} partitions (its hottest key alone: {worst['hottest_key_share']:.1%}).")
     return lines
+
+
+_STICKY = ("cooperative-sticky", "sticky")  # the assignors made to move little; the first wins a tie
+
+
+def _join_cost(best: str, summary: Mapping[str, Any]) -> str:
+    """``, but moves 3.1 MiB when a member joins, where cooperative-sticky moves 1.0 MiB`` when the strategy that
+    balances best moves more bytes on a member join than a sticky assignor does; otherwise nothing."""
+    rebalance = summary.get("rebalance") or {}
+    joins = {s: events["member_joins"]["bytes"] for s, events in rebalance.items()
+             if (events or {}).get("member_joins") and events["member_joins"].get("bytes") is not None}
+    if best not in joins:
+        return ""
+    sticky = [s for s in _STICKY if s in joins and s != best]
+    if not sticky:
+        return ""
+    least = min(sticky, key=lambda s: (joins[s], _STICKY.index(s)))
+    if joins[best] <= joins[least]:
+        return ""
+    return (f", but moves {human_bytes(joins[best])} when a member joins, where {least} moves "
+            f"{human_bytes(joins[least])}")
 
 
 _NOT_READ = {"control": "transaction markers", "aborted": "aborted transactions", "retention": "deleted meanwhile",
