@@ -96,10 +96,10 @@ def live_topic_step() -> None:
             end = next((i for i in range(start + 1, len(lines)) if "partition-count sweep" in lines[i]), len(lines))
             print("\n".join(lines[start:end]))
         print("\n".join(text for text in lines if text.startswith("verdict:") or text.startswith("tables,")))
-    finally:
+    finally:  # by its PID; tansu drains client connections for 5 s on SIGTERM, and keeps nothing worth it
         os.kill(broker.pid, signal.SIGTERM)
         try:
-            broker.wait(10)
+            broker.wait(1)
         except subprocess.TimeoutExpired:
             os.kill(broker.pid, signal.SIGKILL)
             broker.wait(10)

@@ -14,6 +14,18 @@ import time
 from pathlib import Path
 
 
+def stop_by_pid(proc: subprocess.Popen, grace: float = 1.0) -> None:
+    """SIGTERM to ``proc``, SIGKILL if it is still there after ``grace`` seconds."""
+    if proc.poll() is not None:
+        return
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -68,12 +80,7 @@ class Tansu:
                        check=True, capture_output=True, timeout=30)
 
     def stop(self) -> None:
-        """Stop the broker by its PID: SIGTERM, then SIGKILL if it lingers."""
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
+        """Stop the broker by its PID: SIGTERM, then SIGKILL after a second (tansu drains open client
+        connections for five seconds before it exits; an in-memory broker has nothing to save)."""
+        stop_by_pid(self.proc)
         self._log.close()
