@@ -12,7 +12,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from kassign.errors import KassignError
-from kassign.spark import jvm
+from kassign.spark import jvm, startup
 from kassign.spark.console import jvm_stderr_to
 
 LOG_CONFIG = Path(__file__).with_name("log4j2-kassign.properties")
@@ -60,9 +60,12 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     if jar is not None:
         jars = [j for j in (user_conf.pop("spark.jars", ""), ) if j] + [jar.as_posix()]
         settings["spark.jars"] = ",".join(jars)
-    if LOG_CONFIG.exists() and "spark.driver.extraJavaOptions" not in user_conf:
+    if "spark.driver.extraJavaOptions" not in user_conf and SparkSession.getActiveSession() is None \
+            and "PYSPARK_GATEWAY_PORT" not in os.environ:
         # Applies when PySpark launches the driver JVM itself (not under spark-submit).
-        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+        options = [f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}" if LOG_CONFIG.exists() else "",
+                   startup.java_options(jvm.cache_dir(), jar, user_conf)]
+        settings["spark.driver.extraJavaOptions"] = " ".join(o for o in options if o)
     quiet = jvm_log is not None and SparkSession.getActiveSession() is None
     if quiet:
         settings["spark.ui.showConsoleProgress"] = "false"
@@ -72,6 +75,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     try:
         with jvm_stderr_to(jvm_log) if quiet else contextlib.nullcontext():
             spark = builder.getOrCreate()
+        gateway_proc = getattr(spark.sparkContext._gateway, "proc", None)
+        startup.note_jvm(settings.get("spark.driver.extraJavaOptions", ""), getattr(gateway_proc, "pid", None))
     except Exception as err:
         message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise KassignError(f"cannot start Spark (master {master or 'local[*]'}): {message}") from None

@@ -1,0 +1,94 @@
+"""A faster driver JVM: a class-data-sharing (CDS) archive of the classes Spark loads when it starts.
+
+Why: every ``kassign pipeline`` starts a JVM that loads some 20,000 classes of Spark and its
+dependencies before the first query runs; most of that is the same work every time. The JVM can
+write what it loaded to an archive when it exits (``-XX:ArchiveClassesAtExit``) and map it in at
+the next start (``-XX:SharedArchiveFile``). Measured on this project's 2-core machine, a pipeline on
+1,000 rows: session start 4.3 s -> 2.4 s, its first run 4.6 s -> 2.8 s.
+
+The rule:
+
+- one archive per JVM, pyspark and classpath (our jar, the user's ``spark.jars`` and driver class
+  path), in kassign's cache folder (``kassign.spark.jvm.cache_dir``), about 180 MB;
+- the first start without one writes it, under a name with its Python process id, when the JVM
+  exits (``note_jvm`` records that JVM's process id beside it); a later start adopts a written archive
+  once that JVM is gone (without the note: once the file is a minute old). A JVM killed while
+  writing leaves a file the next JVM refuses and ignores: sharing is then simply off, never an error;
+- the JVM's own notes about the archive are silenced; ``KASSIGN_JVM_CDS=0`` turns all of it off.
+
+Only for a JVM that PySpark starts itself (not under spark-submit, where the JVM already runs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+_QUIET = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+_SETTLE_SECONDS = 60
+
+
+def _key(jar: Path | None, conf: Mapping[str, str]) -> str:
+    import pyspark
+
+    java = shutil.which("java", path=os.path.join(os.environ["JAVA_HOME"], "bin")) if os.environ.get("JAVA_HOME") \
+        else shutil.which("java")
+    parts = [pyspark.__version__, os.path.realpath(java) if java else "java?",
+             str(os.stat(os.path.realpath(java)).st_mtime) if java else "", str(jar or ""),
+             conf.get("spark.jars", ""), conf.get("spark.driver.extraClassPath", "")]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _written(archive: Path) -> bool:
+    """Whether the JVM that writes ``archive`` has finished (exited)."""
+    note = archive.with_name(archive.name + ".jvm")
+    try:
+        return not _alive(int(note.read_text().strip()))
+    except (OSError, ValueError):  # no note (or an unreadable one): go by age
+        return time.time() - archive.stat().st_mtime > _SETTLE_SECONDS
+
+
+def note_jvm(options: str, jvm_pid: int | None) -> None:
+    """Record the process id of the JVM that will write the archive named in ``options`` (if it writes one)."""
+    for option in options.split():
+        if option.startswith("-XX:ArchiveClassesAtExit=") and jvm_pid:
+            target = Path(option.split("=", 1)[1])
+            try:
+                target.with_name(target.name + ".jvm").write_text(str(jvm_pid))
+            except OSError:
+                pass
+
+
+def java_options(cache: Path, jar: Path | None, conf: Mapping[str, str]) -> str:
+    """The driver JVM's options for class-data sharing ("" when off or when another run is writing one)."""
+    if os.environ.get("KASSIGN_JVM_CDS", "1") == "0":
+        return ""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        name = f"spark-driver-{_key(jar, conf)}.jsa"
+        final = cache / name
+        if final.is_file() and final.stat().st_size > 0:
+            return f"-XX:SharedArchiveFile={final} {_QUIET}"
+        for written in cache.glob(name + ".*.tmp"):
+            if _written(written):
+                os.replace(written, final)
+                written.with_name(written.name + ".jvm").unlink(missing_ok=True)
+                return f"-XX:SharedArchiveFile={final} {_QUIET}"
+            return ""  # another run is writing one
+        return f"-XX:ArchiveClassesAtExit={cache / (name + f'.{os.getpid()}.tmp')} {_QUIET}"
+    except (OSError, ValueError):  # an unwritable cache: start without sharing
+        return ""
