@@ -113,6 +113,7 @@ def test_refused_login_is_one_line(tmp_path):
         broker.stop()
 
 
+@pytest.mark.slow  # the manual's live examples run the same command in every test run (tests/docs)
 def test_a_live_run_end_to_end(tansu, topic_name, tmp_path):  # noqa: F811
     """Two clients write the same keys; the CLI names both and counts the split keys."""
     from confluent_kafka import Producer

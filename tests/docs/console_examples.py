@@ -238,12 +238,12 @@ def live_broker(scratch: Path):
         try:
             broker.create_topic("orders", 12)
             java = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=20)
-            for i in range(60_000):
+            for i in range(30_000):
                 java.send("orders", key=f"user-{i % 2000}".encode(), value=b"y" * (i % 200))
             java.flush()
             java.close()
             other = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 20})
-            for i in range(3_000):
+            for i in range(1_500):
                 other.produce("orders", key=f"user-{i % 500}".encode(), value=b"x" * 100)
             other.flush(30)
             consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "billing",

@@ -297,6 +297,7 @@ def test_each_librdkafka_partitioner_on_a_three_broker_cluster(mock_cluster, spa
         assert rows == {p: measured[p] for p in range(5)}
 
 
+@pytest.mark.slow  # a real group takes about 15 s to form on tansu
 def test_the_groups_own_members_carry_the_consumer_load(tansu, spark, tmp_path):  # noqa: F811
     """Two kafka-python consumers form a real group on tansu: the consumer stages use those two members
     (tansu keeps no subscriptions, so each reads every topic), not --members' four."""
