@@ -1,16 +1,23 @@
-"""Benchmark: sticky assignment of a big group with identical subscriptions, kassign vs kafka-python.
+"""Benchmark: sticky assignment of a big group with identical subscriptions, kassign vs Kafka and kafka-python.
 
-Targets (issue #3): 1,000,000 partitions (500 topics x 2,000), 2,000 members, same
-subscriptions: fresh assignment under 1 s; the follow-up rebalance where every member
-re-joins owning its partitions under 1.5 s; peak memory under 2 GiB. Java's
-assignor takes about 0.2 s here; kafka-python is timed in a subprocess with a time
-cap, on a small group (for a ratio) and on the full group (usually "did not finish").
+1,000,000 partitions (500 topics x 2,000), 2,000 members, same subscriptions: the fresh
+assignment, and the follow-up rebalance where every member re-joins owning its partitions
+(eager: history in user data; cooperative: in the subscription). Issue #22's goal: the dict API
+``kassign.assign`` at most 1x Kafka's Java assignor; issue #3's: fresh under 1 s, follow-up under
+1.5 s, peak memory under 2 GiB.
 
-    python bench/bench_sticky.py [--topics 500] [--partitions 2000] [--members 2000]
+    python bench/bench_sticky.py [--kafka-classpath 'kafka_2.13-3.9.0/libs/*'] [--runs 5]
+                                 [--topics 500] [--partitions 2000] [--members 2000]
                                  [--kafka-python-timeout 60] [--plot sticky.png]
 
-Times are the leader's ``assign`` call end to end: decoding every member's user data,
-settling claims, assigning, and building the ``TopicPartition`` objects.
+With ``--kafka-classpath`` Kafka's own StickyAssignor and CooperativeStickyAssignor run in a JVM
+beside (``bench/kafka_java.py``), on the same scenario, one kassign run then one Kafka run, so both
+see the same load; best and median are printed with the ratio. Without it the Kafka column says
+so and a reference figure is printed as a note. Times are the leader's ``assign`` call end to end:
+decoding every member's history, settling claims, assigning, and building the result objects
+(``TopicPartition`` objects, or the dict API's tuples from the scenario dict). kafka-python is timed
+in a subprocess with a time cap, on a small group (for a ratio) and on the full group (usually
+"did not finish").
 """
 
 from __future__ import annotations
@@ -18,16 +25,26 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from types import SimpleNamespace
 
+from kafka_java import (
+    NEEDS_CLASSPATH,
+    KafkaHarness,
+    alternate,
+    assignment_digest,
+    ratio,
+)
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+import kassign
 from kassign.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kassign.assignors.eager_sticky import StickyAssignor
 from kassign.cluster import Cluster
@@ -81,9 +98,80 @@ def kassign_cases(topics: int, partitions: int, members: int, repeats: int) -> d
             "_subs": (cluster, eager_subs)}
 
 
+# Kafka's own classes on this 2-core machine class (Kafka 4.0 trunk, JDK 17, warm JVM, best of 10
+# alternating with kassign; not this run): shown only when no --kafka-classpath is given.
+KAFKA_REFERENCE = {"fresh": "about 0.08-0.10 s", "follow-up (eager, user data)": "about 2.5 s",
+                   "follow-up (cooperative)": "about 2.5 s"}
+
+
+def scenario_document(cluster_topics: list[str], partitions: int, member_names: list[str],
+                      owned: dict[str, list] | None = None) -> dict:
+    """The group as a SPEC scenario; with ``owned``, every member holds those partitions since generation 1."""
+    members = {m: {"topics": cluster_topics} for m in member_names}
+    if owned is not None:
+        members = {m: {"topics": cluster_topics, "owned": [list(tp) for tp in owned[m]], "generation": 1}
+                   for m in member_names}
+    return {"topics": {t: partitions for t in cluster_topics}, "members": members}
+
+
+def versus_kafka(topics: int, partitions: int, members: int, classpath: str | None, runs: int,
+                 console: Console) -> Table:
+    """kassign's dict API and assignor classes beside Kafka's Java assignors, alternating, on the big group."""
+    cluster, topic_names, member_names = group(topics, partitions, members)
+    sticky, cooperative = StickyAssignor(), CooperativeStickyAssignor()
+    fresh_doc = scenario_document(topic_names, partitions, member_names)
+    fresh = kassign.assign("sticky", fresh_doc)
+    follow_doc = scenario_document(topic_names, partitions, member_names, owned=fresh)
+    fresh_subs = {m: sticky.subscription(topic_names) for m in member_names}
+    eager_subs = {m: sticky.subscription(topic_names, owned_partitions=fresh[m], generation=1) for m in member_names}
+    coop_subs = {m: cooperative.subscription(topic_names, owned_partitions=fresh[m], generation=1)
+                 for m in member_names}
+    cases: list[tuple[str, str, dict, dict[str, Callable[[], object]]]] = [
+        ("fresh", "sticky", fresh_doc, {
+            "kassign.assign (dict)": lambda: kassign.assign("sticky", fresh_doc),
+            "StickyAssignor.assign": lambda: sticky.assign(cluster, fresh_subs)}),
+        ("follow-up (eager, user data)", "sticky", follow_doc, {
+            "kassign.assign (dict)": lambda: kassign.assign("sticky", follow_doc),
+            "StickyAssignor.assign": lambda: sticky.assign(cluster, eager_subs)}),
+        ("follow-up (cooperative)", "cooperative-sticky", follow_doc, {
+            "kassign.assign (dict)": lambda: kassign.assign("cooperative-sticky", follow_doc),
+            "CooperativeSticky.assign": lambda: cooperative.assign(cluster, coop_subs)}),
+    ]
+    table = Table(title=f"{topics * partitions:,} partitions, {members:,} members: kassign beside Kafka "
+                        f"(best / median of {runs}, alternating)")
+    for column in ("case", "implementation", "best s", "median s", "vs Kafka (best / median)"):
+        table.add_column(column)
+    agreement: list[str] = []
+    for case, strategy, document, calls in cases:
+        console.print(f"timing {case} ...")
+        kafka = KafkaHarness(classpath, strategy, document) if classpath else None
+        try:
+            times = alternate(calls, kafka, runs)
+            agrees = kafka.digest() == assignment_digest(kassign.assign(strategy, document)) if kafka else None
+        finally:
+            if kafka is not None:
+                kafka.close()
+        kafka_times = times.pop("Kafka", None)
+        for name, ours in times.items():
+            versus = ratio(ours, kafka_times) if kafka_times else "-"
+            table.add_row(case, name, f"{min(ours):.3f}", f"{statistics.median(ours):.3f}", versus)
+        if kafka_times:
+            agreement.append(f"{case}: {'the same assignment' if agrees else 'A DIFFERENT ASSIGNMENT'}")
+            table.add_row(case, "Kafka (Java, this run)", f"{min(kafka_times):.3f}",
+                          f"{statistics.median(kafka_times):.3f}", "1x")
+        else:
+            table.add_row(case, "Kafka (Java)", NEEDS_CLASSPATH, "", "")
+            table.add_row(case, "  note: reference figure, not this run", KAFKA_REFERENCE[case], "", "")
+    if agreement:
+        table.caption = "kassign and Kafka give " + "; ".join(agreement)
+    return table
+
+
 def kafka_python_worker(topics: int, partitions: int, members: int) -> None:
     """Run in a subprocess: kafka-python's StickyPartitionAssignor, fresh then follow-up; prints JSON."""
-    from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+    from kafka.coordinator.assignors.sticky.sticky_assignor import (
+        StickyPartitionAssignor,
+    )
     from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
     from kassign.assignors.sticky.userdata import encode_sticky_user_data
@@ -151,14 +239,18 @@ def main() -> int:
     parser.add_argument("--members", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--small", default="20,100,100", help="topics,partitions,members where kafka-python can finish")
-    parser.add_argument("--kafka-python-timeout", type=float, default=60.0)
+    parser.add_argument("--kafka-python-timeout", type=float, default=60.0, help="0 skips kafka-python")
+    parser.add_argument("--kafka-classpath", help="Kafka's classes and their dependencies, as java -cp takes them "
+                                                  "(e.g. 'kafka_2.13-3.9.0/libs/*'), to time Kafka in this run")
+    parser.add_argument("--runs", type=int, default=5, help="alternating runs of each side on the big group")
     parser.add_argument("--plot", help="write a bar chart of the timings to this PNG")
     args = parser.parse_args()
     small = tuple(int(x) for x in args.small.split(","))
     big = (args.topics, args.partitions, args.members)
 
-    console = Console()
+    console = Console(width=max(Console().width, 110))
     kassign_cases(2, 3, 2, repeats=1)  # load numba's compiled kernels outside the timings
+    console.print(versus_kafka(*big, args.kafka_classpath, args.runs, console))
     rows: list[tuple[str, str, str, float | str]] = []
     peak = 0
     with Progress(console=console, transient=True) as progress:
@@ -173,8 +265,9 @@ def main() -> int:
             if size == big:
                 peak = peak_bytes(lambda: StickyAssignor().assign(cluster, eager_subs))
                 progress.advance(task)
-            rows += [("kafka-python", label, case, t)
-                     for case, t in kafka_python(*size, args.kafka_python_timeout).items()]
+            if args.kafka_python_timeout > 0:
+                rows += [("kafka-python", label, case, t)
+                         for case, t in kafka_python(*size, args.kafka_python_timeout).items()]
             progress.advance(task)
 
     table = Table(title="Sticky assignor, every member subscribed to every topic")

@@ -1,0 +1,147 @@
+"""Kafka's own assignors, timed in the same run as kassign (bench/java/KafkaAssignorBench.java).
+
+The benchmarks take ``--kafka-classpath PATH``: Kafka's compiled classes and what they need at run time,
+as ``java -cp`` takes it, e.g. ``'kafka_2.13-3.9.0/libs/*'`` from a Kafka download (kafka-clients,
+kafka-group-coordinator, kafka-group-coordinator-api, kafka-server-common, slf4j-api). The harness is
+compiled against that classpath into a temporary folder, started once, and fed the scenario kassign
+runs; its JVM stays up, so kassign's runs and Kafka's alternate and each side is timed warm.
+
+Without a classpath the benchmarks print "Kafka's figure needs --kafka-classpath" and keep their
+documented reference figure only as a labelled note.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from kassign.assignors.server.group import derived_topic_id
+
+HARNESS = Path(__file__).resolve().parent / "java" / "KafkaAssignorBench.java"
+NEEDS_CLASSPATH = "Kafka's figure needs --kafka-classpath"
+
+
+def write_scenario_file(scenario: Mapping[str, Any], path: Path) -> None:
+    """The scenario in the harness's whitespace-separated format (see the harness's class comment).
+
+    Topic ids are the scenario's ``topic_ids``, else the ones kassign derives from the names, so
+    both sides order topics alike. Every subscribed or owned topic must be in ``topics``."""
+    topics = list(scenario["topics"])
+    index = {name: i for i, name in enumerate(topics)}
+    stated_ids = scenario.get("topic_ids", {})
+    lines = [f"topics {len(topics)}"]
+    lines += [f"{name} {scenario['topics'][name]} {stated_ids.get(name) or derived_topic_id(name)}" for name in topics]
+    subscription_number: dict[tuple[str, ...], int] = {}
+    member_lines = []
+    for member_id, spec in scenario["members"].items():
+        number = subscription_number.setdefault(tuple(spec["topics"]), len(subscription_number))
+        owned = spec.get("owned", ())
+        pairs = " ".join(f"{index[topic]} {partition}" for topic, partition in owned)
+        member_lines.append(f"{member_id} {number} {spec.get('generation', -1)} {len(owned)} {pairs}")
+    lines.append(f"subscriptions {len(subscription_number)}")
+    lines += [f"{len(names)} " + " ".join(str(index[name]) for name in names) for names in subscription_number]
+    lines.append(f"members {len(member_lines)}")
+    path.write_text("\n".join(lines + member_lines) + "\n", encoding="utf-8")
+
+
+def assignment_digest(assignment: Mapping[str, Iterable[tuple[str, int]]]) -> str:
+    """SHA-256 of ``member TAB topic TAB partition`` lines, sorted: the harness's ``digest``."""
+    sha = hashlib.sha256()
+    for member in sorted(assignment):
+        sha.update("".join(f"{member}\t{topic}\t{partition}\n" for topic, partition in sorted(assignment[member]))
+                   .encode())
+    return sha.hexdigest()
+
+
+class KafkaHarness:
+    """One JVM running Kafka's ``assignor`` (``sticky`` or ``uniform``) over one scenario."""
+
+    def __init__(self, classpath: str, assignor: str, scenario: Mapping[str, Any], heap: str = "4g") -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="kassign-kafka-bench-")
+        folder = Path(self._folder.name)
+        compiled = subprocess.run(["javac", "-nowarn", "-d", str(folder), "-cp", classpath, str(HARNESS)],
+                                  capture_output=True, text=True, check=False)
+        if compiled.returncode != 0:
+            raise RuntimeError(f"compiling the Kafka harness against {classpath!r} failed:\n{compiled.stderr}")
+        scenario_file = folder / "scenario.txt"
+        write_scenario_file(scenario, scenario_file)
+        self._log = open(folder / "jvm.log", "w+")  # noqa: SIM115 (open for the JVM's life; closed in close())
+        self._jvm = subprocess.Popen(
+            ["java", f"-Xmx{heap}", "-cp", f"{folder}:{classpath}", "KafkaAssignorBench", assignor, str(scenario_file)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True)
+        self._answer(expect="ready")
+
+    def _answer(self, expect: str | None = None) -> str:
+        line = self._jvm.stdout.readline().strip() if self._jvm.stdout else ""
+        if not line or line.startswith("error") or (expect and line != expect):
+            self._log.seek(0)
+            raise RuntimeError(f"Kafka harness answered {line!r}; its log:\n{self._log.read()[-4000:]}")
+        return line
+
+    def _ask(self, command: str) -> str:
+        assert self._jvm.stdin is not None
+        self._jvm.stdin.write(command + "\n")
+        self._jvm.stdin.flush()
+        return self._answer()
+
+    def run(self) -> float:
+        """Seconds Kafka's assignor took for one assignment (timed inside the JVM)."""
+        return float(self._ask("run"))
+
+    def digest(self) -> str:
+        """:func:`assignment_digest` of Kafka's last result."""
+        return self._ask("digest")
+
+    def close(self) -> None:
+        if self._jvm.poll() is None:
+            self._ask_quit()
+        self._log.close()
+        self._folder.cleanup()
+
+    def _ask_quit(self) -> None:
+        assert self._jvm.stdin is not None
+        self._jvm.stdin.write("quit\n")
+        self._jvm.stdin.close()
+        try:
+            self._jvm.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._jvm.kill()
+            self._jvm.wait()
+
+
+def alternate(ours: Mapping[str, Callable[[], object]], kafka: KafkaHarness | None, runs: int,
+              warmups: int = 2) -> dict[str, list[float]]:
+    """Seconds of ``runs`` calls of each of ``ours`` (name -> call) and of Kafka's assignor (under
+    ``"Kafka"``), one of each in turn, so that every side sees the same load on a shared machine; after
+    ``warmups`` untimed rounds (numba, caches, the JIT). Kafka's time is measured inside its JVM."""
+    times: dict[str, list[float]] = {name: [] for name in ours}
+    if kafka is not None:
+        times["Kafka"] = []
+    for round_number in range(warmups + runs):
+        took = {}
+        for name, call in ours.items():
+            start = time.perf_counter()
+            call()
+            took[name] = time.perf_counter() - start
+        if kafka is not None:
+            took["Kafka"] = kafka.run()
+        if round_number >= warmups:
+            for name, seconds in took.items():
+                times[name].append(seconds)
+    return times
+
+
+def best_and_median(times: list[float], unit: float = 1.0, digits: int = 3) -> str:
+    """``best / median`` in ``unit`` seconds (unit=1e-3 for milliseconds)."""
+    return f"{min(times) / unit:.{digits}f} / {statistics.median(times) / unit:.{digits}f}"
+
+
+def ratio(ours: list[float], kafka: list[float]) -> str:
+    """Best against best and median against median, as ``0.85x / 0.90x`` (below 1: kassign is faster)."""
+    return f"{min(ours) / min(kafka):.2f}x / {statistics.median(ours) / statistics.median(kafka):.2f}x"
