@@ -40,7 +40,6 @@ Hash codes, as Java computes them: :func:`java_string_hash` (``String``),
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
@@ -85,6 +84,7 @@ def spread(hash32: int) -> int:
     return h ^ (h >> 16)
 
 
+@njit(cache=True)
 def table_size_for(capacity: int) -> int:
     """The least power of two >= ``capacity`` (at least 1), as ``HashMap(int)`` sizes its table."""
     size = 1
@@ -93,6 +93,7 @@ def table_size_for(capacity: int) -> int:
     return size
 
 
+@njit(cache=True)
 def copy_constructor_capacity(size: int) -> int:
     """Initial capacity that ``new HashSet<>(collection)`` asks for, for a collection of ``size``
     (repeats included): ``max((int) (size / .75f) + 1, 16)``, divided in ``float`` as Java does
@@ -186,17 +187,39 @@ def hash_iteration_order(hashes: np.ndarray, initial_capacity: int | None = None
     The array form of :class:`JavaHashOrder` for large maps filled by insertions only."""
     spreads = np.asarray(hashes, dtype=np.int64) & _MASK32
     spreads ^= spreads >> 16
-    # Only a table below 64 can grow for a crowded bucket, so replaying the first insertions
-    # until the table reaches 64 settles that; beyond it only the size matters.
-    order = JavaHashOrder(initial_capacity)
-    i = 0
-    while i < len(spreads) and order.capacity < _MIN_TREEIFY_CAPACITY:
-        order.add(i, int(spreads[i]))
-        i += 1
-    capacity = order.capacity
-    while len(spreads) > capacity * 3 // 4:
-        capacity *= 2
+    capacity = insert_only_capacity(spreads, 16 if initial_capacity is None else table_size_for(initial_capacity))
     return np.lexsort((np.arange(len(spreads)), spreads & (capacity - 1)))
+
+
+@njit(cache=True)
+def insert_only_capacity(spreads: np.ndarray, table: int) -> int:
+    """The table size a ``HashMap`` of ``table`` buckets reaches as distinct keys with these
+    spread hash codes go in one ``put`` at a time, by :class:`JavaHashOrder`'s rules: it doubles
+    when it holds more than 3/4 of its buckets and, below 64 buckets, when one bucket reaches 9
+    keys (from 64 buckets on such a bucket becomes a tree bin, which only
+    :func:`hashmap_positions` models)."""
+    capacity = table
+    in_bucket = np.zeros(_MIN_TREEIFY_CAPACITY, dtype=np.int64)
+    for i in range(len(spreads)):
+        if capacity < _MIN_TREEIFY_CAPACITY:
+            bucket = spreads[i] & (capacity - 1)
+            in_bucket[bucket] += 1
+            if in_bucket[bucket] >= _TREEIFY_KEYS:
+                capacity = _doubled(spreads[:i + 1], capacity, in_bucket)
+        if i + 1 > capacity * 3 // 4:
+            capacity = _doubled(spreads[:i + 1], capacity, in_bucket)
+    return capacity
+
+
+@njit(cache=True)
+def _doubled(inserted: np.ndarray, capacity: int, in_bucket: np.ndarray) -> int:
+    """Double the table; below 64 buckets, count the keys per bucket again (only there do they matter)."""
+    capacity *= 2
+    if capacity < _MIN_TREEIFY_CAPACITY:
+        in_bucket[:] = 0
+        for spread_hash in inserted:
+            in_bucket[spread_hash & (capacity - 1)] += 1
+    return capacity
 
 
 def java_string_hashes(texts: Sequence[str]) -> np.ndarray:
@@ -248,19 +271,32 @@ def java_int_set_order(values: Iterable[int], initial_capacity: int | None = Non
     iterates it, tree bins included (``Integer`` hash codes are distinct, so they always have
     an order)."""
     distinct = list(dict.fromkeys(values))
-    capacity = 16 if initial_capacity is None else table_size_for(initial_capacity)
-    spreads = [(v & _MASK32) ^ ((v & _MASK32) >> 16) for v in distinct]
-    # A table only grows, so a bucket never holds more keys than at the start with every key
-    # in: at most 8 there and no bucket ever grows the table or becomes a tree, so the order
-    # is by bucket of the final table, then insertion. Else replay Java's insertions.
+    table = 16 if initial_capacity is None else table_size_for(initial_capacity)
+    positions, plain = int_set_positions(np.array(distinct, dtype=np.int64), table)
+    if not plain:
+        return [distinct[i] for i in hashmap_positions(distinct, initial_capacity)]
+    return [distinct[i] for i in positions.tolist()]
+
+
+@njit(cache=True)
+def int_set_positions(distinct: np.ndarray, table: int) -> tuple[np.ndarray, bool]:
+    """Positions of ``distinct`` (no repeats), added in this order to a ``HashSet<Integer>`` of
+    ``table`` buckets, in the order it iterates them; ``(empty, False)`` when 9 or more of them
+    share a bucket of that table (tree bins: :func:`hashmap_positions` orders those).
+
+    A table only grows, so a bucket never holds more keys than at the start with every key
+    in: at most 8 there, no bucket ever grows the table or becomes a tree, and the order is
+    by bucket of the final table, then insertion."""
+    spreads = distinct & _MASK32
+    spreads ^= spreads >> 16
     if len(distinct) >= _TREEIFY_KEYS:
-        fullest = max(Counter([h & (capacity - 1) for h in spreads]).values())
-        if fullest >= _TREEIFY_KEYS:
-            return [distinct[i] for i in hashmap_positions(distinct, initial_capacity)]
+        in_bucket = np.bincount(spreads & (table - 1))
+        if in_bucket.max() >= _TREEIFY_KEYS:
+            return np.zeros(0, dtype=np.int64), False
+    capacity = table
     while len(distinct) > capacity * 3 // 4:
         capacity *= 2
-    buckets = [h & (capacity - 1) for h in spreads]
-    return [distinct[i] for i in sorted(range(len(distinct)), key=buckets.__getitem__)]  # stable: insertion order
+    return np.argsort(spreads & (capacity - 1), kind="mergesort"), True  # stable: insertion order
 
 
 def java_int_set_copy_order(values: Sequence[int]) -> list[int]:

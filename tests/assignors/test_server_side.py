@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -299,3 +300,39 @@ def test_range_ignores_the_order_members_are_listed_in(scenario: dict, rng) -> N
     rng.shuffle(items)
     shuffled = {**scenario, "members": dict(items)}
     assert kassign.assign("range", shuffled, protocol="consumer") == kassign.assign("range", scenario, protocol="consumer")
+
+
+# -- the compiled walk of current targets --------------------------------------------------------
+
+@st.composite
+def tangled_targets(draw):
+    """Members whose current targets stress Java's order: up to 30 topics (the map grows past 16
+    buckets), topic ids crowding one bucket (it grows for a 9th key below 64 buckets), partitions a
+    stride apart (tree bins), repeats, topics that no longer exist, partitions beyond a topic's count."""
+    count = draw(st.integers(1, 30))
+    names = [f"t{i}" for i in range(count)]
+    crowded = draw(st.booleans())  # ids 16 apart share a bucket of a 16-bucket map
+    topic_ids = {name: f"00000000-0000-0000-0000-{(16 * i + 5 if crowded else 7919 * i + 1):012x}"
+                 for i, name in enumerate(names)}
+    existing = draw(st.lists(st.sampled_from(names), unique=True))
+    topics = {name: draw(st.integers(0, 700)) for name in existing}
+    partition = st.one_of(st.integers(0, 40), st.integers(-3, 700), st.sampled_from(range(3, 700, 16)))
+    members = {}
+    for m in range(draw(st.integers(1, 5))):
+        owned = draw(st.lists(st.tuples(st.sampled_from(names), partition), max_size=80))
+        if draw(st.booleans()):  # every 16th partition of one topic: four buckets of a 64-bucket set hold 10 each
+            owned += [(draw(st.sampled_from(names)), p) for p in range(3, 640, 16)]
+        members[f"m{m}"] = {"topics": existing[:1], "owned": [list(pair) for pair in owned]}
+    return {"topics": topics, "members": members, "topic_ids": topic_ids}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tangled_targets())
+def test_the_compiled_walk_lists_current_targets_as_java_iterates_them(scenario: dict) -> None:
+    group = build_server_group(parse_scenario(scenario))
+    members = np.arange(group.num_members)[::-1]  # any members, in any order
+    start, topic, partition = group.walk_current_targets(members)
+    for i, member in enumerate(members.tolist()):
+        expected = [(t, p) for t, partitions in group.current_target(member) for p in partitions]
+        got = list(zip(topic[start[i]:start[i + 1]].tolist(), partition[start[i]:start[i + 1]].tolist()))
+        assert got == expected

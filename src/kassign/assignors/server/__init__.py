@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kassign.assignors.server.group import ServerGroup, build_server_group, derived_topic_id
+from kassign.assignors.server.group import ServerGroup, assemble_server_group, build_server_group, derived_topic_id
 from kassign.assignors.server.range_server import range_assign
 from kassign.assignors.server.uniform import uniform_assign
 from kassign.errors import UnknownAssignorError
@@ -36,8 +36,8 @@ _KAFKA_CLASS_NAMES = {
     "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
 }
 
-__all__ = ["SERVER_ASSIGNORS", "ServerGroup", "assign_server_side", "build_server_group", "derived_topic_id",
-           "server_assignor"]
+__all__ = ["SERVER_ASSIGNORS", "ServerGroup", "assemble_server_group", "assign_server_side", "build_server_group",
+           "derived_topic_id", "server_assignor"]
 
 
 def server_assignor(name: object) -> tuple[str, ServerAssignor]:

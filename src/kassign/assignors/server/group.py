@@ -13,9 +13,16 @@ Data layout. Everything the assignors loop over is an integer:
   do not exist drop out, as Kafka's name -> id view drops them). A group of ten thousand
   members usually has a handful of classes, so per-subscription work is done once per
   class, and the (member, topic) pairs are expanded by compiled loops;
-* a member's current target is a list of ``(topic number, [partitions])`` in Java's
-  ``HashMap<Uuid, HashSet<Integer>>`` iteration order, computed only when an assignor
-  asks for it (only the homogeneous uniform builder's revocation depends on it).
+* the members' current targets are integer columns (:class:`CurrentTargets`): per
+  member, its (topic key, partition) pairs as listed, where a topic key is the topic's
+  number, or a number from ``T`` on for a topic that no longer exists. Their order in
+  Java's ``HashMap<Uuid, HashSet<Integer>>`` is computed only when an assignor asks for
+  it, for the members it asks about, by a compiled walk (only the homogeneous uniform
+  builder's revocation depends on it).
+
+A group is assembled from columns (:func:`assemble_server_group`): a scenario document's
+(:func:`build_server_group`), or those a coordinator keeps between target computations
+(the simulator's), so nobody has to write a document to run an assignor.
 
 Topic ids. A scenario may carry ``topic_ids`` (name -> Kafka's 22-character URL-safe
 base64 form, or the dashed hex form). Without one, a topic's id is derived from its
@@ -42,12 +49,15 @@ from kassign.javaorder import (
     JavaHashOrder,
     copy_constructor_capacity,
     hash_iteration_order,
+    insert_only_capacity,
+    int_set_positions,
     java_int_set_copy_order,
     java_string_hash,
     java_string_hashes,
     java_uuid_hash,
+    table_size_for,
 )
-from kassign.scenario import Members, Scenario
+from kassign.scenario import Scenario
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +71,8 @@ def derived_topic_id(name: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def _derived_uuid(name: str) -> tuple[int, int]:
+def derived_topic_uuid(name: str) -> tuple[int, int]:
+    """:func:`derived_topic_id` as ``(most, least)`` significant 64 bits, unsigned."""
     # A pure function of the name; a coordinator has its ids at hand, so kassign keeps them too.
     return parse_topic_id(derived_topic_id(name), name)
 
@@ -92,6 +103,20 @@ def _uuid_sort_key(most_least: tuple[int, int]) -> tuple[int, int]:
     return (most ^ _SIGN64, least ^ _SIGN64)  # signed order through an unsigned key
 
 
+@dataclass(frozen=True)
+class CurrentTargets:
+    """Every member's current target as integer columns, members by member number.
+
+    Member ``m``'s pairs are ``start[m] .. start[m+1]-1``, in the order listed: ``key`` is
+    the topic's number for an existing topic, ``T`` and up for a topic that no longer
+    exists; ``key_hashes[k]`` is topic key ``k``'s ``Uuid.hashCode()`` (unsigned 32-bit)."""
+
+    start: np.ndarray
+    key: np.ndarray
+    partition: np.ndarray
+    key_hashes: np.ndarray
+
+
 @dataclass
 class ServerGroup:
     """One consumer group at one target-assignment computation, as integers."""
@@ -105,10 +130,9 @@ class ServerGroup:
     class_start: np.ndarray
     class_topics: np.ndarray
     homogeneous: bool
-    _members: Members = field(repr=False)
-    _position: np.ndarray = field(repr=False)  # member number -> its place in ``_members``
+    current: CurrentTargets = field(repr=False)
+    _class_names: list[tuple[str, ...]] = field(repr=False)  # class c's topic names as its members list them
     _topic_index: dict[str, int] = field(repr=False)
-    _uuid_of_name: dict[str, tuple[int, int]] = field(repr=False)
 
     @property
     def num_members(self) -> int:
@@ -125,8 +149,7 @@ class ServerGroup:
         and maps each to its id, skipping names that do not exist; the copy is sized for
         all the (distinct) names. The names' set was itself built at once from the listed
         names (``new HashSet<>(list)`` in the member's builder), sized for the list."""
-        place = int(self._position[member])
-        listed = self._members.subscriptions[self._members.subscription[place]]
+        listed = self._class_names[int(self.member_class[member])]
         name_order = JavaHashOrder.copy_of(listed, java_string_hash).keys()
         ids = JavaHashOrder(copy_constructor_capacity(len(name_order)))
         for name in name_order:
@@ -142,21 +165,42 @@ class ServerGroup:
         order their first partition is listed, each topic's set built at once from its listed
         partitions (``new HashSet<>(partitions)``, so sized for all of them from the start).
         Topics that no longer exist come as topic number -1 (their partitions are
-        always taken away); partitions beyond a topic's count are dropped."""
-        members, place = self._members, int(self._position[member])
-        lo, hi = members.owned_start[place], members.owned_start[place + 1]
-        per_topic: dict[str, list[int]] = {}
-        for topic, partition in zip(members.owned_topics[lo:hi], members.owned_partitions[lo:hi].tolist()):
-            per_topic.setdefault(topic, []).append(partition)
-        topic_order = JavaHashOrder.of(per_topic, lambda name: java_uuid_hash(*self._uuid_of_name[name])).keys()
+        always taken away); partitions beyond a topic's count are dropped.
+        :meth:`walk_current_targets` gives the same for many members at once."""
+        current = self.current
+        lo, hi = int(current.start[member]), int(current.start[member + 1])
+        per_topic: dict[int, list[int]] = {}
+        for key, partition in zip(current.key[lo:hi].tolist(), current.partition[lo:hi].tolist()):
+            per_topic.setdefault(key, []).append(partition)
+        topic_order = JavaHashOrder.of(per_topic, current.key_hashes.tolist().__getitem__).keys()
         result = []
-        for name in topic_order:
-            t = self._topic_index.get(name, -1)
-            partitions = java_int_set_copy_order(per_topic[name])
-            if t >= 0:
-                partitions = [p for p in partitions if 0 <= p < self.num_partitions[t]]
-            result.append((t, partitions))
+        for key in topic_order:
+            partitions = java_int_set_copy_order(per_topic[key])
+            if key < self.num_topics:
+                result.append((key, [p for p in partitions if 0 <= p < self.num_partitions[key]]))
+            else:
+                result.append((-1, partitions))
         return result
+
+    def walk_current_targets(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(start, topic, partition)``: the current targets of ``members`` in Java's order, as
+        :meth:`current_target` lists them (topic -1: no longer exists; partitions beyond a
+        topic's count dropped), member ``members[i]``'s at ``start[i] .. start[i+1]-1``."""
+        current = self.current
+        members = np.asarray(members, dtype=np.int64)
+        start, key, partition, tree_bins = _java_walk(current.start, current.key, current.partition,
+                                                      _spread(current.key_hashes), members)
+        if tree_bins.any():
+            # 9 or more partitions of one topic share a bucket: Java keeps them in a tree bin
+            start, key, partition = _with_tree_bins(self, members, start, key, partition, tree_bins)
+        exists = key < self.num_topics
+        topic = np.where(exists, key, -1)
+        keep = ~exists
+        keep[exists] = (partition[exists] >= 0) & (partition[exists] < self.num_partitions[key[exists]])
+        owner = np.repeat(np.arange(len(members), dtype=np.int64), np.diff(start))
+        start = np.zeros(len(members) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(owner[keep], minlength=len(members)), out=start[1:])
+        return start, topic[keep], partition[keep]
 
     @property
     def num_classes(self) -> int:
@@ -200,17 +244,10 @@ class ServerGroup:
     def _current_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Every (member, flat partition id) of the current targets, partitions that exist only;
         by member number, each member's in listed order."""
-        members = self._members
-        start = members.owned_start[:-1][self._position]
-        lengths = members.owned_start[1:][self._position] - start
-        member = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
-        # member k's pairs sit at start[k].. in the scenario's columns and at out_start[k].. here
-        out_start = np.cumsum(lengths) - lengths
-        pair = np.arange(len(member), dtype=np.int64) + np.repeat(start - out_start, lengths)
-        topic = np.fromiter(map(_TopicNumbers(self._topic_index).__getitem__, members.owned_topics),
-                            dtype=np.int64, count=len(members.owned_topics))[pair]
-        partition = members.owned_partitions[pair]
-        exists = topic >= 0
+        current = self.current
+        member = np.repeat(np.arange(self.num_members, dtype=np.int64), np.diff(current.start))
+        topic, partition = current.key, current.partition
+        exists = topic < self.num_topics
         exists[exists] &= (partition[exists] >= 0) & (partition[exists] < self.num_partitions[topic[exists]])
         return member[exists], self.offsets[topic[exists]] + partition[exists]
 
@@ -239,6 +276,93 @@ class ServerGroup:
         return np.bincount(member[keep], minlength=self.num_members)
 
 
+def _spread(hashes: np.ndarray) -> np.ndarray:
+    """``HashMap.hash`` of each unsigned 32-bit hash code."""
+    hashes = np.asarray(hashes, dtype=np.int64)
+    return hashes ^ (hashes >> 16)
+
+
+@njit(cache=True)
+def _java_walk(start, key, partition, key_spread, members):
+    """:meth:`ServerGroup.current_target` of each of ``members``, compiled, before the filtering of
+    topics that no longer exist. ``tree_bins[i]`` flags a member one of whose topic sets has 9+
+    partitions in one bucket (left to the caller: Java keeps those in a tree bin)."""
+    total = 0
+    for m in members:
+        total += start[m + 1] - start[m]
+    out_start = np.zeros(len(members) + 1, dtype=np.int64)
+    out_key = np.empty(total, dtype=np.int64)
+    out_partition = np.empty(total, dtype=np.int64)
+    tree_bins = np.zeros(len(members), dtype=np.bool_)
+    write = 0
+    for i in range(len(members)):
+        lo, hi = start[members[i]], start[members[i] + 1]
+        if hi == lo:
+            out_start[i + 1] = write
+            continue
+        # group the pairs by topic (listed order kept within a topic); topics by first listing
+        by_key = np.argsort(key[lo:hi], kind="mergesort")
+        bounds = [0]
+        for j in range(1, hi - lo):
+            if key[lo + by_key[j]] != key[lo + by_key[j - 1]]:
+                bounds.append(j)
+        bounds.append(hi - lo)
+        groups = len(bounds) - 1
+        first_listed = np.empty(groups, dtype=np.int64)
+        for g in range(groups):
+            first_listed[g] = by_key[bounds[g]]
+        put_order = np.argsort(first_listed)
+        spreads = np.empty(groups, dtype=np.int64)
+        for r in range(groups):
+            spreads[r] = key_spread[key[lo + first_listed[put_order[r]]]]
+        capacity = insert_only_capacity(spreads, 16)
+        map_order = np.argsort((spreads & (capacity - 1)) * groups + np.arange(groups))
+        for r in map_order:
+            g = put_order[r]
+            listed = partition[lo + by_key[bounds[g]:bounds[g + 1]]]
+            distinct = listed[_first_occurrences(listed)]
+            positions, plain = int_set_positions(distinct, table_size_for(copy_constructor_capacity(len(listed))))
+            if not plain:
+                tree_bins[i] = True
+                continue
+            for p in distinct[positions]:
+                out_key[write] = key[lo + first_listed[g]]
+                out_partition[write] = p
+                write += 1
+        out_start[i + 1] = write
+    return out_start, out_key[:write], out_partition[:write], tree_bins
+
+
+@njit(cache=True)
+def _first_occurrences(values):
+    """Positions, ascending, of the first occurrence of each distinct value."""
+    by_value = np.argsort(values, kind="mergesort")
+    first = np.zeros(len(values), dtype=np.bool_)
+    for j in range(len(values)):
+        if j == 0 or values[by_value[j]] != values[by_value[j - 1]]:
+            first[by_value[j]] = True
+    return np.flatnonzero(first)
+
+
+def _with_tree_bins(group: ServerGroup, members: np.ndarray, start: np.ndarray, key: np.ndarray,
+                    partition: np.ndarray, tree_bins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The walk with the flagged members' targets replaced by :meth:`ServerGroup.current_target`'s
+    (which orders tree bins), topics that no longer exist keyed from ``num_topics`` on again."""
+    keys: list[np.ndarray] = []
+    partitions: list[np.ndarray] = []
+    for i, member in enumerate(members.tolist()):
+        if tree_bins[i]:
+            pairs = [(t if t >= 0 else group.num_topics, p) for t, ps in group.current_target(member) for p in ps]
+            keys.append(np.array([t for t, _ in pairs], dtype=np.int64))
+            partitions.append(np.array([p for _, p in pairs], dtype=np.int64))
+        else:
+            keys.append(key[start[i]:start[i + 1]])
+            partitions.append(partition[start[i]:start[i + 1]])
+    new_start = np.zeros(len(members) + 1, dtype=np.int64)
+    np.cumsum([len(k) for k in keys], out=new_start[1:])
+    return new_start, np.concatenate(keys), np.concatenate(partitions)
+
+
 def member_positions(member_ids: Sequence[str]) -> np.ndarray:
     """The coordinator's members ``HashMap`` (filled in the order given), as Java iterates it:
     the position in ``member_ids`` of the first member it yields, the second, ..."""
@@ -246,32 +370,81 @@ def member_positions(member_ids: Sequence[str]) -> np.ndarray:
 
 
 def build_server_group(scenario: Scenario) -> ServerGroup:
-    """Number the scenario's members and topics the way the server-side assignors see them.
-
-    The scenario's distinct subscriptions are the subscription classes, so the members are
-    never visited one by one here: their columns are permuted into member order."""
+    """Number the scenario's members and topics the way the server-side assignors see them."""
     members = scenario.members
-    uuid_of_name = _topic_uuids(scenario)
-    existing = sorted(scenario.topics, key=lambda name: _uuid_sort_key(uuid_of_name[name]))
+    owned_names = list(dict.fromkeys(members.owned_topics))
+    name_number = {name: i for i, name in enumerate(owned_names)}
+    owned_name = np.fromiter(map(name_number.__getitem__, members.owned_topics), dtype=np.int64,
+                             count=len(members.owned_topics))
+    return assemble_server_group(
+        member_ids=members.ids,
+        instance_ids=members.instance_ids,
+        subscriptions=members.subscriptions,
+        subscription=members.subscription,
+        topics=scenario.topics,
+        uuid_of_name=_topic_uuids(scenario),
+        owned_start=members.owned_start,
+        owned_name=owned_name,
+        owned_names=owned_names,
+        owned_partitions=members.owned_partitions,
+    )
+
+
+def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[str | None],
+                          subscriptions: Sequence[tuple[str, ...]], subscription: np.ndarray,
+                          topics: Mapping[str, int], uuid_of_name: Mapping[str, tuple[int, int]],
+                          owned_start: np.ndarray, owned_name: np.ndarray, owned_names: Sequence[str],
+                          owned_partitions: np.ndarray) -> ServerGroup:
+    """Number a group given as columns, members in the order the coordinator put them in its map.
+
+    ``subscriptions``: the distinct topic lists, member ``i`` listing ``subscriptions[subscription[i]]``;
+    ``topics``: the existing topics' partition counts; ``uuid_of_name``: the id of every topic in
+    ``topics`` and ``owned_names``; member ``i``'s current target is the pairs ``owned_start[i] ..
+    owned_start[i+1]-1``, as listed: topic ``owned_names[owned_name[j]]``, partition ``owned_partitions[j]``.
+    The distinct subscriptions are the subscription classes, so the members are never visited one
+    by one here: their columns are permuted into member order."""
+    existing = sorted(topics, key=lambda name: _uuid_sort_key(uuid_of_name[name]))
     topic_index = {name: i for i, name in enumerate(existing)}
-    position = member_positions(members.ids)
+    position = member_positions(member_ids)
     places = position.tolist()
-    class_start, class_topics = _class_topics(members.subscriptions, topic_index)
+    class_start, class_topics = _class_topics(subscriptions, topic_index)
     return ServerGroup(
-        member_ids=list(map(members.ids.__getitem__, places)),
-        instance_ids=list(map(members.instance_ids.__getitem__, places)),
+        member_ids=list(map(member_ids.__getitem__, places)),
+        instance_ids=list(map(instance_ids.__getitem__, places)),
         topic_names=existing,
         topic_uuids=[uuid_of_name[name] for name in existing],
-        num_partitions=np.array([scenario.topics[name] for name in existing], dtype=np.int64),
-        member_class=members.subscription[position],
+        num_partitions=np.array([topics[name] for name in existing], dtype=np.int64),
+        member_class=np.asarray(subscription, dtype=np.int64)[position],
         class_start=class_start,
         class_topics=class_topics,
-        homogeneous=_same_names(members.subscriptions),
-        _members=members,
-        _position=position,
+        homogeneous=_same_names(subscriptions),
+        current=_current_targets(position, owned_start, owned_name, owned_names, owned_partitions, topic_index,
+                                 uuid_of_name),
+        _class_names=list(subscriptions),
         _topic_index=topic_index,
-        _uuid_of_name=uuid_of_name,
     )
+
+
+def _current_targets(position: np.ndarray, owned_start: np.ndarray, owned_name: np.ndarray,
+                     owned_names: Sequence[str], owned_partitions: np.ndarray, topic_index: Mapping[str, int],
+                     uuid_of_name: Mapping[str, tuple[int, int]]) -> CurrentTargets:
+    """The owned columns permuted into member order, names turned into topic keys."""
+    gone: dict[str, int] = {}  # topics that no longer exist, keyed from T on in order of first listing
+    key_of_name = np.array([topic_index[name] if name in topic_index
+                            else len(topic_index) + gone.setdefault(name, len(gone)) for name in owned_names],
+                           dtype=np.int64)
+    key_names = [*topic_index, *gone]
+    key_hashes = np.array([java_uuid_hash(*uuid_of_name[name]) for name in key_names], dtype=np.int64)
+    owned_start = np.asarray(owned_start, dtype=np.int64)
+    first = owned_start[:-1][position]
+    lengths = owned_start[1:][position] - first
+    start = np.zeros(len(position) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=start[1:])
+    # member k's pairs sit at first[k].. in the given columns and at start[k].. here
+    pair = np.arange(int(start[-1]), dtype=np.int64) + np.repeat(first - start[:-1], lengths)
+    key = key_of_name[np.asarray(owned_name, dtype=np.int64)[pair]] if len(pair) else np.zeros(0, dtype=np.int64)
+    partition = np.asarray(owned_partitions, dtype=np.int64)[pair]
+    return CurrentTargets(start, key, partition, key_hashes)
 
 
 class _TopicNumbers(dict):
@@ -348,7 +521,7 @@ def _topic_uuids(scenario: Scenario) -> dict[str, tuple[int, int]]:
     seen: dict[tuple[int, int], str] = {}
     for name in names:
         stated = scenario.topic_ids.get(name)
-        value = parse_topic_id(stated, name) if stated is not None else _derived_uuid(name)
+        value = parse_topic_id(stated, name) if stated is not None else derived_topic_uuid(name)
         if value in seen:
             raise ScenarioError(f"scenario topic_ids: topics {seen[value]!r} and {name!r} have the same id")
         seen[value] = name

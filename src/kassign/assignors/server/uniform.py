@@ -90,24 +90,32 @@ def _homogeneous(group: ServerGroup) -> np.ndarray:
     keep = subscribed[group.topic_of_partition] & (held >= 0)
     owners[keep] = held[keep]
     counts = group.current_counts(subscribed)
-    released: list[int] = []
-    for member in np.flatnonzero(counts > quota).tolist():
-        room = int(quota[member])
-        for t, partitions in group.current_target(member):
-            if t < 0 or not subscribed[t]:
-                continue
-            flat = offsets[t] + np.asarray(partitions, dtype=np.int64)
-            owners[flat[room:]] = -1
-            released.extend(flat[room:].tolist())
-            room = max(room - len(flat), 0)
-        counts[member] = quota[member]
+    over = np.flatnonzero(counts > quota)
+    released = _beyond_quota(group, over, quota, subscribed)
+    owners[released] = -1
+    counts[over] = quota[over]
 
     # Members below quota, in member order, take what nobody holds, then what was released.
     room = np.maximum(quota - counts, 0)
     takers = np.repeat(np.arange(group.num_members, dtype=np.int64), room)
-    free = np.concatenate([*unheld, np.array(released, dtype=np.int64)])
+    free = np.concatenate([*unheld, released])
     owners[free] = takers[:len(free)]
     return owners
+
+
+def _beyond_quota(group: ServerGroup, over: np.ndarray, quota: np.ndarray, subscribed: np.ndarray) -> np.ndarray:
+    """What the members ``over`` their quota release: each walks its current target in Java's order,
+    partitions of subscribed topics only, and keeps the first ``quota`` of them; the rest, member by
+    member in walk order, are released (as flat ids)."""
+    start, topic, partition = group.walk_current_targets(over)
+    walker = np.repeat(np.arange(len(over), dtype=np.int64), np.diff(start))
+    valid = topic >= 0
+    valid[valid] = subscribed[topic[valid]]
+    walker, flat = walker[valid], group.offsets[topic[valid]] + partition[valid]
+    # rank of each valid pair within its member's walk
+    first = np.searchsorted(walker, np.arange(len(over)))
+    rank = np.arange(len(walker), dtype=np.int64) - first[walker]
+    return flat[rank >= quota[over][walker]]
 
 
 # -- subscriptions differ ------------------------------------------------------------------------
