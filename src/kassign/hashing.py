@@ -5,8 +5,9 @@ value in a Python int. The same source serves both paths: called directly on ``b
 it is the scalar path; ``kassign._kernels`` compiles it unchanged with numba for the
 batch path over Arrow's flat byte buffer. So the functions use only integer (and, for
 KafkaJS's legacy hash, float64) arithmetic, module-level constants, and no calls to
-helpers (numba compiles a function together with the globals it names, and a plain
-Python helper would not compile). A byte ``data[j]`` is an int in Python and a uint8 in
+helpers other than the ones here that ``kassign._kernels`` binds to their compiled versions
+(numba compiles a function together with the globals it names, and a plain Python helper
+would not compile). A byte ``data[j]`` is an int in Python and a uint8 in
 numba, where mixing it with int64 values gives int64, so both paths compute in the same
 integers.
 
@@ -69,32 +70,46 @@ def _crc32_table() -> np.ndarray:
 CRC32_TABLE = _crc32_table()
 
 
-def murmur2_span(data, start, end):
-    """Kafka's murmur2 of ``data[start:end]`` as an unsigned 32-bit int."""
-    m = MURMUR2_M  # locals: the scalar path runs this in CPython, where global lookups cost
+def murmur2_mix(h, k):
+    """murmur2's step for one whole 4-byte block: ``k`` (the block read little-endian) mixed into ``h``."""
+    m = MURMUR2_M
     mask = MASK32
+    k = (k * m) & mask
+    k ^= k >> 24
+    return ((h * m) & mask) ^ ((k * m) & mask)
+
+
+def murmur2_tail(h, tail_word, tail):
+    """murmur2's step for the ``tail`` (0-3) bytes left after the whole blocks, given as ``tail_word``,
+    those bytes read little-endian (folding them in one by one, highest first, is the same XOR)."""
+    if tail > 0:
+        h = ((h ^ tail_word) * MURMUR2_M) & MASK32
+    return h
+
+
+def murmur2_avalanche(h):
+    """murmur2's final mix."""
+    h ^= h >> 13
+    h = (h * MURMUR2_M) & MASK32
+    return h ^ (h >> 15)
+
+
+def murmur2_span(data, start, end):
+    """Kafka's murmur2 of ``data[start:end]`` as an unsigned 32-bit int.
+
+    Its steps (``murmur2_mix``, ``murmur2_tail``, ``murmur2_avalanche``) are shared with
+    ``kassign._kernels``' lockstep loop, which runs the same steps across many keys at once."""
     length = end - start
-    h = (MURMUR2_SEED ^ length) & mask
+    h = (MURMUR2_SEED ^ length) & MASK32
     whole_end = start + (length & ~3)
     j = start
     while j < whole_end:  # 4-byte little-endian blocks
-        k = data[j] | (data[j + 1] << 8) | (data[j + 2] << 16) | (data[j + 3] << 24)
-        k = (k * m) & mask
-        k ^= k >> 24
-        h = ((h * m) & mask) ^ ((k * m) & mask)
+        h = murmur2_mix(h, data[j] | (data[j + 1] << 8) | (data[j + 2] << 16) | (data[j + 3] << 24))
         j += 4
-    tail = length & 3
-    if tail == 3:
-        h ^= data[j + 2] << 16
-    if tail >= 2:
-        h ^= data[j + 1] << 8
-    if tail >= 1:
-        h ^= data[j]
-        h = (h * m) & mask
-    h ^= h >> 13
-    h = (h * m) & mask
-    h ^= h >> 15
-    return h
+    tail_word = 0
+    for b in range(end - j):
+        tail_word |= data[j + b] << (8 * b)
+    return murmur2_avalanche(murmur2_tail(h, tail_word, end - j))
 
 
 def crc32_span(data, start, end):

@@ -76,7 +76,8 @@ def serialize_key(key: Any, key_type: str | None = None) -> bytes | None:
 
 
 def flatten_keys(keys: Any, key_type: str | None = None) -> Flat:
-    """Keys as (flat uint8 bytes, int64 offsets of len n+1, null mask or None)."""
+    """Keys as (flat uint8 bytes, int32 or int64 offsets of len n+1, null mask or None); an Arrow
+    array's own buffers are used without a copy."""
     check_key_type(key_type)
     import pyarrow as pa
 
@@ -212,6 +213,6 @@ def _flatten_arrow(keys: Any, pa: Any) -> Flat:
     else:
         raise KassignError(f"pyarrow keys must be binary, string or integer, got {keys.type}")
     _, offsets_buf, data_buf = keys.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[keys.offset : keys.offset + len(keys) + 1].astype(np.int64)
+    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[keys.offset : keys.offset + len(keys) + 1]
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
     return data, offsets, _arrow_nulls(keys)

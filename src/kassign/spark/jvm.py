@@ -39,7 +39,7 @@ def cache_dir() -> Path:
     return Path(base) / "kassign"
 
 
-def _spark_jars_dir() -> Path | None:
+def spark_jars_dir() -> Path | None:
     """Spark's own jars (to compile against): $SPARK_HOME/jars, else the pip-installed pyspark's."""
     candidates = []
     if os.environ.get("SPARK_HOME"):
@@ -89,7 +89,7 @@ def udf_jar() -> Path | None:
     """
     if os.environ.get("KASSIGN_NO_JVM_UDF") == "1":
         return None
-    jars_dir = _spark_jars_dir()
+    jars_dir = spark_jars_dir()
     if jars_dir is None or not all(source.exists() for source in JAVA_SOURCES):
         return None
     target = cache_dir() / _jar_name()
