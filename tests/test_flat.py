@@ -76,6 +76,62 @@ def test_worked_example_of_the_module_docstring() -> None:
     assert flat.to_dict(["c"]) == {"a": [("t0", 0)], "b": [("t0", 1), ("t1", 0)], "c": []}
 
 
+def reference_dict(flat: FlatAssignment, members: list[str]) -> dict[str, list[tuple[str, int]]]:
+    """The dict shape the plain way, pair by pair (what to_dict built before it worked on columns)."""
+    holders: list[tuple[int, int]]
+    if flat.shared is not None:
+        holders = list(zip(flat.shared[0].tolist(), flat.shared[1].tolist()))
+    else:
+        holders = [(m, f) for f, m in enumerate(flat.owner.tolist()) if m >= 0]
+    result: dict[str, list[tuple[str, int]]] = {m: [] for m in [*flat.members, *members]}
+    for m, f in holders:
+        t = int(np.searchsorted(flat.offsets, f, side="right")) - 1
+        result.setdefault(flat.members[m], []).append((flat.topics[t], f - int(flat.offsets[t])))
+    return {m: sorted(pairs) for m, pairs in sorted(result.items())}
+
+
+@st.composite
+def flat_assignments(draw):
+    members = draw(st.lists(st.sampled_from(["b", "a", "Z", "é", "c10", "c9", "m", "ü"]), unique=True, max_size=6))
+    topics = draw(st.lists(st.sampled_from(["t1", "t0", "x", "ä", "t10"]), unique=True, max_size=4))
+    counts = [draw(st.integers(0, 300)) for _ in topics]
+    offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
+    total = int(offsets[-1])
+    holder = st.integers(-1, len(members) - 1) if members else st.just(-1)
+    owner = np.array(draw(st.lists(holder, min_size=total, max_size=total)), dtype=draw(st.sampled_from(
+        [np.int64, np.int32])))
+    shared = None
+    if members and total and draw(st.booleans()):
+        pairs = sorted(set(draw(st.lists(st.tuples(st.integers(0, len(members) - 1), st.integers(0, total - 1)),
+                                         max_size=40))))
+        shared = (np.array([m for m, _ in pairs], dtype=np.int64), np.array([f for _, f in pairs], dtype=np.int64))
+    return FlatAssignment(members, topics, offsets, owner, shared=shared)
+
+
+@settings(max_examples=200, deadline=None)
+@given(flat_assignments(), st.lists(st.sampled_from(["a", "new", "zz"]), max_size=2))
+def test_dict_and_table_equal_the_pair_by_pair_reference(flat: FlatAssignment, extra: list[str]) -> None:
+    expected = reference_dict(flat, extra)
+    got = flat.to_dict(extra)
+    assert got == expected
+    assert list(got) == list(expected)  # members sorted
+    assert all(type(pair) is tuple for pairs in got.values() for pair in pairs)
+    assert table_rows(flat.to_table()) == rows({m: p for m, p in expected.items() if p})
+
+
+def test_to_dict_keeps_the_collector_as_it_found_it() -> None:
+    import gc
+
+    gc.disable()
+    try:
+        FlatAssignment(["a"], ["t"], np.array([0, 2]), np.array([0, 0])).to_dict()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    FlatAssignment(["a"], ["t"], np.array([0, 2]), np.array([0, 0])).to_dict()
+    assert gc.isenabled()
+
+
 # -- an assignor's own result is checked, naming the assignor and the first problem ---------------
 
 SCENARIO = {"topics": {"t0": 3, "t1": 2}, "members": {"A": {"topics": ["t0"]}, "B": {"topics": ["t0", "t1"]}}}

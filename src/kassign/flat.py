@@ -18,17 +18,20 @@ Example: members ``["b", "a"]``, topics ``["t1", "t0"]`` with 1 and 2 partitions
 holds ``t0-0``. As SPEC's dict: ``{"a": [("t0", 0)], "b": [("t0", 1), ("t1", 0)]}``;
 as a table, the same three rows in that order.
 
-Both shapes are built from the arrays: a compiled counting sort groups the flat ids by
-member (in name order), topics in name order within a member, partitions ascending
-within a topic, so no Python object exists per partition until the dict's tuples,
-and none at all for the table. (topic, partition) pairs are materialised only here.
+Both shapes are built from the arrays: a compiled counting sort groups the assigned
+partitions by member (in name order), topics in name order within a member, partitions
+ascending within a topic, as a topic number and a partition number each, so no Python
+object exists per partition until the dict's tuples, and none at all for the table.
+(topic, partition) pairs are materialised only here, all at once: one list of names and
+one of numbers gathered from a few hundred shared objects, zipped into tuples, then one
+slice per member.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,9 +44,6 @@ from kassign.limits import is_whole_number
 
 Pairs = list[tuple[str, int]]
 
-# Above this many partitions per member on average, to_dict builds each member's list on its own.
-_ONE_LIST_PER_MEMBER = 64
-
 
 @dataclass(frozen=True)
 class FlatAssignment:
@@ -53,9 +53,10 @@ class FlatAssignment:
     owner: np.ndarray
     shared: tuple[np.ndarray, np.ndarray] | None = None
 
-    def grouped(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """``(names, bounds, flat)``: member ``names`` sorted; the flat ids of ``names[i]`` are
-        ``flat[bounds[i]:bounds[i+1]]``, by topic name, then partition."""
+    def grouped(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """``(names, bounds, topic, partition)``: member ``names`` sorted; ``names[i]`` holds the
+        pairs ``bounds[i] .. bounds[i+1]-1`` of the ``topic`` (index into ``topics``) and
+        ``partition`` columns, by topic name, then partition."""
         member_order = sorted(range(len(self.members)), key=self.members.__getitem__)
         member_rank = np.empty(len(self.members), dtype=np.int64)
         member_rank[member_order] = np.arange(len(self.members), dtype=np.int64)
@@ -63,8 +64,9 @@ class FlatAssignment:
         offsets = np.asarray(self.offsets, dtype=np.int64)
         names = [self.members[m] for m in member_order]
         if self.shared is not None:
-            return (names, *_group_pairs(*self.shared, member_rank, topic_order, offsets))
-        return (names, *_group_by_owner(np.asarray(self.owner, dtype=np.int64), member_rank, topic_order, offsets))
+            bounds, flat = _group_pairs(*self.shared, member_rank, topic_order, offsets)
+            return (names, bounds, *self.topic_and_partition(flat))
+        return (names, *group_by_owner(self.owner, offsets, member_rank, topic_order))
 
     def topic_and_partition(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         topic = np.searchsorted(self.offsets, flat, side="right") - 1
@@ -73,20 +75,9 @@ class FlatAssignment:
     def to_dict(self, members: Iterable[str] = ()) -> dict[str, Pairs]:
         """SPEC's shape: ``{member: [(topic, partition), ...]}``, members sorted, each list sorted;
         every member of ``members`` present (with ``[]`` if it holds nothing)."""
-        names, bounds, flat = self.grouped()
-        topic, partition = self.topic_and_partition(flat)
-        cut = bounds.tolist()
-        topic_name = self.topics.__getitem__
+        names, bounds, topic, partition = self.grouped()
         with no_cyclic_gc():
-            if len(flat) <= _ONE_LIST_PER_MEMBER * max(len(names), 1):
-                # many small members (a coordinator's group): one list of pairs, sliced per member
-                pairs = list(zip(map(topic_name, topic.tolist()), partition.tolist()))
-                result: dict[str, Pairs] = {m: pairs[cut[i]:cut[i + 1]] for i, m in enumerate(names)}
-            else:  # few big members: build each member's list directly, no million-pair intermediate
-                result = {}
-                for i, member in enumerate(names):
-                    lo, hi = cut[i], cut[i + 1]
-                    result[member] = list(zip(map(topic_name, topic[lo:hi].tolist()), partition[lo:hi].tolist()))
+            result: dict[str, Pairs] = dict(zip(names, sliced(pair_objects(self.topics, topic, partition), bounds)))
         missing = [m for m in members if m not in result]
         if missing:
             result.update((m, []) for m in missing)
@@ -96,8 +87,7 @@ class FlatAssignment:
     def to_table(self) -> pa.Table:
         """Columns ``member`` (string), ``topic`` (string), ``partition`` (int32); one row per
         assigned partition, in the order of :meth:`to_dict`."""
-        names, bounds, flat = self.grouped()
-        topic, partition = self.topic_and_partition(flat)
+        names, bounds, topic, partition = self.grouped()
         member_index = np.repeat(np.arange(len(names), dtype=np.int32), np.diff(bounds))
         member = pa.DictionaryArray.from_arrays(pa.array(member_index), pa.array(names, type=pa.string()))
         topic_column = pa.DictionaryArray.from_arrays(pa.array(topic.astype(np.int32)),
@@ -157,6 +147,35 @@ class FlatAssignment:
         return cls(members, topics, offsets, owner, shared=(pairs[:, 0].copy(), pairs[:, 1].copy()))
 
 
+def pair_objects(topics: list[str], topic: np.ndarray, partition: np.ndarray,
+                 make: Callable[[Iterator[tuple[str, int]]], Iterator[Any]] = iter) -> list[Any]:
+    """One ``(topic, partition)`` object per row of the ``topic`` (index into ``topics``) and
+    ``partition`` columns: the tuples zip builds, or ``make`` of them (e.g. ``map(cls._make, ...)``).
+
+    Both columns are gathered from shared objects (the topic names, one int per partition number),
+    so the only new objects are the pairs themselves."""
+    names = np.array(topics, dtype=object)
+    numbers = np.array(range(int(partition.max()) + 1 if len(partition) else 0), dtype=object)
+    return list(make(zip(names[topic].tolist(), numbers[partition].tolist())))
+
+
+def sliced(items: list[Any], bounds: np.ndarray) -> Iterator[list[Any]]:
+    """``items[bounds[i]:bounds[i+1]]`` for each ``i``."""
+    cut = bounds.tolist()
+    return map(items.__getitem__, map(slice, cut[:-1], cut[1:]))
+
+
+def group_by_owner(owner: np.ndarray, offsets: np.ndarray, member_rank: np.ndarray,
+                   topic_order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(bounds, topic, partition)``: the partitions with an owner (``owner[f] >= 0``, ``f`` a flat id
+    over ``offsets``), grouped by ``member_rank[owner]``, topics walked in ``topic_order`` (default: by
+    number), partitions ascending; rank ``r``'s at ``bounds[r] .. bounds[r+1]-1``."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if topic_order is None:
+        topic_order = np.arange(len(offsets) - 1, dtype=np.int64)
+    return _group_by_owner(np.asarray(owner), member_rank, topic_order, offsets)
+
+
 def _partitions_of(value: Any, who: str, member: str) -> Iterable[Any]:
     partitions = getattr(value, "partitions", value)
     if isinstance(partitions, (str, bytes)) or not isinstance(partitions, Iterable):
@@ -171,7 +190,8 @@ def _partitions_of(value: Any, who: str, member: str) -> Iterable[Any]:
 
 @njit(cache=True)
 def _group_by_owner(owner, member_rank, topic_order, offsets):
-    """Counting sort of the assigned flat ids by their owner's rank, walking topics in ``topic_order``."""
+    """Counting sort of the assigned partitions by their owner's rank, walking topics in ``topic_order``:
+    ``(bounds, topic, partition)``, rank ``r``'s pairs at ``bounds[r] .. bounds[r+1]-1``."""
     bounds = np.zeros(len(member_rank) + 1, dtype=np.int64)
     for f in range(len(owner)):
         if owner[f] >= 0:
@@ -179,14 +199,17 @@ def _group_by_owner(owner, member_rank, topic_order, offsets):
     for i in range(len(member_rank)):
         bounds[i + 1] += bounds[i]
     fill = bounds[:-1].copy()
-    flat = np.empty(bounds[-1], dtype=np.int64)
+    topic = np.empty(bounds[-1], dtype=np.int64)
+    partition = np.empty(bounds[-1], dtype=np.int64)
     for t in topic_order:
-        for f in range(offsets[t], offsets[t + 1]):
+        first = offsets[t]
+        for f in range(first, offsets[t + 1]):
             if owner[f] >= 0:
                 r = member_rank[owner[f]]
-                flat[fill[r]] = f
+                topic[fill[r]] = t
+                partition[fill[r]] = f - first
                 fill[r] += 1
-    return bounds, flat
+    return bounds, topic, partition
 
 
 def _group_pairs(member, flat, member_rank, topic_order, offsets):
@@ -202,12 +225,22 @@ def _group_pairs(member, flat, member_rank, topic_order, offsets):
 
 @contextlib.contextmanager
 def no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: building a million small tuples (none of them in a
-    cycle) would otherwise trigger full collections that rescan every object the caller holds."""
+    """Build many acyclic objects (a result's lists of pairs) without the cyclic garbage collector,
+    then hand everything young to the oldest generation, unexamined.
+
+    Left young, a result's lists would be traversed element by element by the next young
+    collections (a million pair references, touched in no useful order: tens of milliseconds)
+    only to find that all of them survive, which promotion records anyway. Freezing and
+    unfreezing at once moves every tracked object to the oldest generation in constant time;
+    the next full collection examines them, as it does every long-lived object. Left to the
+    collector when the process has frozen objects of its own, which unfreezing would release."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cached_property
 from itertools import chain, repeat
 from operator import itemgetter
 from pathlib import Path
@@ -26,7 +26,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from kassign.assignors.base import ConsumerPartitionAssignor, Subscription, TopicPartition
+from kassign.assignors.base import (
+    ConsumerPartitionAssignor,
+    Subscription,
+    TopicPartition,
+    new_topic_partition,
+)
 from kassign.cluster import Cluster
 from kassign.documents import load_json
 from kassign.errors import KassignError, ScenarioError, shown
@@ -43,8 +48,6 @@ class MemberSpec(NamedTuple):
     rack: str | None = None
     instance_id: str | None = None
 
-
-_new_topic_partition = partial(tuple.__new__, TopicPartition)
 
 # One member as the member-by-member reader gives it: its MemberSpec with the topics given
 # by subscription number.
@@ -107,7 +110,7 @@ class Members(Mapping[str, MemberSpec]):
 
     def owned_lists(self) -> list[tuple[TopicPartition, ...]]:
         """Each member's owned partitions, as listed."""
-        pairs = list(map(_new_topic_partition, zip(self.owned_topics, self.owned_partitions.tolist())))
+        pairs = list(map(new_topic_partition, zip(self.owned_topics, self.owned_partitions.tolist())))
         cut = self.owned_start.tolist()
         return list(map(tuple, map(pairs.__getitem__, map(slice, cut[:-1], cut[1:]))))
 
@@ -227,7 +230,7 @@ def _parse_owned(doc: Any, path: str) -> tuple[TopicPartition, ...]:
         kind = type(pair)
         if (kind in _PLAIN_PAIR_TYPES and len(pair) == 2 and type(pair[0]) is str
                 and type(pair[1]) is int and JAVA_INT_MIN <= pair[1] <= JAVA_INT_MAX):
-            owned.append(pair if kind is TopicPartition else _new_topic_partition(pair))
+            owned.append(pair if kind is TopicPartition else new_topic_partition(pair))
             continue
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str)
                 and is_whole_number(pair[1])):

@@ -18,6 +18,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 from kassign.cluster import Cluster
@@ -35,6 +36,11 @@ class TopicPartition(NamedTuple):
 
     topic: str
     partition: int
+
+
+# A TopicPartition from a (topic, partition) tuple in C, without the namedtuple's Python-level __new__:
+# the way to build a million of them.
+new_topic_partition = partial(tuple.__new__, TopicPartition)
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,13 @@ arrays, and settling a member's claims is a handful of numpy operations.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from kassign.assignors.base import TopicPartition
+from kassign.assignors.base import TopicPartition, new_topic_partition
 from kassign.javaorder import java_string_key
 
 log = logging.getLogger("kassign.assignors.sticky")
@@ -39,7 +38,6 @@ log = logging.getLogger("kassign.assignors.sticky")
 NO_OWNER = -1
 
 # Builds a TopicPartition from a (topic, partition) tuple without NamedTuple's argument parsing.
-_new_topic_partition = functools.partial(tuple.__new__, TopicPartition)
 
 
 class TopicLayout:
@@ -83,7 +81,7 @@ class TopicLayout:
         topic_idx = self.topic_of[global_ids]
         parts = (global_ids - self.offsets[topic_idx]).tolist()
         names = map(self.topics.__getitem__, topic_idx.tolist())
-        return tuple(map(_new_topic_partition, zip(names, parts)))
+        return tuple(map(new_topic_partition, zip(names, parts)))
 
 
 @dataclass

@@ -20,10 +20,18 @@ topic names appear only in steps 1 and 5.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
+from kassign.assignors.base import (
+    Assignment,
+    ConsumerPartitionAssignor,
+    Subscription,
+    TopicPartition,
+    new_topic_partition,
+    subscribed_partition_counts,
+)
 from kassign.assignors.sticky.claims import (
     NO_OWNER,
     Claim,
@@ -34,10 +42,15 @@ from kassign.assignors.sticky.claims import (
 from kassign.assignors.sticky.racks import RackContext, rack_context
 from kassign.assignors.sticky.round import even_out_round
 from kassign.assignors.sticky.uniform import StickyInvariantError, assign_uniform
-from kassign.assignors.base import Assignment, ConsumerPartitionAssignor, Subscription, subscribed_partition_counts
 from kassign.cluster import Cluster
 from kassign.errors import KassignError
-from kassign.flat import FlatAssignment, no_cyclic_gc
+from kassign.flat import (
+    FlatAssignment,
+    group_by_owner,
+    no_cyclic_gc,
+    pair_objects,
+    sliced,
+)
 from kassign.javaorder import java_string_hash_order, java_string_key
 
 log = logging.getLogger("kassign.assignors.sticky")
@@ -211,16 +224,17 @@ def _sticky_owner(
 
 
 def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
-    members = view.members
-    by_member = np.argsort(owner, kind="stable")
-    counts = np.bincount(owner[owner != NO_OWNER], minlength=len(members)) if len(owner) else np.zeros(len(members), int)
-    start = int(np.count_nonzero(owner == NO_OWNER))  # unowned partitions sort first (owner -1)
-    out: dict[str, Assignment] = {}
-    bounds = np.concatenate([[start], start + np.cumsum(counts)])
-    per_member = {m: by_member[bounds[i] : bounds[i + 1]] for i, m in enumerate(members)}
-    for member in view.subscriptions:
-        out[member] = Assignment(view.layout.materialize(per_member[member]))
-    return out
+    """Each member's ``Assignment``, partitions in layout order (Kafka's: topic, then partition): one
+    counting sort by owner, then every ``TopicPartition`` built in one pass and sliced per member."""
+    layout = view.layout
+    bounds, topic, partition = group_by_owner(owner, layout.offsets, np.arange(len(view.members), dtype=np.int64))
+    pairs = pair_objects(layout.topics, topic, partition, make=_topic_partitions)
+    per_member = dict(zip(view.members, map(tuple, sliced(pairs, bounds))))
+    return {member: Assignment(per_member[member]) for member in view.subscriptions}
+
+
+def _topic_partitions(pairs: Iterator[tuple[str, int]]) -> Iterator[TopicPartition]:
+    return map(new_topic_partition, pairs)
 
 
 class EngineAssignor(ConsumerPartitionAssignor):
