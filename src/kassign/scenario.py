@@ -334,12 +334,15 @@ def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
     if not _MEMBER_KEYS.issuperset(fields):
         return None
     # the cheap columns first: a document left to the other reader should cost little here
+    # a field no member has is all defaults, valid by construction: only present fields are checked
     generations = _column(entries, fields, "generation", -1)
     racks = _column(entries, fields, "rack", None)
     instance_ids = _column(entries, fields, "instance_id", None)
-    if not (_whole_numbers(generations) and _only(racks, str, type(None)) and _only(instance_ids, str, type(None))):
+    if not (("generation" not in fields or _whole_numbers(generations))
+            and ("rack" not in fields or _only(racks, str, type(None)))
+            and ("instance_id" not in fields or _only(instance_ids, str, type(None)))):
         return None
-    if not _only(generations, int):
+    if "generation" in fields and not _only(generations, int):
         generations = list(map(int, generations))  # numpy integers, as the other reader stores them
     subscriptions = _Subscriptions()
     subscription = _subscription_numbers(_column(entries, fields, "topics", None), subscriptions)
@@ -389,7 +392,8 @@ def _owned_columns(owned: list[Any]) -> tuple[np.ndarray, list[str], np.ndarray]
     pairs = list(chain.from_iterable(owned))
     if not (_only(pairs, *_PLAIN_PAIR_TYPES) and set(map(len, pairs)).issubset((2,))):
         return None
-    topics, partitions = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+    both = list(chain.from_iterable(pairs))  # every pair has two items: topic, partition, topic, ...
+    topics, partitions = both[0::2], both[1::2]
     if not (_only(topics, str) and _whole_numbers(partitions)):
         return None
     return _starts(map(len, owned), len(owned)), topics, np.array(partitions, dtype=np.int64)
