@@ -100,8 +100,8 @@ def kassign_cases(topics: int, partitions: int, members: int, repeats: int) -> d
 
 # Kafka's own classes on this 2-core machine class (Kafka 4.0 trunk, JDK 17, warm JVM, best of 10
 # alternating with kassign; not this run): shown only when no --kafka-classpath is given.
-KAFKA_REFERENCE = {"fresh": "about 0.08-0.10 s", "follow-up (eager, user data)": "about 2.5 s",
-                   "follow-up (cooperative)": "about 2.5 s"}
+KAFKA_REFERENCE = {"fresh": "about 0.08-0.10 s", "follow-up (eager, user data)": "about 2.3 s",
+                   "follow-up (cooperative)": "about 1.2 s"}
 
 
 def scenario_document(cluster_topics: list[str], partitions: int, member_names: list[str],
