@@ -6,6 +6,10 @@ leader: each member only sends ``ConsumerGroupHeartbeat`` requests, and the coor
 computes the assignment itself with a server-side assignor (``uniform`` or ``range``)
 and hands every member its share one heartbeat at a time.
 
+Hot paths run on integers and arrays (see *Data layout* below): a new target is
+computed from the coordinator's own arrays, never from a scenario document, and a
+heartbeat that changes nothing but the session is answered before any other work.
+
 Three epochs drive it:
 
 - the **group epoch** goes up whenever the group changes: a member joins, leaves, is
@@ -57,19 +61,31 @@ consumer group (the upgrade path), the rebalance timeout (members here revoke at
 so it never expires), periodic metadata refresh (metadata changes are acted on at the
 next heartbeat, as Kafka does when it is told about them).
 
-Data layout: partitions are dense integers (``TopicCatalog``); assignments are
-``frozenset[int]``; the holder epochs are one ``dict[int, int]``.
+Data layout: partitions are dense integers (``TopicCatalog``); member records are
+tuples and assignments ``frozenset[int]``; who holds each partition is one
+``dict[int, str]`` (a holder's epoch is its member's). The target is kept twice: per
+member (``target``) and as one numpy array of member numbers indexed by partition,
+which is what the server-side assignor is fed (assembled into its arrays directly, no
+scenario document) and what a new target is compared with, so only members whose
+share changed get a new set.
 """
 
 from __future__ import annotations
 
 import base64
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from itertools import compress, filterfalse
+from operator import attrgetter
+from typing import Any, NamedTuple
 
+import numpy as np
+
+from kassign.assignors.server import assemble_server_group, server_assignor
+from kassign.assignors.server.group import derived_topic_uuid, parse_topic_id
 from kassign.errors import KassignError
 from kassign.javaorder import java_string_hash_order
 
@@ -119,6 +135,8 @@ class TopicCatalog:
         self.pid_partition: list[int] = []
         self.pid_pair: list[list] = []  # [topic, partition] per pid, as scenario documents write it
         self._incarnations: dict[str, int] = {}
+        self._pid_arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self._slot_pid_arrays: dict[int, np.ndarray] = {}
         for name, count in dict(topics).items():
             self.create(name, count)
 
@@ -141,6 +159,7 @@ class TopicCatalog:
     def add_partitions(self, name: str, count: int) -> None:
         slot = self.slot_of[name]
         pids = self.slot_pids[slot]
+        self._slot_pid_arrays.pop(slot, None)
         for _ in range(count):
             pids.append(len(self.pid_slot))
             self.pid_slot.append(slot)
@@ -179,6 +198,10 @@ class TopicCatalog:
     def is_live(self, pid: int) -> bool:
         return self.slot_alive[self.pid_slot[pid]]
 
+    def all_live(self) -> bool:
+        """Whether no topic was ever deleted (then every pid is live)."""
+        return len(self.slot_of) == len(self.slot_name)
+
     def topic_partition(self, pid: int) -> tuple[str, int]:
         return self.slot_name[self.pid_slot[pid]], self.pid_partition[pid]
 
@@ -194,10 +217,37 @@ class TopicCatalog:
         return {s for s, alive in enumerate(self.slot_alive)
                 if not alive and self.slot_of.get(self.slot_name[s], s) != s}
 
+    def names_shared_by_deleted_topics(self) -> bool:
+        """Whether two deleted topics, with no newer topic of their name, share a name: a scenario
+        document can tell their partitions apart only by name, so it merges them."""
+        orphans = [self.slot_name[s] for s, alive in enumerate(self.slot_alive)
+                   if not alive and self.slot_name[s] not in self.slot_of]
+        return len(orphans) != len(set(orphans))
 
-@dataclass(frozen=True)
-class GroupMember:
-    """What the coordinator keeps about one member (immutable: each change is a new record)."""
+    def pid_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(slot, partition)`` of every pid as int64 arrays (built again only after partitions appear)."""
+        if self._pid_arrays is None or len(self._pid_arrays[0]) != self.size:
+            self._pid_arrays = (np.array(self.pid_slot, dtype=np.int64), np.array(self.pid_partition, dtype=np.int64))
+        return self._pid_arrays
+
+    def pid_array(self, slot: int) -> np.ndarray:
+        """The slot's pids, partition by partition, as an int64 array."""
+        pids = self._slot_pid_arrays.get(slot)
+        if pids is None:
+            pids = self._slot_pid_arrays[slot] = np.array(self.slot_pids[slot], dtype=np.int64)
+        return pids
+
+    def assignor_uuid(self, slot: int, ids_stated: bool) -> tuple[int, int]:
+        """The topic id an assignor sees for a slot: the slot's own when ids are stated (some live
+        topic was recreated), else the one ``kassign.assign`` derives from the name."""
+        if ids_stated:
+            return parse_topic_id(self.topic_id(slot), self.slot_name[slot])
+        return derived_topic_uuid(self.slot_name[slot])
+
+
+class GroupMember(NamedTuple):
+    """What the coordinator keeps about one member (immutable: each change is a new record, a
+    tuple, since a converging group makes a new record on nearly every heartbeat)."""
 
     member_id: str
     instance_id: str | None = None
@@ -214,8 +264,7 @@ class GroupMember:
         return self.state == MemberState.STABLE and self.epoch == assignment_epoch
 
 
-@dataclass(frozen=True)
-class HeartbeatRequest:
+class HeartbeatRequest(NamedTuple):
     member_id: str
     epoch: int
     instance_id: str | None = None
@@ -225,8 +274,7 @@ class HeartbeatRequest:
     owned: frozenset[int] | None = None  # None: not reported (then assumed still owned)
 
 
-@dataclass(frozen=True)
-class HeartbeatResponse:
+class HeartbeatResponse(NamedTuple):
     member_id: str
     epoch: int
     assignment: frozenset[int] | None = None  # present when it changed (or on joining)
@@ -240,19 +288,26 @@ def server_assign(assignor: str, scenario: dict[str, Any]) -> Mapping[str, Itera
     return kassign.assign(assignor, scenario, protocol="consumer")
 
 
+_NO_PARTITIONS: frozenset[int] = frozenset()
+
+
 @dataclass
 class ConsumerGroupCoordinator:
-    """One consumer group on its coordinator: members, epochs, target and holder epochs."""
+    """One consumer group on its coordinator: members, epochs, target and holders.
+
+    ``assign``: None runs the server-side assignors on the coordinator's own integers (the
+    target as an owner per pid, no document); a function is handed a scenario document
+    (SPEC section 1, as ``kassign.assign`` takes it) and returns ``{member: [(topic, partition)]}``.
+    """
 
     catalog: TopicCatalog
     default_assignor: str = SERVER_ASSIGNORS[0]
     session_timeout: float = 45.0
-    assign: AssignFunction = server_assign
+    assign: AssignFunction | None = None
     group_epoch: int = 0
     assignment_epoch: int = 0
     members: dict[str, GroupMember] = field(default_factory=dict)  # in the order members joined
     target: dict[str, frozenset[int]] = field(default_factory=dict)
-    holder_epoch: dict[int, int] = field(default_factory=dict)  # pid -> epoch of the member holding it
     holder: dict[int, str] = field(default_factory=dict)  # pid -> member holding it
     static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     session_deadline: dict[str, float] = field(default_factory=dict)
@@ -260,11 +315,23 @@ class ConsumerGroupCoordinator:
     metadata_refresh: bool = False
     targets_computed: int = 0
     last_assignor: str | None = None
+    subscription_changes: int = 0  # goes up whenever some member's topics change (or it comes or goes)
     _unreconciled: set[str] = field(default_factory=set)
+    _subscribers: Counter[str] = field(default_factory=Counter)  # topic name -> members subscribing to it
+    _topic_lists: dict[tuple[str, ...], int] = field(default_factory=dict)  # each topic list seen -> its number
+    _member_topic_list: dict[str, int] = field(default_factory=dict)  # member id -> number of its topic list
+    _number: dict[str, int] = field(default_factory=dict)  # member id -> its number in the target arrays
+    _number_names: list[str] = field(default_factory=list)  # number -> member id
+    _target_owner: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # pid -> number, -1
 
     # -- the heartbeat
 
     def heartbeat(self, request: HeartbeatRequest, now: float) -> HeartbeatResponse:
+        member = self.members.get(request.member_id)
+        if member is not None and request.topics is None and self.only_renews_session(
+                member, request.epoch, request.instance_id, request.rack, request.assignor):
+            self.session_deadline[request.member_id] = now + self.session_timeout
+            return HeartbeatResponse(request.member_id, member.epoch)
         if request.epoch == LEAVE_GROUP_EPOCH:
             self.leave(request.member_id)
             return HeartbeatResponse(request.member_id, LEAVE_GROUP_EPOCH)
@@ -272,7 +339,6 @@ class ConsumerGroupCoordinator:
             self.leave_temporarily(request.member_id)
             return HeartbeatResponse(request.member_id, LEAVE_GROUP_STATIC_EPOCH)
         joining = request.epoch == 0
-        member = self.members.get(request.member_id)
         if joining:
             if request.instance_id is not None:
                 holder = self.static_members.get(request.instance_id)
@@ -281,11 +347,11 @@ class ConsumerGroupCoordinator:
                     if previous.epoch != LEAVE_GROUP_STATIC_EPOCH:
                         return HeartbeatResponse(request.member_id, 0, error="UNRELEASED_INSTANCE_ID")
                     # the instance comes back: it takes over the departed record (assignment included)
-                    member = replace(previous, member_id=request.member_id, epoch=0, previous_epoch=0)
+                    member = previous._replace(member_id=request.member_id, epoch=0, previous_epoch=0)
                     if holder != request.member_id:
-                        kept_target = self.target.get(holder, frozenset())
+                        kept_target = self.target.get(holder, _NO_PARTITIONS)
                         self._remove(holder)
-                        self.target[request.member_id] = kept_target
+                        self._set_target(request.member_id, kept_target)
                     self._put(member, previous if holder == request.member_id else None)
             elif member is not None:
                 # a dynamic member joining again under an id the group still has (it was told it is
@@ -309,7 +375,7 @@ class ConsumerGroupCoordinator:
             value = getattr(request, name)
             if value is not None and value != getattr(member, name):
                 changes[name] = value
-        updated = replace(member, **changes) if changes else member
+        updated = member._replace(**changes) if changes else member
         bump = "topics" in changes and set(updated.topics) != set(member.topics)
         if bump or self.metadata_refresh or request.member_id not in self.members:
             self._put(updated, self.members.get(request.member_id))
@@ -318,7 +384,7 @@ class ConsumerGroupCoordinator:
                 self.subscription_metadata = metadata
                 bump = True
             self.metadata_refresh = False
-        elif updated != member:
+        elif changes:
             self._put(updated, member)
         if bump:
             self.group_epoch += 1
@@ -337,6 +403,17 @@ class ConsumerGroupCoordinator:
                 self._put(after, before)
         changed = joining or after.assigned != before.assigned
         return HeartbeatResponse(after.member_id, after.epoch, after.assigned if changed else None)
+
+    def only_renews_session(self, member: GroupMember, epoch: int, instance_id: str | None, rack: str | None,
+                            assignor: str | None) -> bool:
+        """Whether a heartbeat of ``member`` at ``epoch`` that sends no topics, with these fields, would
+        do nothing but renew its session: the target is current, the member has reached it at this
+        epoch, and nothing it sends differs from its record."""
+        return (epoch == member.epoch and epoch > 0 and not self.metadata_refresh
+                and self.group_epoch == self.assignment_epoch and member.reconciled_to(self.assignment_epoch)
+                and (instance_id is None or instance_id == member.instance_id)
+                and (rack is None or rack == member.rack)
+                and (assignor is None or assignor == member.assignor))
 
     # -- leaving and fencing
 
@@ -358,7 +435,7 @@ class ConsumerGroupCoordinator:
         member = self.members.get(member_id)
         if member is None:
             return
-        self._put(replace(member, epoch=LEAVE_GROUP_STATIC_EPOCH, pending_revocation=frozenset()), member)
+        self._put(member._replace(epoch=LEAVE_GROUP_STATIC_EPOCH, pending_revocation=frozenset()), member)
 
     def expire_session(self, member_id: str, now: float) -> bool:
         """The session timer fired: fence the member unless it heartbeated since."""
@@ -375,7 +452,12 @@ class ConsumerGroupCoordinator:
     # -- questions
 
     def subscribed_topics(self) -> set[str]:
-        return {t for m in self.members.values() for t in m.topics}
+        return set(self._subscribers)
+
+    @property
+    def holder_epoch(self) -> dict[int, int]:
+        """pid -> the epoch of the member holding it (Kafka's partition epochs): always its holder's epoch."""
+        return {pid: self.members[member_id].epoch for pid, member_id in self.holder.items()}
 
     def settled(self) -> bool:
         """Target up to date and every member (but static ones away) reconciled to it; an empty group
@@ -399,49 +481,112 @@ class ConsumerGroupCoordinator:
     # -- internals
 
     def _subscription_metadata(self) -> tuple:
-        subscribed = self.subscribed_topics()
+        subscribed = self._subscribers
         return tuple(sorted((name, slot, len(self.catalog.slot_pids[slot]))
                             for name, slot in self.catalog.slot_of.items() if name in subscribed))
 
     def _put(self, new: GroupMember, old: GroupMember | None) -> None:
-        """Store a member record and move the holder epochs with it."""
-        if old is not None:
-            for pid in old.assigned | old.pending_revocation:
-                if self.holder.get(pid) == old.member_id:
-                    del self.holder[pid]
-                    del self.holder_epoch[pid]
-        for pid in new.assigned | new.pending_revocation:
-            other = self.holder.get(pid)
-            if other is not None and other != new.member_id:
-                name, p = self.catalog.topic_partition(pid)
-                raise ConsumerGroupInvariantViolation(
-                    f"{name}-{p} would be held by both {other!r} and {new.member_id!r}")
-            self.holder[pid] = new.member_id
-            self.holder_epoch[pid] = new.epoch
+        """Store a member record; the holders follow what it holds now."""
+        held_before = _held(old) if old is not None and old.member_id == new.member_id else _NO_PARTITIONS
+        if old is not None and old.member_id != new.member_id:
+            self._release(old.member_id, _held(old))
+        held = _held(new)
+        if held is not held_before:
+            self._release(new.member_id, held_before - held)
+            self._hold(new.member_id, held - held_before)
+        replaced = self.members.get(new.member_id)
+        if replaced is None or replaced.topics != new.topics:
+            if replaced is not None:
+                self._subscribers.subtract(set(replaced.topics))
+            self._subscribers.update(set(new.topics))
+            self._subscribers += Counter()  # drop the topics nobody subscribes to any more
+            self.subscription_changes += 1
+            self._member_topic_list[new.member_id] = self._topic_lists.setdefault(new.topics, len(self._topic_lists))
+            self._number_of(new.member_id)
         self.members[new.member_id] = new
         if new.instance_id is not None:
             self.static_members[new.instance_id] = new.member_id
         self._track(new)
 
+    def _hold(self, member_id: str, pids: frozenset[int]) -> None:
+        holder = self.holder
+        if not {member_id, None}.issuperset(map(holder.get, pids)):
+            pid, other = next((pid, holder[pid]) for pid in pids if holder.get(pid, member_id) != member_id)
+            name, p = self.catalog.topic_partition(pid)
+            raise ConsumerGroupInvariantViolation(f"{name}-{p} would be held by both {other!r} and {member_id!r}")
+        holder.update(dict.fromkeys(pids, member_id))
+
+    def _release(self, member_id: str, pids: Iterable[int]) -> None:
+        holder = self.holder
+        for pid in compress(pids, map(member_id.__eq__, map(holder.get, pids))):
+            del holder[pid]
+
+    def _waits_for(self, member: GroupMember) -> bool:
+        """Whether the group has yet to see this member reach the target (a static member away does not count)."""
+        return member.epoch != LEAVE_GROUP_STATIC_EPOCH and not member.reconciled_to(self.assignment_epoch)
+
     def _track(self, member: GroupMember) -> None:
-        if member.epoch == LEAVE_GROUP_STATIC_EPOCH or member.reconciled_to(self.assignment_epoch):
-            self._unreconciled.discard(member.member_id)
-        else:
+        if self._waits_for(member):
             self._unreconciled.add(member.member_id)
+        else:
+            self._unreconciled.discard(member.member_id)
 
     def _remove(self, member_id: str) -> None:
         member = self.members.pop(member_id)
-        for pid in member.assigned | member.pending_revocation:
-            if self.holder.get(pid) == member_id:
-                del self.holder[pid]
-                del self.holder_epoch[pid]
-        self.target.pop(member_id, None)
+        self._release(member_id, _held(member))
+        self._subscribers.subtract(set(member.topics))
+        self._subscribers += Counter()
+        self.subscription_changes += 1
+        self._set_target(member_id, None)
         self.session_deadline.pop(member_id, None)
         self._unreconciled.discard(member_id)
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
 
+    # -- the target
+
+    def _set_target(self, member_id: str, pids: frozenset[int] | None) -> None:
+        """Give one member a target (None: it has none any more), in the dict and the owner array."""
+        owner = self._owner_array()
+        number = self._number_of(member_id)
+        old = self.target.pop(member_id, None)
+        if old:
+            owner[np.fromiter(old, dtype=np.int64, count=len(old))] = -1
+        if pids is not None:
+            self.target[member_id] = pids
+            if pids:
+                owner[np.fromiter(pids, dtype=np.int64, count=len(pids))] = number
+
+    def _number_of(self, member_id: str) -> int:
+        number = self._number.get(member_id)
+        if number is None:
+            number = self._number[member_id] = len(self._number_names)
+            self._number_names.append(member_id)
+        return number
+
+    def _owner_array(self) -> np.ndarray:
+        """The target's owner per pid (a member number, -1 none), grown as partitions appear."""
+        extra = self.catalog.size - len(self._target_owner)
+        if extra > 0:
+            self._target_owner = np.concatenate([self._target_owner, np.full(extra, -1, dtype=np.int64)])
+        return self._target_owner
+
     def _compute_target(self) -> None:
+        assignor = self.group_assignor()
+        if self.assign is None and not self.catalog.names_shared_by_deleted_topics():
+            owner = self._assign_on_integers(assignor)
+        else:
+            owner = self._assign_a_document(assignor)
+        self._install_target(owner)
+        self.assignment_epoch = self.group_epoch
+        self.targets_computed += 1
+        self.last_assignor = assignor
+        self._unreconciled = {member_id for member_id, member in self.members.items() if self._waits_for(member)}
+
+    def target_document(self) -> dict[str, Any]:
+        """The group as a scenario document (SPEC section 1, with ``topic_ids`` when a topic was
+        recreated): the subscribed topics, and per member, in the order they joined, its topics and
+        its current target as ``owned``."""
         catalog = self.catalog
         subscribed = self.subscribed_topics()
         topics = {name: catalog.count(name) for name in catalog.slot_of if name in subscribed}
@@ -465,18 +610,103 @@ class ConsumerGroupCoordinator:
         if catalog.recreated():
             owned_slots = {pid_slot[pid] for t in self.target.values() for pid in t} - shadowed
             scenario["topic_ids"] = {catalog.slot_name[s]: catalog.topic_id(s) for s in live | owned_slots}
-        assignor = self.group_assignor()
-        result = self.assign(assignor, scenario)
-        pids_of = {name: catalog.slot_pids[slot] for name, slot in catalog.slot_of.items()}
-        target: dict[str, frozenset[int]] = {}
+        return scenario
+
+    def _assign_a_document(self, assignor: str) -> np.ndarray:
+        """The new target's owner per pid, from ``assign`` (or ``kassign.assign``) run on the target document."""
+        result = (self.assign or server_assign)(assignor, self.target_document())
+        catalog = self.catalog
+        owner = np.full(catalog.size, -1, dtype=np.int64)
         for member_id in self.members:
-            target[member_id] = frozenset([pids_of[t][p] for t, p in result.get(member_id, ())])
-        self.target = target
-        self.assignment_epoch = self.group_epoch
-        self.targets_computed += 1
-        self.last_assignor = assignor
-        for member in self.members.values():
-            self._track(member)
+            pids = [catalog.pid(t, p) for t, p in result.get(member_id, ())]
+            owner[pids] = self._number_of(member_id)
+        return owner
+
+    def _assign_on_integers(self, assignor: str) -> np.ndarray:
+        """The new target's owner per pid, the server-side assignor run on the group as the coordinator
+        keeps it: the same group :meth:`target_document` describes, assembled from arrays."""
+        catalog = self.catalog
+        member_ids = list(self.members)
+        count = len(member_ids)
+        numbers = np.fromiter(map(self._number.__getitem__, member_ids), dtype=np.int64, count=count)
+        join_order = np.full(len(self._number_names), -1, dtype=np.int64)
+        join_order[numbers] = np.arange(count)
+        subscriptions, subscription = self._subscription_classes(member_ids)
+        # the current targets, pid by pid (so each member's pids ascending, as the document lists them)
+        pid_slot, pid_partition = catalog.pid_arrays()
+        owner = self._owner_array()
+        pids = np.flatnonzero(owner >= 0)
+        shadowed = catalog.shadowed_slots()
+        if shadowed:
+            pids = pids[~np.isin(pid_slot[pids], list(shadowed))]
+        slots = pid_slot[pids]
+        owned_slots = np.flatnonzero(np.bincount(slots, minlength=len(catalog.slot_name)))
+        name_of_slot = np.zeros(len(catalog.slot_name), dtype=np.int64)
+        name_of_slot[owned_slots] = np.arange(len(owned_slots))
+        subscribed = self._subscribers
+        live = [slot for name, slot in catalog.slot_of.items() if name in subscribed]
+        ids_stated = catalog.recreated()
+        uuid_of_name = {catalog.slot_name[slot]: catalog.assignor_uuid(slot, ids_stated)
+                        for slot in [*owned_slots.tolist(), *live]}
+        group = assemble_server_group(
+            member_ids=member_ids,
+            instance_ids=list(map(attrgetter("instance_id"), self.members.values())),
+            subscriptions=subscriptions,
+            subscription=subscription,
+            topics={catalog.slot_name[slot]: len(catalog.slot_pids[slot]) for slot in live},
+            uuid_of_name=uuid_of_name,
+            owned_member=join_order[owner[pids]],
+            owned_name=name_of_slot[slots],
+            owned_names=[catalog.slot_name[slot] for slot in owned_slots.tolist()],
+            owned_partitions=pid_partition[pids],
+        )
+        owners = server_assignor(assignor)[1](group)
+        # back from the group's numbering: its flat ids to pids, its members to ours
+        flat_pids = np.concatenate([np.zeros(0, dtype=np.int64)] + [
+            catalog.pid_array(catalog.slot_of[name]) for name in group.topic_names])
+        member_numbers = np.fromiter(map(self._number.__getitem__, group.member_ids), dtype=np.int64, count=count)
+        new_owner = np.full(catalog.size, -1, dtype=np.int64)
+        has = owners >= 0
+        new_owner[flat_pids[has]] = member_numbers[owners[has]]
+        return new_owner
+
+    def _subscription_classes(self, member_ids: list[str]) -> tuple[list[tuple[str, ...]], np.ndarray]:
+        """The members' distinct topic lists, numbered in order of first appearance among ``member_ids``,
+        and each member's number (as a scenario document of these members would number them)."""
+        seen = np.fromiter(map(self._member_topic_list.__getitem__, member_ids), dtype=np.int64,
+                           count=len(member_ids))
+        distinct, first, inverse = np.unique(seen, return_index=True, return_inverse=True)
+        order = np.argsort(first)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        lists = list(self._topic_lists)
+        return [lists[number] for number in distinct[order].tolist()], rank[inverse]
+
+    def _install_target(self, owner: np.ndarray) -> None:
+        """Make ``owner`` (a member number per pid) the target: only members whose share changed get
+        a new set; every member has one."""
+        old = self._owner_array()
+        changed = np.flatnonzero(old != owner)
+        affected = np.unique(np.concatenate([old[changed], owner[changed]]))
+        affected = affected[affected >= 0]
+        self._target_owner = owner
+        names = self._number_names
+        is_affected = np.zeros(len(names) + 1, dtype=bool)  # the last entry stands for -1, nobody
+        is_affected[affected] = True
+        held = np.flatnonzero(is_affected[owner])
+        by_member = held[np.argsort(owner[held], kind="stable")]
+        cut = np.searchsorted(owner[by_member], affected)
+        cut = np.append(cut, len(by_member))
+        target = self.target
+        for i, n in enumerate(affected.tolist()):
+            target[names[n]] = frozenset(by_member[cut[i]:cut[i + 1]].tolist())
+        for member_id in self.members:
+            if member_id not in target:
+                target[member_id] = _NO_PARTITIONS
+        for member_id in [m for m in target if m not in self.members]:
+            del target[member_id]
+
+    # -- reconciling
 
     def _reconcile(self, member: GroupMember, owned: frozenset[int] | None) -> GroupMember:
         """One step of the member's state machine towards the current target."""
@@ -493,15 +723,24 @@ class ConsumerGroupCoordinator:
         kept = current & target
         to_revoke = current - kept
         wanted = target - kept
-        held = self.holder  # held by anyone, this member included (its own pending revocations count)
-        free = frozenset(pid for pid in wanted if pid not in held)
+        # held by anyone, this member included (its own pending revocations count)
+        free = frozenset(filterfalse(self.holder.__contains__, wanted))
         unreleased = len(free) != len(wanted)
         if to_revoke and _still_owns(owned, to_revoke):
-            return replace(member, state=MemberState.UNREVOKED_PARTITIONS, epoch=epoch,
-                           previous_epoch=member.epoch, assigned=kept, pending_revocation=to_revoke)
+            return member._replace(state=MemberState.UNREVOKED_PARTITIONS, epoch=epoch, previous_epoch=member.epoch,
+                                   assigned=kept, pending_revocation=to_revoke)
         state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
-        return replace(member, state=state, epoch=self.assignment_epoch, previous_epoch=member.epoch,
-                       assigned=kept | free, pending_revocation=frozenset())
+        # a member that keeps exactly what it has keeps its set (the holders then need no update)
+        assigned = current if not to_revoke and not free else kept | free
+        return member._replace(state=state, epoch=self.assignment_epoch, previous_epoch=member.epoch,
+                               assigned=assigned, pending_revocation=frozenset())
+
+
+def _held(member: GroupMember) -> frozenset[int]:
+    """What a member's record holds: its assignment and what it has yet to revoke."""
+    if not member.pending_revocation:
+        return member.assigned
+    return member.assigned | member.pending_revocation
 
 
 def _still_owns(owned: frozenset[int] | None, partitions: frozenset[int]) -> bool:

@@ -9,6 +9,13 @@ computes the target assignment with the real server-side assignor
 heartbeat at a time; a partition goes to its next owner only after its previous
 owner has said, on a heartbeat, that it revoked it.
 
+Hot paths run on integers and arrays: partitions are dense integers, ownership is
+numpy arrays indexed by partition, the coordinator keeps its target as an owner per
+partition and feeds the server-side assignor arrays (no scenario document is written
+or read per target), and the members' heartbeat clock is a compiled heap
+(``heartbeats``) that plays the heartbeats which only renew a session in compiled
+stretches. A thousand members heartbeating for an hour are mostly such heartbeats.
+
 The members, as the Java consumer behaves (``group.protocol=consumer``):
 
 - a member heartbeats every ``heartbeat_interval`` seconds, counted from its last
@@ -68,15 +75,19 @@ last row's figures include the convergence.
 
 Data layout: partitions are dense integers (``TopicCatalog``); who consumes what and
 who consumed it last are numpy int32 arrays indexed by partition (member index, -1
-for none), so the unowned count and ``moved`` are vector operations.
+for none), so ``moved`` is a vector operation and the unowned count follows each take
+and drop (it is counted again only when the subscribed topics change). Each member's
+next heartbeat is an entry of ``HeartbeatClock`` (time, sequence number), with a flag
+saying whether it would only renew the member's session.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections import Counter
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -88,9 +99,9 @@ from kassign.protocol.consumer_group import (
     ConsumerGroupCoordinator,
     HeartbeatRequest,
     TopicCatalog,
-    server_assign,
 )
 from kassign.protocol.rebalance import InvariantViolation
+from kassign.simulate.heartbeats import HeartbeatClock
 from kassign.simulate.metrics import EventRecord, StrategyRun, spread
 from kassign.simulate.scenario import CONSUMER, Event, MemberPlan, SimScenario, parse_strategy, run_protocol
 
@@ -129,21 +140,10 @@ class _Client:
     running: bool = True
     joined: bool = False  # sends heartbeats as a member of the group
     epoch: int = 0
-    owned: set[int] = field(default_factory=set)
+    owned: frozenset[int] = frozenset()  # what it consumes, as it reports it on its heartbeats
     sent_topics: tuple[str, ...] | None = None
-    hb_token: int = 0
     expiry_token: int = 0
     expiry_pending: bool = False
-    _frozen: frozenset[int] | None = None
-
-    def owned_report(self) -> frozenset[int]:
-        if self._frozen is None:
-            self._frozen = frozenset(self.owned)
-        return self._frozen
-
-    def set_owned(self, owned: set[int]) -> None:
-        self.owned = owned
-        self._frozen = None
 
 
 class ConsumerTimelineRun:
@@ -160,8 +160,7 @@ class ConsumerTimelineRun:
         self.interval = settings["heartbeat_interval"]
         self.session_timeout = settings["session_timeout"]
         self.catalog = TopicCatalog(scenario.topics)
-        self.coordinator = ConsumerGroupCoordinator(self.catalog, session_timeout=self.session_timeout,
-                                                    assign=assign or server_assign)
+        self.coordinator = ConsumerGroupCoordinator(self.catalog, session_timeout=self.session_timeout, assign=assign)
         self.clients: dict[str, _Client] = {}
         self.member_index: dict[str, int] = {}
         self.member_names: list[str] = []
@@ -171,11 +170,20 @@ class ConsumerTimelineRun:
         self.now = 0.0
         self.records: list[EventRecord] = []
         self._before: np.ndarray = self.last_owner.copy()
-        self._queue: list[tuple[float, int, str, object]] = []
-        self._seq = 0
+        self._queue: list[tuple[float, int, str, object]] = []  # scenario events, starts, session expiries
+        self.heartbeats = HeartbeatClock()
+        self._targets_flagged = 0  # targets computed when the steady flags were last cleared
+        self.played_in_bulk = 0  # heartbeats played by HeartbeatClock.run_steady rather than one by one
         self._timers = 0  # scenario events, returns and session expiries still to come
         self._pending: set[str] = set()  # clients whose join or subscription change the coordinator has not seen
         self._unserved: int | None = None
+        self._joined_topics: Counter[str] = Counter()  # topic -> joined clients listing it
+        self._counted_slots: frozenset[int] | None = None  # the subscribed topics ``_served`` counts partitions of
+        self._counted_for: tuple[int, int] | None = None  # the subscription changes _counted_slots reflects
+        self._joined_changes = 0  # goes up whenever _joined_topics changes
+        self._counted_mask = np.zeros(len(self.catalog.slot_name), dtype=bool)  # per slot: in _counted_slots
+        self._subscribed_total = 0  # partitions of the counted slots
+        self._served = 0  # of those, partitions some member consumes
         self._targets_seen = 0
         self.trace: list[TraceEntry] | None = [] if trace else None
 
@@ -188,14 +196,11 @@ class ConsumerTimelineRun:
     # -- clock and bookkeeping
 
     def _push(self, at: float, kind: str, payload: object) -> None:
-        heapq.heappush(self._queue, (at, self._seq, kind, payload))
-        self._seq += 1
-        if kind != "heartbeat":
-            self._timers += 1
+        heapq.heappush(self._queue, (at, self.heartbeats.take_sequence(), kind, payload))
+        self._timers += 1
 
     def _schedule_heartbeat(self, client: _Client, at: float) -> None:
-        client.hb_token += 1
-        self._push(at, "heartbeat", (client, client.hb_token))
+        self.heartbeats.schedule(client.index, at)
 
     def settled(self) -> bool:
         coordinator = self.coordinator
@@ -219,23 +224,51 @@ class ConsumerTimelineRun:
             self.owner = np.concatenate([self.owner, pad])
             self.last_owner = np.concatenate([self.last_owner, pad])
             self._pid_slot = np.asarray(self.catalog.pid_slot, dtype=np.int32)
+        new_slots = len(self.catalog.slot_name) - len(self._counted_mask)
+        self._counted_mask = np.concatenate([self._counted_mask, np.zeros(new_slots, dtype=bool)])
+        self._counted_slots = None  # topics grew: count again
         self._unserved = None
 
     def unserved(self) -> int:
-        """Subscribed partitions that no running member is consuming."""
+        """Subscribed partitions (of topics the group's members or joined clients list) that no
+        running member is consuming. The consumed count follows each take and drop; it is counted
+        again only when the subscribed topics change."""
         if self._unserved is None:
             catalog = self.catalog
-            subscribed: set[str] = set(self.coordinator.subscribed_topics())
-            for client in self.clients.values():
-                if client.joined:
-                    subscribed.update(client.topics)
-            live = [catalog.slot_of[t] for t in subscribed if t in catalog.slot_of]
-            total = sum(len(catalog.slot_pids[s]) for s in live)
-            mask = np.zeros(len(catalog.slot_name), dtype=bool)
-            mask[live] = True
-            served = int(np.count_nonzero((self.owner >= 0) & mask[self._pid_slot])) if len(self.owner) else 0
-            self._unserved = total - served
+            changes = (self.coordinator.subscription_changes, self._joined_changes)
+            if self._counted_slots is None or changes != self._counted_for:
+                subscribed = self.coordinator.subscribed_topics() | self._joined_topics.keys()
+                live = frozenset(catalog.slot_of[t] for t in subscribed if t in catalog.slot_of)
+                self._counted_for = changes
+            else:
+                live = self._counted_slots
+            if live != self._counted_slots:
+                mask = np.zeros(len(catalog.slot_name), dtype=bool)
+                mask[list(live)] = True
+                self._counted_slots, self._counted_mask = live, mask
+                self._subscribed_total = sum(len(catalog.slot_pids[s]) for s in live)
+                self._served = int(np.count_nonzero((self.owner >= 0) & mask[self._pid_slot])) if len(self.owner) else 0
+            self._unserved = self._subscribed_total - self._served
         return self._unserved
+
+    def _set_joined(self, client: _Client, joined: bool) -> None:
+        if client.joined != joined:
+            self._count_topics(client.topics, 1 if joined else -1)
+            client.joined = joined
+
+    def _set_topics(self, client: _Client, topics: tuple[str, ...]) -> None:
+        if client.joined:
+            self._count_topics(client.topics, -1)
+            self._count_topics(topics, 1)
+        client.topics = topics
+
+    def _count_topics(self, topics: tuple[str, ...], step: int) -> None:
+        counts = self._joined_topics
+        self._joined_changes += 1
+        for topic in set(topics):
+            counts[topic] += step
+            if not counts[topic]:
+                del counts[topic]
 
     def _dirty(self) -> None:
         self._unserved = None
@@ -280,30 +313,43 @@ class ConsumerTimelineRun:
             index = self.member_index[name] = len(self.member_names)
             self.member_names.append(name)
         client = _Client(name, index, plan, tuple(plan.topics), plan.remote_assignor or self.run_assignor)
+        replaced = self.clients.get(name)
+        if replaced is not None and replaced.joined:
+            self._count_topics(replaced.topics, -1)  # its topics count no more
         self.clients[name] = client
         return client
 
-    def _take(self, client: _Client, partitions: set[int]) -> None:
-        owner = self.owner
-        for pid in partitions:
-            other = int(owner[pid])
-            if other >= 0:
-                topic, p = self.catalog.topic_partition(pid)
-                raise InvariantViolation(
-                    f"at {self.now:g}s {topic}-{p} would be owned by both {self.member_names[other]!r} and "
-                    f"{client.name!r}: the coordinator handed it over before it was revoked")
-            owner[pid] = client.index
-            self.last_owner[pid] = client.index
+    def _take(self, client: _Client, partitions: Collection[int]) -> None:
+        if not partitions:
+            return
+        pids = np.fromiter(partitions, dtype=np.int64, count=len(partitions))
+        others = self.owner[pids]
+        if (others >= 0).any():
+            first = int(np.flatnonzero(others >= 0)[0])
+            topic, p = self.catalog.topic_partition(int(pids[first]))
+            raise InvariantViolation(
+                f"at {self.now:g}s {topic}-{p} would be owned by both {self.member_names[int(others[first])]!r} and "
+                f"{client.name!r}: the coordinator handed it over before it was revoked")
+        self.owner[pids] = client.index
+        self.last_owner[pids] = client.index
+        self._served += self._counted(pids)
 
-    def _drop(self, client: _Client, partitions: set[int]) -> None:
-        for pid in partitions:
-            if self.owner[pid] == client.index:
-                self.owner[pid] = -1
+    def _drop(self, client: _Client, partitions: Collection[int]) -> None:
+        if not partitions:
+            return
+        pids = np.fromiter(partitions, dtype=np.int64, count=len(partitions))
+        mine = pids[self.owner[pids] == client.index]
+        self.owner[mine] = -1
+        self._served -= self._counted(mine)
+
+    def _counted(self, pids: np.ndarray) -> int:
+        """How many of these partitions ``_served`` counts (their topics are subscribed)."""
+        return int(np.count_nonzero(self._counted_mask[self._pid_slot[pids]]))
 
     def _apply_assignment(self, client: _Client, assignment: frozenset[int]) -> bool:
         """Revoke what is no longer assigned, then take what is new; True when anything changed."""
         catalog = self.catalog
-        assigned = {pid for pid in assignment if catalog.is_live(pid)}
+        assigned = assignment if catalog.all_live() else frozenset(pid for pid in assignment if catalog.is_live(pid))
         owned = client.owned
         revoke = owned - assigned
         add = assigned - owned
@@ -316,7 +362,7 @@ class ConsumerTimelineRun:
         self._take(client, add)
         if add:
             self._log(client.name, "assign", add)
-        client.set_owned(assigned)
+        client.owned = assigned
         self._dirty()
         return True
 
@@ -325,17 +371,18 @@ class ConsumerTimelineRun:
         if client.owned:
             self._log(client.name, "lose", client.owned)
         self._drop(client, client.owned)
-        client.set_owned(set())
+        client.owned = frozenset()
         self._dirty()
 
     def _heartbeat(self, client: _Client, epoch: int | None = None) -> None:
         was_settled = self.settled()
         coordinator = self.coordinator
+        self._renew_to_last_steady_beat(client)
         epoch = client.epoch if epoch is None else epoch
         send_topics = client.topics if client.sent_topics != client.topics or epoch == 0 else None
         request = HeartbeatRequest(
             client.name, epoch, instance_id=client.plan.instance_id, rack=client.plan.rack, topics=send_topics,
-            assignor=client.assignor, owned=client.owned_report(),
+            assignor=client.assignor, owned=client.owned,
         )
         members_before = len(coordinator.members)
         response = coordinator.heartbeat(request, self.now)
@@ -346,7 +393,7 @@ class ConsumerTimelineRun:
         if len(coordinator.members) != members_before:
             self._dirty()
         if epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
-            client.joined = False
+            self._set_joined(client, False)
             self._pending.discard(client.name)
             self._dirty()
         elif response.error == "UNRELEASED_INSTANCE_ID":
@@ -370,9 +417,31 @@ class ConsumerTimelineRun:
         self._count_rounds()
         if self.records and (not was_settled or not self.settled()):
             self.records[-1].heartbeats += 1
+        self._flag_steady(client)
+
+    def _flag_steady(self, client: _Client) -> None:
+        """After a client's heartbeat: whether its next one will only renew its session. A new
+        target changes every member's epoch, so nobody is steady until it has heartbeated since."""
+        steady = self.heartbeats.steady
+        if self.coordinator.targets_computed != self._targets_flagged:
+            self._targets_flagged = self.coordinator.targets_computed
+            steady[:] = False
+        member = self.coordinator.members.get(client.name)
+        steady[client.index] = (
+            member is not None and client.running and client.joined and client.name not in self._pending
+            and client.sent_topics == client.topics
+            and self.coordinator.only_renews_session(member, client.epoch, client.plan.instance_id, client.plan.rack,
+                                                     client.assignor))
+
+    def _renew_to_last_steady_beat(self, client: _Client) -> None:
+        """The coordinator's session deadline after the client's heartbeats played in bulk (they
+        only renewed its session, so only the last one counts)."""
+        last_beat = self.heartbeats.take_last_beat(client.index)
+        if last_beat is not None and client.name in self.coordinator.members:
+            self.coordinator.session_deadline[client.name] = last_beat + self.session_timeout
 
     def _join(self, client: _Client) -> None:
-        client.joined = True
+        self._set_joined(client, True)
         client.epoch = 0
         client.sent_topics = None
         self._pending.add(client.name)
@@ -384,18 +453,19 @@ class ConsumerTimelineRun:
         if not static:
             record.revoked += len(client.owned)
         self._lose_everything(client)
-        client.hb_token += 1  # no more regular heartbeats
+        self.heartbeats.cancel(client.index)  # no more regular heartbeats
         if client.joined:
             self._heartbeat(client, LEAVE_GROUP_STATIC_EPOCH if static else LEAVE_GROUP_EPOCH)
 
     def _stop(self, client: _Client) -> None:
         client.running = False
-        client.hb_token += 1
+        self.heartbeats.cancel(client.index)
         self._pending.discard(client.name)
         self._dirty()
 
     def _watch_session(self, client: _Client) -> float | None:
         """The member stopped heartbeating: the coordinator will fence it at its session deadline."""
+        self._renew_to_last_steady_beat(client)
         deadline = self.coordinator.session_deadline.get(client.name)
         if deadline is None or client.name not in self.coordinator.members:
             return None
@@ -415,6 +485,8 @@ class ConsumerTimelineRun:
     def _event(self, event: Event) -> None:
         kind, name = event.type, event.member
         client = self.clients.get(name) if name is not None else None
+        if client is not None:
+            self.heartbeats.steady[client.index] = False  # whatever it changes, its next heartbeat says so
         if kind == "expire":
             self._expire(client, event)
             return
@@ -457,6 +529,7 @@ class ConsumerTimelineRun:
             self._metadata_change(event, record)
 
     def _expire(self, client: _Client, event: Event) -> None:
+        self._renew_to_last_steady_beat(client)
         epoch_before = self.coordinator.group_epoch
         if not self.coordinator.expire_session(client.name, self.now):
             return
@@ -470,7 +543,7 @@ class ConsumerTimelineRun:
         plan = client.plan
         old = client
         client = self._new_client(old.name, plan)
-        client.topics = old.topics
+        self._set_topics(client, old.topics)
         client.expiry_token, client.expiry_pending = old.expiry_token, old.expiry_pending
         self._unwatch_session(client)
         epoch_before = self.coordinator.group_epoch
@@ -486,7 +559,7 @@ class ConsumerTimelineRun:
 
     def _subscribe(self, client: _Client, topics: tuple[str, ...], record: EventRecord) -> None:
         client.plan = replace(client.plan, topics=topics)
-        client.topics = tuple(dict.fromkeys(topics))
+        self._set_topics(client, tuple(dict.fromkeys(topics)))
         self._dirty()
         if not client.topics:
             if client.joined:
@@ -514,7 +587,7 @@ class ConsumerTimelineRun:
                 lost = client.owned & gone_set
                 if lost:
                     self._drop(client, lost)
-                    client.set_owned(client.owned - lost)
+                    client.owned = client.owned - lost
             if gone:
                 self.last_owner[gone] = -1  # gone, so not "moved" either
         self._grow()
@@ -528,6 +601,36 @@ class ConsumerTimelineRun:
 
     def _quiet(self) -> bool:
         return self._timers == 0 and self.settled()
+
+    def _play_heartbeats_in_bulk(self, other: tuple[float, int, str, object] | None, limit: float | None) -> int:
+        """Play, in one compiled stretch, the heartbeats that only renew sessions, up to the next other
+        item of the queue (each as the step-by-step loop would: the clock, the figures, the trace);
+        how many were played."""
+        coordinator = self.coordinator
+        if coordinator.group_epoch != coordinator.assignment_epoch or coordinator.metadata_refresh:
+            return 0
+        record = self.records[-1]
+        sums = np.array([record.unowned_partition_seconds, record.unsettled_seconds])
+        settled = self.settled()
+        trace = np.zeros(4096, dtype=np.int64) if self.trace is not None else None
+        trace_times = np.zeros(4096) if self.trace is not None else None
+        now, played = self.heartbeats.run_steady(
+            stop_at=other[0] if other is not None else np.inf, stop_sequence=other[1] if other is not None else -1,
+            limit=np.inf if limit is None else limit, interval=self.interval, now=self.now, unserved=self.unserved(),
+            settled=settled, sums=sums, trace=trace, trace_times=trace_times)
+        if played:
+            self.played_in_bulk += played
+            self.now = float(now)
+            record.unowned_partition_seconds, record.unsettled_seconds = float(sums[0]), float(sums[1])
+            if not settled:
+                record.heartbeats += played
+            if self.trace is not None:
+                for member, at in zip(trace[:played].tolist(), trace_times[:played].tolist()):  # type: ignore[index]
+                    name = self.member_names[member]
+                    epoch = coordinator.members[name].epoch
+                    self.trace.append(TraceEntry(at, name, "heartbeat", epoch=epoch, sent_epoch=epoch, state="STABLE",
+                                                 group_epoch=coordinator.group_epoch))
+        return played
 
     def run(self, on_event: Callable[[], None] | None = None) -> StrategyRun:
         started = time.perf_counter()
@@ -543,28 +646,38 @@ class ConsumerTimelineRun:
         for event in self.scenario.events:
             self._push(event.at, "event", event)
         limit: float | None = None
-        while self._queue:
+        clock = self.heartbeats
+        while True:
             if self._quiet():
                 break
-            at, _, kind, payload = heapq.heappop(self._queue)
-            if kind == "heartbeat":
-                client, token = payload  # type: ignore[misc]
-                if token != client.hb_token or not client.running:
-                    continue
-            elif kind == "expire":
-                name, token = payload  # type: ignore[misc]
-                client = self.clients[name]
-                if token != client.expiry_token:
-                    continue
-                client.expiry_pending = False
-                self._timers -= 1
-                payload = Event(at, "expire", member=client.name)
+            other = self._queue[0] if self._queue else None
+            beat = clock.first()
+            if beat is None and other is None:
+                break
+            if beat is not None and self._timers == 0 and limit is None:
+                limit = beat[1] + _SETTLE_LIMIT_INTERVALS * self.interval  # what processing it would set
+            if beat is not None and clock.steady[beat[0]] and self._play_heartbeats_in_bulk(other, limit):
+                continue
+            if beat is not None and (other is None or beat[1:] < other[:2]):
+                member, at, _ = beat
+                clock.cancel(member)
+                kind, payload = "heartbeat", self.clients[self.member_names[member]]
             else:
-                self._timers -= 1
-                if kind == "start":
-                    client = payload  # type: ignore[assignment]
-                    if self.clients.get(client.name) is not client or not client.running or client.joined:
+                at, _, kind, payload = heapq.heappop(self._queue)
+                if kind == "expire":
+                    name, token = payload  # type: ignore[misc]
+                    client = self.clients[name]
+                    if token != client.expiry_token:
                         continue
+                    client.expiry_pending = False
+                    self._timers -= 1
+                    payload = Event(at, "expire", member=client.name)
+                else:
+                    self._timers -= 1
+                    if kind == "start":
+                        client = payload  # type: ignore[assignment]
+                        if self.clients.get(client.name) is not client or not client.running or client.joined:
+                            continue
             if self._timers == 0 and limit is None:
                 limit = at + _SETTLE_LIMIT_INTERVALS * self.interval
             if limit is not None and at > limit:
@@ -573,7 +686,7 @@ class ConsumerTimelineRun:
                     f"after the timeline ended (at {self.now:g}s)")
             self._advance(at)
             if kind == "heartbeat":
-                self._heartbeat(payload[0])  # type: ignore[index]
+                self._heartbeat(payload)  # type: ignore[arg-type]
             elif kind == "start":
                 if payload.topics:  # type: ignore[union-attr]
                     self._join(payload)  # type: ignore[arg-type]
@@ -583,6 +696,8 @@ class ConsumerTimelineRun:
                 self._count_rounds()
                 if on_event is not None and event.type not in ("expire", "return"):
                     on_event()
+        for client in self.clients.values():
+            self._renew_to_last_steady_beat(client)
         self._close()
         run = StrategyRun(self.strategy, self.records, time.perf_counter() - started, group_protocol=CONSUMER)
         return run

@@ -13,12 +13,13 @@ Data layout. Everything the assignors loop over is an integer:
   do not exist drop out, as Kafka's name -> id view drops them). A group of ten thousand
   members usually has a handful of classes, so per-subscription work is done once per
   class, and the (member, topic) pairs are expanded by compiled loops;
-* the members' current targets are integer columns (:class:`CurrentTargets`): per
-  member, its (topic key, partition) pairs as listed, where a topic key is the topic's
-  number, or a number from ``T`` on for a topic that no longer exists. Their order in
-  Java's ``HashMap<Uuid, HashSet<Integer>>`` is computed only when an assignor asks for
-  it, for the members it asks about, by a compiled walk (only the homogeneous uniform
-  builder's revocation depends on it).
+* the members' current targets are integer columns (:class:`CurrentTargets`): one
+  (member, topic key, partition) triple per pair, each member's in the order listed
+  (members may interleave), where a topic key is the topic's number, or a number from
+  ``T`` on for a topic that no longer exists. Their order in Java's
+  ``HashMap<Uuid, HashSet<Integer>>`` is computed only when an assignor asks for it, for
+  the members it asks about, by a compiled walk (only the homogeneous uniform builder's
+  revocation depends on it).
 
 A group is assembled from columns (:func:`assemble_server_group`): a scenario document's
 (:func:`build_server_group`), or those a coordinator keeps between target computations
@@ -105,16 +106,30 @@ def _uuid_sort_key(most_least: tuple[int, int]) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class CurrentTargets:
-    """Every member's current target as integer columns, members by member number.
+    """Every member's current target as integer columns, one entry per (member, partition) pair.
 
-    Member ``m``'s pairs are ``start[m] .. start[m+1]-1``, in the order listed: ``key`` is
-    the topic's number for an existing topic, ``T`` and up for a topic that no longer
-    exists; ``key_hashes[k]`` is topic key ``k``'s ``Uuid.hashCode()`` (unsigned 32-bit)."""
+    ``member`` is the member number; each member's pairs come in the order listed, though
+    members' pairs may interleave. ``key`` is the topic's number for an existing topic, ``T``
+    and up for a topic that no longer exists; ``key_hashes[k]`` is topic key ``k``'s
+    ``Uuid.hashCode()`` (unsigned 32-bit)."""
 
-    start: np.ndarray
+    member: np.ndarray
     key: np.ndarray
     partition: np.ndarray
     key_hashes: np.ndarray
+
+    def grouped(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(start, key, partition)``: the pairs of ``members`` (distinct member numbers), ``members[i]``'s
+        at ``start[i] .. start[i+1]-1`` in the order listed."""
+        size = max(int(self.member.max(initial=-1)), int(np.max(members, initial=-1))) + 1
+        request = np.full(size, -1, dtype=np.int64)  # member number -> its place in ``members``
+        request[members] = np.arange(len(members))
+        wanted = request[self.member]
+        picked = np.flatnonzero(wanted >= 0)
+        picked = picked[np.argsort(wanted[picked], kind="stable")]
+        start = np.zeros(len(members) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(wanted[picked], minlength=len(members)), out=start[1:])
+        return start, self.key[picked], self.partition[picked]
 
 
 @dataclass
@@ -168,9 +183,9 @@ class ServerGroup:
         always taken away); partitions beyond a topic's count are dropped.
         :meth:`walk_current_targets` gives the same for many members at once."""
         current = self.current
-        lo, hi = int(current.start[member]), int(current.start[member + 1])
+        mine = current.member == member
         per_topic: dict[int, list[int]] = {}
-        for key, partition in zip(current.key[lo:hi].tolist(), current.partition[lo:hi].tolist()):
+        for key, partition in zip(current.key[mine].tolist(), current.partition[mine].tolist()):
             per_topic.setdefault(key, []).append(partition)
         topic_order = JavaHashOrder.of(per_topic, current.key_hashes.tolist().__getitem__).keys()
         result = []
@@ -188,8 +203,8 @@ class ServerGroup:
         topic's count dropped), member ``members[i]``'s at ``start[i] .. start[i+1]-1``."""
         current = self.current
         members = np.asarray(members, dtype=np.int64)
-        start, key, partition, tree_bins = _java_walk(current.start, current.key, current.partition,
-                                                      _spread(current.key_hashes), members)
+        start, key, partition = current.grouped(members)
+        start, key, partition, tree_bins = _java_walk(start, key, partition, _spread(current.key_hashes))
         if tree_bins.any():
             # 9 or more partitions of one topic share a bucket: Java keeps them in a tree bin
             start, key, partition = _with_tree_bins(self, members, start, key, partition, tree_bins)
@@ -245,8 +260,7 @@ class ServerGroup:
         """Every (member, flat partition id) of the current targets, partitions that exist only;
         by member number, each member's in listed order."""
         current = self.current
-        member = np.repeat(np.arange(self.num_members, dtype=np.int64), np.diff(current.start))
-        topic, partition = current.key, current.partition
+        member, topic, partition = current.member, current.key, current.partition
         exists = topic < self.num_topics
         exists[exists] &= (partition[exists] >= 0) & (partition[exists] < self.num_partitions[topic[exists]])
         return member[exists], self.offsets[topic[exists]] + partition[exists]
@@ -283,20 +297,19 @@ def _spread(hashes: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _java_walk(start, key, partition, key_spread, members):
-    """:meth:`ServerGroup.current_target` of each of ``members``, compiled, before the filtering of
-    topics that no longer exist. ``tree_bins[i]`` flags a member one of whose topic sets has 9+
-    partitions in one bucket (left to the caller: Java keeps those in a tree bin)."""
-    total = 0
-    for m in members:
-        total += start[m + 1] - start[m]
-    out_start = np.zeros(len(members) + 1, dtype=np.int64)
-    out_key = np.empty(total, dtype=np.int64)
-    out_partition = np.empty(total, dtype=np.int64)
-    tree_bins = np.zeros(len(members), dtype=np.bool_)
+def _java_walk(start, key, partition, key_spread):
+    """:meth:`ServerGroup.current_target` of each member of grouped columns (member ``i``'s pairs at
+    ``start[i] .. start[i+1]-1``, as listed), compiled, before the filtering of topics that no longer
+    exist. ``tree_bins[i]`` flags a member one of whose topic sets has 9+ partitions in one bucket
+    (left to the caller: Java keeps those in a tree bin)."""
+    members = len(start) - 1
+    out_start = np.zeros(members + 1, dtype=np.int64)
+    out_key = np.empty(len(key), dtype=np.int64)
+    out_partition = np.empty(len(key), dtype=np.int64)
+    tree_bins = np.zeros(members, dtype=np.bool_)
     write = 0
-    for i in range(len(members)):
-        lo, hi = start[members[i]], start[members[i] + 1]
+    for i in range(members):
+        lo, hi = start[i], start[i + 1]
         if hi == lo:
             out_start[i + 1] = write
             continue
@@ -383,7 +396,7 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
         subscription=members.subscription,
         topics=scenario.topics,
         uuid_of_name=_topic_uuids(scenario),
-        owned_start=members.owned_start,
+        owned_member=np.repeat(np.arange(len(members.ids), dtype=np.int64), np.diff(members.owned_start)),
         owned_name=owned_name,
         owned_names=owned_names,
         owned_partitions=members.owned_partitions,
@@ -393,14 +406,14 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
 def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[str | None],
                           subscriptions: Sequence[tuple[str, ...]], subscription: np.ndarray,
                           topics: Mapping[str, int], uuid_of_name: Mapping[str, tuple[int, int]],
-                          owned_start: np.ndarray, owned_name: np.ndarray, owned_names: Sequence[str],
+                          owned_member: np.ndarray, owned_name: np.ndarray, owned_names: Sequence[str],
                           owned_partitions: np.ndarray) -> ServerGroup:
     """Number a group given as columns, members in the order the coordinator put them in its map.
 
     ``subscriptions``: the distinct topic lists, member ``i`` listing ``subscriptions[subscription[i]]``;
     ``topics``: the existing topics' partition counts; ``uuid_of_name``: the id of every topic in
-    ``topics`` and ``owned_names``; member ``i``'s current target is the pairs ``owned_start[i] ..
-    owned_start[i+1]-1``, as listed: topic ``owned_names[owned_name[j]]``, partition ``owned_partitions[j]``.
+    ``topics`` and ``owned_names``; the current targets are pairs, pair ``j`` of member ``owned_member[j]``
+    (each member's in the order listed): topic ``owned_names[owned_name[j]]``, partition ``owned_partitions[j]``.
     The distinct subscriptions are the subscription classes, so the members are never visited one
     by one here: their columns are permuted into member order."""
     existing = sorted(topics, key=lambda name: _uuid_sort_key(uuid_of_name[name]))
@@ -418,33 +431,28 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
         class_start=class_start,
         class_topics=class_topics,
         homogeneous=_same_names(subscriptions),
-        current=_current_targets(position, owned_start, owned_name, owned_names, owned_partitions, topic_index,
+        current=_current_targets(position, owned_member, owned_name, owned_names, owned_partitions, topic_index,
                                  uuid_of_name),
         _class_names=list(subscriptions),
         _topic_index=topic_index,
     )
 
 
-def _current_targets(position: np.ndarray, owned_start: np.ndarray, owned_name: np.ndarray,
+def _current_targets(position: np.ndarray, owned_member: np.ndarray, owned_name: np.ndarray,
                      owned_names: Sequence[str], owned_partitions: np.ndarray, topic_index: Mapping[str, int],
                      uuid_of_name: Mapping[str, tuple[int, int]]) -> CurrentTargets:
-    """The owned columns permuted into member order, names turned into topic keys."""
+    """The owned columns with members renumbered in member order and names turned into topic keys."""
     gone: dict[str, int] = {}  # topics that no longer exist, keyed from T on in order of first listing
     key_of_name = np.array([topic_index[name] if name in topic_index
                             else len(topic_index) + gone.setdefault(name, len(gone)) for name in owned_names],
                            dtype=np.int64)
     key_names = [*topic_index, *gone]
     key_hashes = np.array([java_uuid_hash(*uuid_of_name[name]) for name in key_names], dtype=np.int64)
-    owned_start = np.asarray(owned_start, dtype=np.int64)
-    first = owned_start[:-1][position]
-    lengths = owned_start[1:][position] - first
-    start = np.zeros(len(position) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=start[1:])
-    # member k's pairs sit at first[k].. in the given columns and at start[k].. here
-    pair = np.arange(int(start[-1]), dtype=np.int64) + np.repeat(first - start[:-1], lengths)
-    key = key_of_name[np.asarray(owned_name, dtype=np.int64)[pair]] if len(pair) else np.zeros(0, dtype=np.int64)
-    partition = np.asarray(owned_partitions, dtype=np.int64)[pair]
-    return CurrentTargets(start, key, partition, key_hashes)
+    number = np.empty(len(position), dtype=np.int64)  # given member -> its member number
+    number[position] = np.arange(len(position))
+    member = number[np.asarray(owned_member, dtype=np.int64)]
+    key = key_of_name[np.asarray(owned_name, dtype=np.int64)] if len(member) else np.zeros(0, dtype=np.int64)
+    return CurrentTargets(member, key, np.asarray(owned_partitions, dtype=np.int64), key_hashes)
 
 
 class _TopicNumbers(dict):

@@ -1,0 +1,203 @@
+"""The members' heartbeat clock for the consumer-protocol simulator, on arrays.
+
+Each member has at most one heartbeat scheduled: its time and a sequence number (the
+order it was scheduled in, which breaks ties between equal times, as a heap of
+``(time, sequence)`` entries would). The schedule is a binary heap of member numbers
+held in numpy arrays and kept by compiled code, so rescheduling a member moves its
+entry instead of leaving a stale one behind.
+
+Most heartbeats of a group that is not changing do nothing but renew the member's
+session. The simulator marks a member *steady* when its next heartbeat would be such a
+heartbeat, and :meth:`HeartbeatClock.run_steady` plays a stretch of them in one
+compiled call: in time order, each renews its session (the time is kept in
+``last_beat``), counts towards the record's figures exactly as the step-by-step loop
+adds them (the same float additions, in the same order), and is scheduled again one
+interval later with the next sequence number. The stretch ends at the first heartbeat
+that is not steady, or that comes after the next other item of the simulator's queue.
+
+Example: members 0 and 1 steady, heartbeating every 5 s at 1 s and 3 s, an event at
+12 s: ``run_steady`` plays 1, 3, 6, 8, 11 s and stops with member 1 due at 13 s,
+after the event.
+
+Data layout: ``times`` (float64) and ``ints`` (int64 rows: heap, position in the
+heap, sequence number) indexed by member number; ``state`` holds the heap's size and
+the next sequence number, which the simulator's other queue draws from as well.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_HEAP, _POSITION, _SEQUENCE = 0, 1, 2  # rows of ``ints``
+_SIZE, _NEXT_SEQUENCE = 0, 1  # entries of ``state``
+_NOT_QUEUED = -1
+
+
+class HeartbeatClock:
+    """Every member's next heartbeat; member numbers are small integers, allocated by the caller."""
+
+    def __init__(self, capacity: int = 16) -> None:
+        self.times = np.zeros(capacity, dtype=np.float64)
+        self.ints = np.full((3, capacity), _NOT_QUEUED, dtype=np.int64)
+        self.state = np.zeros(2, dtype=np.int64)
+        self.steady = np.zeros(capacity, dtype=np.bool_)  # its next heartbeat would only renew its session
+        self.last_beat = np.full(capacity, -np.inf)  # time of its latest heartbeat played by run_steady
+
+    def take_sequence(self) -> int:
+        """The next sequence number (for the caller's other queue items, so ties order across both)."""
+        number = int(self.state[_NEXT_SEQUENCE])
+        self.state[_NEXT_SEQUENCE] = number + 1
+        return number
+
+    def schedule(self, member: int, at: float) -> None:
+        """(Re)schedule ``member``'s heartbeat at ``at``, replacing any it had."""
+        if member >= len(self.times):
+            self._grow(member + 1)
+        _schedule(self.times, self.ints, self.state, member, at)
+
+    def cancel(self, member: int) -> None:
+        """No heartbeat for ``member`` until it is scheduled again."""
+        if member < len(self.times):
+            _cancel(self.times, self.ints, self.state, member)
+            self.steady[member] = False
+
+    def take_last_beat(self, member: int) -> float | None:
+        """The time of ``member``'s latest heartbeat played by :meth:`run_steady` since the last call, or None."""
+        if member >= len(self.last_beat) or self.last_beat[member] == -np.inf:
+            return None
+        at = float(self.last_beat[member])
+        self.last_beat[member] = -np.inf
+        return at
+
+    def first(self) -> tuple[int, float, int] | None:
+        """``(member, time, sequence)`` of the earliest heartbeat, or None."""
+        if self.state[_SIZE] == 0:
+            return None
+        member = int(self.ints[_HEAP, 0])
+        return member, float(self.times[member]), int(self.ints[_SEQUENCE, member])
+
+    def run_steady(self, *, stop_at: float, stop_sequence: int, limit: float, interval: float, now: float,
+                   unserved: int, settled: bool, sums: np.ndarray, trace: np.ndarray | None = None,
+                   trace_times: np.ndarray | None = None) -> tuple[float, int]:
+        """Play steady heartbeats in order until one is not steady, comes after ``(stop_at,
+        stop_sequence)`` or after ``limit``. ``sums`` (unowned partition-seconds, unsettled seconds)
+        grow as the clock moves from ``now``; with ``trace`` (and ``trace_times``) each played
+        heartbeat's member and time are written there, at most as many as it holds. Returns the
+        clock's time and how many were played."""
+        traced = trace is not None
+        if trace is None or trace_times is None:
+            trace, trace_times = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        return _run_steady(self.times, self.ints, self.state, self.steady, self.last_beat, stop_at, stop_sequence,
+                           limit, interval, now, unserved, settled, sums, traced, trace, trace_times)
+
+    def _grow(self, needed: int) -> None:
+        capacity = max(needed, 2 * len(self.times))
+        extra = capacity - len(self.times)
+        self.times = np.concatenate([self.times, np.zeros(extra)])
+        self.ints = np.concatenate([self.ints, np.full((3, extra), _NOT_QUEUED, dtype=np.int64)], axis=1)
+        self.steady = np.concatenate([self.steady, np.zeros(extra, dtype=np.bool_)])
+        self.last_beat = np.concatenate([self.last_beat, np.full(extra, -np.inf)])
+
+
+@njit(cache=True)
+def _before(times, ints, a, b):
+    """Whether member ``a``'s heartbeat comes before member ``b``'s."""
+    return times[a] < times[b] or (times[a] == times[b] and ints[_SEQUENCE, a] < ints[_SEQUENCE, b])
+
+
+@njit(cache=True)
+def _sift_up(times, ints, i):
+    heap, position = ints[_HEAP], ints[_POSITION]
+    member = heap[i]
+    while i > 0:
+        parent = (i - 1) // 2
+        if not _before(times, ints, member, heap[parent]):
+            break
+        heap[i] = heap[parent]
+        position[heap[i]] = i
+        i = parent
+    heap[i] = member
+    position[member] = i
+
+
+@njit(cache=True)
+def _sift_down(times, ints, i, size):
+    heap, position = ints[_HEAP], ints[_POSITION]
+    member = heap[i]
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and _before(times, ints, heap[child + 1], heap[child]):
+            child += 1
+        if not _before(times, ints, heap[child], member):
+            break
+        heap[i] = heap[child]
+        position[heap[i]] = i
+        i = child
+    heap[i] = member
+    position[member] = i
+
+
+@njit(cache=True)
+def _schedule(times, ints, state, member, at):
+    times[member] = at
+    ints[_SEQUENCE, member] = state[_NEXT_SEQUENCE]
+    state[_NEXT_SEQUENCE] += 1
+    i = ints[_POSITION, member]
+    if i == _NOT_QUEUED:
+        i = state[_SIZE]
+        state[_SIZE] += 1
+        ints[_HEAP, i] = member
+        ints[_POSITION, member] = i
+        _sift_up(times, ints, i)
+    else:
+        _sift_up(times, ints, i)
+        _sift_down(times, ints, ints[_POSITION, member], state[_SIZE])
+
+
+@njit(cache=True)
+def _cancel(times, ints, state, member):
+    i = ints[_POSITION, member]
+    if i == _NOT_QUEUED:
+        return
+    ints[_POSITION, member] = _NOT_QUEUED
+    state[_SIZE] -= 1
+    size = state[_SIZE]
+    if i < size:
+        last = ints[_HEAP, size]
+        ints[_HEAP, i] = last
+        ints[_POSITION, last] = i
+        _sift_up(times, ints, i)
+        _sift_down(times, ints, ints[_POSITION, last], size)
+
+
+@njit(cache=True)
+def _run_steady(times, ints, state, steady, last_beat, stop_at, stop_sequence, limit, interval, now, unserved,
+                settled, sums, traced, trace, trace_times):
+    played = 0
+    while state[_SIZE] > 0:
+        member = ints[_HEAP, 0]
+        at = times[member]
+        if not steady[member] or at > limit:
+            break
+        if at > stop_at or (at == stop_at and ints[_SEQUENCE, member] > stop_sequence):
+            break
+        if traced and played == len(trace):
+            break
+        if at > now:  # the clock moves: the same additions, in the same order, as one step at a time
+            sums[0] += unserved * (at - now)
+            if not settled:
+                sums[1] += at - now
+            now = at
+        last_beat[member] = at
+        if traced:
+            trace[played] = member
+            trace_times[played] = at
+        played += 1
+        times[member] = at + interval
+        ints[_SEQUENCE, member] = state[_NEXT_SEQUENCE]
+        state[_NEXT_SEQUENCE] += 1
+        _sift_down(times, ints, 0, state[_SIZE])
+    return now, played
