@@ -296,7 +296,19 @@ def int_set_positions(distinct: np.ndarray, table: int) -> tuple[np.ndarray, boo
     capacity = table
     while len(distinct) > capacity * 3 // 4:
         capacity *= 2
-    return np.argsort(spreads & (capacity - 1), kind="mergesort"), True  # stable: insertion order
+    buckets = spreads & (capacity - 1)
+    if strictly_ascending(buckets):  # e.g. ascending partition numbers below the capacity: as added
+        return np.arange(len(distinct)), True
+    return np.argsort(buckets, kind="mergesort"), True  # stable: insertion order
+
+
+@njit(cache=True)
+def strictly_ascending(values: np.ndarray) -> bool:
+    """Whether each value is greater than the one before it."""
+    for i in range(1, len(values)):
+        if values[i] <= values[i - 1]:
+            return False
+    return True
 
 
 def java_int_set_copy_order(values: Sequence[int]) -> list[int]:

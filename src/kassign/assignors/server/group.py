@@ -56,6 +56,7 @@ from kassign.javaorder import (
     java_string_hash,
     java_string_hashes,
     java_uuid_hash,
+    strictly_ascending,
     table_size_for,
 )
 from kassign.scenario import Scenario
@@ -117,19 +118,6 @@ class CurrentTargets:
     key: np.ndarray
     partition: np.ndarray
     key_hashes: np.ndarray
-
-    def grouped(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(start, key, partition)``: the pairs of ``members`` (distinct member numbers), ``members[i]``'s
-        at ``start[i] .. start[i+1]-1`` in the order listed."""
-        size = max(int(self.member.max(initial=-1)), int(np.max(members, initial=-1))) + 1
-        request = np.full(size, -1, dtype=np.int64)  # member number -> its place in ``members``
-        request[members] = np.arange(len(members))
-        wanted = request[self.member]
-        picked = np.flatnonzero(wanted >= 0)
-        picked = picked[np.argsort(wanted[picked], kind="stable")]
-        start = np.zeros(len(members) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(wanted[picked], minlength=len(members)), out=start[1:])
-        return start, self.key[picked], self.partition[picked]
 
 
 @dataclass
@@ -203,8 +191,10 @@ class ServerGroup:
         topic's count dropped), member ``members[i]``'s at ``start[i] .. start[i+1]-1``."""
         current = self.current
         members = np.asarray(members, dtype=np.int64)
-        start, key, partition = current.grouped(members)
-        start, key, partition, tree_bins = _java_walk(start, key, partition, _spread(current.key_hashes))
+        place = np.full(self.num_members, -1, dtype=np.int64)  # member number -> its place in ``members``
+        place[members] = np.arange(len(members))
+        start, key, partition, tree_bins = _java_walk(place[current.member], current.key, current.partition,
+                                                      _spread(current.key_hashes), len(members))
         if tree_bins.any():
             # 9 or more partitions of one topic share a bucket: Java keeps them in a tree bin
             start, key, partition = _with_tree_bins(self, members, start, key, partition, tree_bins)
@@ -297,50 +287,68 @@ def _spread(hashes: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _java_walk(start, key, partition, key_spread):
-    """:meth:`ServerGroup.current_target` of each member of grouped columns (member ``i``'s pairs at
-    ``start[i] .. start[i+1]-1``, as listed), compiled, before the filtering of topics that no longer
-    exist. ``tree_bins[i]`` flags a member one of whose topic sets has 9+ partitions in one bucket
-    (left to the caller: Java keeps those in a tree bin)."""
-    members = len(start) - 1
+def _java_walk(place, key, partition, key_spread, members):
+    """:meth:`ServerGroup.current_target` of ``members`` members, compiled, before the filtering of topics
+    that no longer exist: pair ``j`` belongs to member ``place[j]`` (-1: to none of them), each member's
+    pairs as listed. Returns ``(start, key, partition, tree_bins)``, member ``i``'s walk at ``start[i] ..
+    start[i+1]-1``; ``tree_bins[i]`` flags a member one of whose topic sets has 9+ partitions in one
+    bucket (left to the caller: Java keeps those in a tree bin)."""
+    # the members' pairs, member after member, each member's as listed (a counting sort)
+    start = np.zeros(members + 1, dtype=np.int64)
+    for j in range(len(place)):
+        if place[j] >= 0:
+            start[place[j] + 1] += 1
+    for i in range(members):
+        start[i + 1] += start[i]
+    fill = start[:members].copy()
+    pairs = np.empty(start[members], dtype=np.int64)
+    for j in range(len(place)):
+        if place[j] >= 0:
+            pairs[fill[place[j]]] = j
+            fill[place[j]] += 1
     out_start = np.zeros(members + 1, dtype=np.int64)
-    out_key = np.empty(len(key), dtype=np.int64)
-    out_partition = np.empty(len(key), dtype=np.int64)
+    out_key = np.empty(len(pairs), dtype=np.int64)
+    out_partition = np.empty(len(pairs), dtype=np.int64)
     tree_bins = np.zeros(members, dtype=np.bool_)
+    group_of_key = np.full(len(key_spread), -1, dtype=np.int64)  # scratch: a topic key's group, this member
     write = 0
     for i in range(members):
-        lo, hi = start[i], start[i + 1]
-        if hi == lo:
-            out_start[i + 1] = write
-            continue
-        # group the pairs by topic (listed order kept within a topic); topics by first listing
-        by_key = np.argsort(key[lo:hi], kind="mergesort")
-        bounds = [0]
-        for j in range(1, hi - lo):
-            if key[lo + by_key[j]] != key[lo + by_key[j - 1]]:
-                bounds.append(j)
-        bounds.append(hi - lo)
-        groups = len(bounds) - 1
-        first_listed = np.empty(groups, dtype=np.int64)
+        mine = pairs[start[i]:start[i + 1]]
+        # group the pairs by topic key, topics in order of first listing, pairs as listed within
+        first_key = np.empty(len(mine), dtype=np.int64)
+        size = np.zeros(len(mine) + 1, dtype=np.int64)
+        groups = 0
+        for j in mine:
+            g = group_of_key[key[j]]
+            if g < 0:
+                g = group_of_key[key[j]] = groups
+                first_key[groups] = key[j]
+                groups += 1
+            size[g + 1] += 1
         for g in range(groups):
-            first_listed[g] = by_key[bounds[g]]
-        put_order = np.argsort(first_listed)
+            size[g + 1] += size[g]
+        at = size[:groups].copy()
+        by_group = np.empty(len(mine), dtype=np.int64)
+        for j in mine:
+            g = group_of_key[key[j]]
+            by_group[at[g]] = partition[j]
+            at[g] += 1
         spreads = np.empty(groups, dtype=np.int64)
-        for r in range(groups):
-            spreads[r] = key_spread[key[lo + first_listed[put_order[r]]]]
+        for g in range(groups):
+            spreads[g] = key_spread[first_key[g]]
+            group_of_key[first_key[g]] = -1  # clean the scratch for the next member
         capacity = insert_only_capacity(spreads, 16)
         map_order = np.argsort((spreads & (capacity - 1)) * groups + np.arange(groups))
-        for r in map_order:
-            g = put_order[r]
-            listed = partition[lo + by_key[bounds[g]:bounds[g + 1]]]
-            distinct = listed[_first_occurrences(listed)]
+        for g in map_order:
+            listed = by_group[size[g]:size[g + 1]]
+            distinct = listed if strictly_ascending(listed) else listed[_first_occurrences(listed)]
             positions, plain = int_set_positions(distinct, table_size_for(copy_constructor_capacity(len(listed))))
             if not plain:
                 tree_bins[i] = True
                 continue
-            for p in distinct[positions]:
-                out_key[write] = key[lo + first_listed[g]]
-                out_partition[write] = p
+            for p in positions:
+                out_key[write] = first_key[g]
+                out_partition[write] = distinct[p]
                 write += 1
         out_start[i + 1] = write
     return out_start, out_key[:write], out_partition[:write], tree_bins
