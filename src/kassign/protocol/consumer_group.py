@@ -104,6 +104,14 @@ class MemberState(IntEnum):
     UNRELEASED_PARTITIONS = 2
 
 
+class Routine(IntEnum):
+    """What a heartbeat that sends nothing new would do (:meth:`ConsumerGroupCoordinator.routine`)."""
+
+    OTHER = 0  # more than the two below: reconcile, join, leave, or be refused
+    RENEWS_SESSION = 1  # the member has reached the target: its session is renewed, nothing else
+    REACHES_TARGET_EPOCH = 2  # it holds exactly its target, nothing to revoke: it moves to the target's epoch
+
+
 class ConsumerGroupInvariantViolation(KassignError):
     """The coordinator's own bookkeeping broke a rule (e.g. two holders of one partition)."""
 
@@ -328,8 +336,8 @@ class ConsumerGroupCoordinator:
 
     def heartbeat(self, request: HeartbeatRequest, now: float) -> HeartbeatResponse:
         member = self.members.get(request.member_id)
-        if member is not None and request.topics is None and self.only_renews_session(
-                member, request.epoch, request.instance_id, request.rack, request.assignor):
+        if member is not None and request.topics is None and self.routine(
+                member, request.epoch, request.instance_id, request.rack, request.assignor) == Routine.RENEWS_SESSION:
             self.session_deadline[request.member_id] = now + self.session_timeout
             return HeartbeatResponse(request.member_id, member.epoch)
         if request.epoch == LEAVE_GROUP_EPOCH:
@@ -404,16 +412,32 @@ class ConsumerGroupCoordinator:
         changed = joining or after.assigned != before.assigned
         return HeartbeatResponse(after.member_id, after.epoch, after.assigned if changed else None)
 
-    def only_renews_session(self, member: GroupMember, epoch: int, instance_id: str | None, rack: str | None,
-                            assignor: str | None) -> bool:
-        """Whether a heartbeat of ``member`` at ``epoch`` that sends no topics, with these fields, would
-        do nothing but renew its session: the target is current, the member has reached it at this
-        epoch, and nothing it sends differs from its record."""
-        return (epoch == member.epoch and epoch > 0 and not self.metadata_refresh
-                and self.group_epoch == self.assignment_epoch and member.reconciled_to(self.assignment_epoch)
+    def routine(self, member: GroupMember, epoch: int, instance_id: str | None, rack: str | None,
+                assignor: str | None) -> Routine:
+        """What a heartbeat of ``member`` at ``epoch``, sending no topics and these fields, would do when
+        nothing it sends differs from its record and the target is current: renew its session only
+        (it has reached the target), or move it to the target's epoch without changing what it holds.
+        Anything else is ``Routine.OTHER``."""
+        if not (epoch == member.epoch and epoch > 0 and not self.metadata_refresh
+                and self.group_epoch == self.assignment_epoch
                 and (instance_id is None or instance_id == member.instance_id)
                 and (rack is None or rack == member.rack)
-                and (assignor is None or assignor == member.assignor))
+                and (assignor is None or assignor == member.assignor)):
+            return Routine.OTHER
+        if member.reconciled_to(self.assignment_epoch):
+            return Routine.RENEWS_SESSION
+        if (member.state != MemberState.UNREVOKED_PARTITIONS and not member.pending_revocation
+                and self.target.get(member.member_id, _NO_PARTITIONS) == member.assigned):
+            return Routine.REACHES_TARGET_EPOCH
+        return Routine.OTHER
+
+    def reach_target_epoch(self, member_id: str) -> GroupMember:
+        """Apply a heartbeat :meth:`routine` found ``REACHES_TARGET_EPOCH`` for, played earlier by a
+        caller that kept its session deadline itself: the member's record after it."""
+        before = self.members[member_id]
+        after = self._reconcile(before, None)  # nothing to revoke, so what it reports does not matter
+        self._put(after, before)
+        return after
 
     # -- leaving and fencing
 
@@ -458,6 +482,10 @@ class ConsumerGroupCoordinator:
     def holder_epoch(self) -> dict[int, int]:
         """pid -> the epoch of the member holding it (Kafka's partition epochs): always its holder's epoch."""
         return {pid: self.members[member_id].epoch for pid, member_id in self.holder.items()}
+
+    def waiting_for(self) -> int:
+        """How many members the group waits for to reach the target (see :meth:`settled`)."""
+        return len(self._unreconciled)
 
     def settled(self) -> bool:
         """Target up to date and every member (but static ones away) reconciled to it; an empty group

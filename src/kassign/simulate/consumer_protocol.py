@@ -98,6 +98,7 @@ from kassign.protocol.consumer_group import (
     AssignFunction,
     ConsumerGroupCoordinator,
     HeartbeatRequest,
+    Routine,
     TopicCatalog,
 )
 from kassign.protocol.rebalance import InvariantViolation
@@ -106,6 +107,7 @@ from kassign.simulate.metrics import EventRecord, StrategyRun, spread
 from kassign.simulate.scenario import CONSUMER, Event, MemberPlan, SimScenario, parse_strategy, run_protocol
 
 _SETTLE_LIMIT_INTERVALS = 1000  # after the timeline, give up (and say so) if the group has not settled by then
+_STRETCH = 4096  # at most this many heartbeats traced, or members reaching the target's epoch, per compiled stretch
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,8 @@ class ConsumerTimelineRun:
         self._before: np.ndarray = self.last_owner.copy()
         self._queue: list[tuple[float, int, str, object]] = []  # scenario events, starts, session expiries
         self.heartbeats = HeartbeatClock()
-        self._targets_flagged = 0  # targets computed when the steady flags were last cleared
+        self._targets_marked = 0  # targets computed when the routine marks were last cleared
+        self._routine_stale = False  # a new target: every member's mark is to be looked at again
         self.played_in_bulk = 0  # heartbeats played by HeartbeatClock.run_steady rather than one by one
         self._timers = 0  # scenario events, returns and session expiries still to come
         self._pending: set[str] = set()  # clients whose join or subscription change the coordinator has not seen
@@ -417,25 +420,40 @@ class ConsumerTimelineRun:
         self._count_rounds()
         if self.records and (not was_settled or not self.settled()):
             self.records[-1].heartbeats += 1
-        self._flag_steady(client)
+        self._mark_routine(client)
 
-    def _flag_steady(self, client: _Client) -> None:
-        """After a client's heartbeat: whether its next one will only renew its session. A new
-        target changes every member's epoch, so nobody is steady until it has heartbeated since."""
-        steady = self.heartbeats.steady
-        if self.coordinator.targets_computed != self._targets_flagged:
-            self._targets_flagged = self.coordinator.targets_computed
-            steady[:] = False
+    def _mark_routine(self, client: _Client) -> None:
+        """After a client's heartbeat: what its next one will do, if routine. A new target changes
+        what every member's next heartbeat does: all are looked at again before the next stretch."""
+        routine = self.heartbeats.routine
+        if self.coordinator.targets_computed != self._targets_marked:
+            self._targets_marked = self.coordinator.targets_computed
+            routine[:] = Routine.OTHER
+            self._routine_stale = True
+        if client.index < len(routine):
+            routine[client.index] = self._routine_of(client)
+
+    def _mark_all_routine(self) -> None:
+        """What every member's next heartbeat will do, if routine."""
+        routine = self.heartbeats.routine
+        clients = [client for client in map(self.clients.get, self.coordinator.members)
+                   if client is not None and client.index < len(routine)]
+        routine[[client.index for client in clients]] = [self._routine_of(client) for client in clients]
+        self._routine_stale = False
+
+    def _routine_of(self, client: _Client) -> Routine:
+        """What the client's next regular heartbeat will do: the coordinator's answer for a request
+        that sends nothing new (``Routine.OTHER`` when the client has something new to send)."""
         member = self.coordinator.members.get(client.name)
-        steady[client.index] = (
-            member is not None and client.running and client.joined and client.name not in self._pending
-            and client.sent_topics == client.topics
-            and self.coordinator.only_renews_session(member, client.epoch, client.plan.instance_id, client.plan.rack,
-                                                     client.assignor))
+        if (member is None or not client.running or not client.joined or client.name in self._pending
+                or client.sent_topics != client.topics):
+            return Routine.OTHER
+        return self.coordinator.routine(member, client.epoch, client.plan.instance_id, client.plan.rack,
+                                        client.assignor)
 
     def _renew_to_last_steady_beat(self, client: _Client) -> None:
-        """The coordinator's session deadline after the client's heartbeats played in bulk (they
-        only renewed its session, so only the last one counts)."""
+        """The coordinator's session deadline after the client's heartbeats played in bulk (only the
+        last one counts)."""
         last_beat = self.heartbeats.take_last_beat(client.index)
         if last_beat is not None and client.name in self.coordinator.members:
             self.coordinator.session_deadline[client.name] = last_beat + self.session_timeout
@@ -485,8 +503,8 @@ class ConsumerTimelineRun:
     def _event(self, event: Event) -> None:
         kind, name = event.type, event.member
         client = self.clients.get(name) if name is not None else None
-        if client is not None:
-            self.heartbeats.steady[client.index] = False  # whatever it changes, its next heartbeat says so
+        if client is not None and client.index < len(self.heartbeats.routine):
+            self.heartbeats.routine[client.index] = Routine.OTHER  # whatever it changes, its next heartbeat says so
         if kind == "expire":
             self._expire(client, event)
             return
@@ -603,34 +621,48 @@ class ConsumerTimelineRun:
         return self._timers == 0 and self.settled()
 
     def _play_heartbeats_in_bulk(self, other: tuple[float, int, str, object] | None, limit: float | None) -> int:
-        """Play, in one compiled stretch, the heartbeats that only renew sessions, up to the next other
-        item of the queue (each as the step-by-step loop would: the clock, the figures, the trace);
-        how many were played."""
+        """Play, in one compiled stretch, routine heartbeats up to the next other item of the queue, each
+        as the step-by-step loop would (the clock, the figures, the trace), then apply to the coordinator
+        the members that reached the target's epoch; how many were played."""
         coordinator = self.coordinator
         if coordinator.group_epoch != coordinator.assignment_epoch or coordinator.metadata_refresh:
             return 0
         record = self.records[-1]
         sums = np.array([record.unowned_partition_seconds, record.unsettled_seconds])
-        settled = self.settled()
-        trace = np.zeros(4096, dtype=np.int64) if self.trace is not None else None
-        trace_times = np.zeros(4096) if self.trace is not None else None
-        now, played = self.heartbeats.run_steady(
+        reached = np.zeros(_STRETCH, dtype=np.int64)
+        trace = np.zeros(_STRETCH, dtype=np.int64) if self.trace is not None else None
+        trace_times = np.zeros(_STRETCH) if self.trace is not None else None
+        now, played, counted, caught_up = self.heartbeats.run_routine(
             stop_at=other[0] if other is not None else np.inf, stop_sequence=other[1] if other is not None else -1,
             limit=np.inf if limit is None else limit, interval=self.interval, now=self.now, unserved=self.unserved(),
-            settled=settled, sums=sums, trace=trace, trace_times=trace_times)
-        if played:
-            self.played_in_bulk += played
-            self.now = float(now)
-            record.unowned_partition_seconds, record.unsettled_seconds = float(sums[0]), float(sums[1])
-            if not settled:
-                record.heartbeats += played
-            if self.trace is not None:
-                for member, at in zip(trace[:played].tolist(), trace_times[:played].tolist()):  # type: ignore[index]
-                    name = self.member_names[member]
-                    epoch = coordinator.members[name].epoch
-                    self.trace.append(TraceEntry(at, name, "heartbeat", epoch=epoch, sent_epoch=epoch, state="STABLE",
-                                                 group_epoch=coordinator.group_epoch))
+            waiting=coordinator.waiting_for(), others_settled=not self._pending, stop_when_settled=self._timers == 0,
+            sums=sums, reached=reached, trace=trace, trace_times=trace_times)
+        if not played:
+            return 0
+        self.played_in_bulk += played
+        self.now = float(now)
+        record.unowned_partition_seconds, record.unsettled_seconds = float(sums[0]), float(sums[1])
+        record.heartbeats += counted
+        names = [self.member_names[member] for member in reached[:caught_up].tolist()]
+        if self.trace is not None:
+            self._trace_stretch(trace[:played].tolist(), trace_times[:played].tolist(), set(names))  # type: ignore[index]
+        for name in names:
+            self.clients[name].epoch = coordinator.reach_target_epoch(name).epoch
         return played
+
+    def _trace_stretch(self, members: list[int], times: list[float], reaching: set[str]) -> None:
+        """Trace entries of a stretch of routine heartbeats, before the members in ``reaching`` are moved
+        to the target's epoch: the first heartbeat of each of those is the one that moves it."""
+        coordinator, trace = self.coordinator, self.trace
+        assert trace is not None
+        target_epoch = coordinator.assignment_epoch
+        reached: set[str] = set()
+        for member, at in zip(members, times):
+            name = self.member_names[member]
+            sent = target_epoch if name in reached else coordinator.members[name].epoch
+            reached.update({name} & reaching)
+            trace.append(TraceEntry(at, name, "heartbeat", epoch=target_epoch if name in reached else sent,
+                                    sent_epoch=sent, state="STABLE", group_epoch=coordinator.group_epoch))
 
     def run(self, on_event: Callable[[], None] | None = None) -> StrategyRun:
         started = time.perf_counter()
@@ -656,7 +688,9 @@ class ConsumerTimelineRun:
                 break
             if beat is not None and self._timers == 0 and limit is None:
                 limit = beat[1] + _SETTLE_LIMIT_INTERVALS * self.interval  # what processing it would set
-            if beat is not None and clock.steady[beat[0]] and self._play_heartbeats_in_bulk(other, limit):
+            if beat is not None and self._routine_stale and (other is None or beat[1:] < other[:2]):
+                self._mark_all_routine()
+            if beat is not None and clock.routine[beat[0]] and self._play_heartbeats_in_bulk(other, limit):
                 continue
             if beat is not None and (other is None or beat[1:] < other[:2]):
                 member, at, _ = beat

@@ -6,17 +6,23 @@ order it was scheduled in, which breaks ties between equal times, as a heap of
 held in numpy arrays and kept by compiled code, so rescheduling a member moves its
 entry instead of leaving a stale one behind.
 
-Most heartbeats of a group that is not changing do nothing but renew the member's
-session. The simulator marks a member *steady* when its next heartbeat would be such a
-heartbeat, and :meth:`HeartbeatClock.run_steady` plays a stretch of them in one
-compiled call: in time order, each renews its session (the time is kept in
-``last_beat``), counts towards the record's figures exactly as the step-by-step loop
-adds them (the same float additions, in the same order), and is scheduled again one
-interval later with the next sequence number. The stretch ends at the first heartbeat
-that is not steady, or that comes after the next other item of the simulator's queue.
+Most heartbeats are routine. In a group that is not changing they do nothing but
+renew the member's session; after a new target, most members hold exactly their share
+already and their next heartbeat only moves them to the target's epoch. The simulator
+marks each member's next heartbeat (``routine``: ``RENEWS_SESSION``,
+``REACHES_TARGET_EPOCH``, or 0 for anything else, played one at a time), and
+:meth:`HeartbeatClock.run_routine` plays a stretch of routine ones in one compiled
+call: in time order, each renews its session (the time is kept in ``last_beat``),
+counts towards the record's figures exactly as the step-by-step loop adds them (the
+same float additions, in the same order), and is scheduled again one interval later
+with the next sequence number. A member reaching the target's epoch is written to a
+log for the caller to apply to its record, and the group is settled once the last
+member it waits for has reached it. The stretch ends at the first heartbeat that is
+not routine, that comes after the next other item of the simulator's queue, or when
+the group is settled and nothing else is to come.
 
-Example: members 0 and 1 steady, heartbeating every 5 s at 1 s and 3 s, an event at
-12 s: ``run_steady`` plays 1, 3, 6, 8, 11 s and stops with member 1 due at 13 s,
+Example: members 0 and 1 renewing, heartbeating every 5 s at 1 s and 3 s, an event at
+12 s: ``run_routine`` plays 1, 3, 6, 8, 11 s and stops with member 1 due at 13 s,
 after the event.
 
 Data layout: ``times`` (float64) and ``ints`` (int64 rows: heap, position in the
@@ -29,6 +35,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kassign.protocol.consumer_group import Routine
+
+_RENEWS_SESSION, _REACHES_TARGET_EPOCH = int(Routine.RENEWS_SESSION), int(Routine.REACHES_TARGET_EPOCH)
 _HEAP, _POSITION, _SEQUENCE = 0, 1, 2  # rows of ``ints``
 _SIZE, _NEXT_SEQUENCE = 0, 1  # entries of ``state``
 _NOT_QUEUED = -1
@@ -41,7 +50,7 @@ class HeartbeatClock:
         self.times = np.zeros(capacity, dtype=np.float64)
         self.ints = np.full((3, capacity), _NOT_QUEUED, dtype=np.int64)
         self.state = np.zeros(2, dtype=np.int64)
-        self.steady = np.zeros(capacity, dtype=np.bool_)  # its next heartbeat would only renew its session
+        self.routine = np.zeros(capacity, dtype=np.int8)  # what its next heartbeat would do, if routine (Routine)
         self.last_beat = np.full(capacity, -np.inf)  # time of its latest heartbeat played by run_steady
 
     def take_sequence(self) -> int:
@@ -60,7 +69,7 @@ class HeartbeatClock:
         """No heartbeat for ``member`` until it is scheduled again."""
         if member < len(self.times):
             _cancel(self.times, self.ints, self.state, member)
-            self.steady[member] = False
+            self.routine[member] = 0
 
     def take_last_beat(self, member: int) -> float | None:
         """The time of ``member``'s latest heartbeat played by :meth:`run_steady` since the last call, or None."""
@@ -77,26 +86,32 @@ class HeartbeatClock:
         member = int(self.ints[_HEAP, 0])
         return member, float(self.times[member]), int(self.ints[_SEQUENCE, member])
 
-    def run_steady(self, *, stop_at: float, stop_sequence: int, limit: float, interval: float, now: float,
-                   unserved: int, settled: bool, sums: np.ndarray, trace: np.ndarray | None = None,
-                   trace_times: np.ndarray | None = None) -> tuple[float, int]:
-        """Play steady heartbeats in order until one is not steady, comes after ``(stop_at,
-        stop_sequence)`` or after ``limit``. ``sums`` (unowned partition-seconds, unsettled seconds)
-        grow as the clock moves from ``now``; with ``trace`` (and ``trace_times``) each played
-        heartbeat's member and time are written there, at most as many as it holds. Returns the
-        clock's time and how many were played."""
+    def run_routine(self, *, stop_at: float, stop_sequence: int, limit: float, interval: float, now: float,
+                    unserved: int, waiting: int, others_settled: bool, stop_when_settled: bool, sums: np.ndarray,
+                    reached: np.ndarray, trace: np.ndarray | None = None, trace_times: np.ndarray | None = None,
+                    ) -> tuple[float, int, int, int]:
+        """Play routine heartbeats in order until one is not routine, comes after ``(stop_at,
+        stop_sequence)`` or after ``limit``, or, with ``stop_when_settled``, the group is settled: when
+        ``waiting`` (the members the group waits for) is down to 0 and ``others_settled``.
+
+        ``sums`` (unowned partition-seconds, unsettled seconds) grow as the clock moves from ``now``;
+        members reaching the target's epoch are written to ``reached``, and with ``trace`` (and
+        ``trace_times``) every played heartbeat's member and time, at most as many as each holds.
+        Returns the clock's time, how many were played, how many of those count as heartbeats of a
+        group not settled, and how many reached the target's epoch."""
         traced = trace is not None
         if trace is None or trace_times is None:
             trace, trace_times = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        return _run_steady(self.times, self.ints, self.state, self.steady, self.last_beat, stop_at, stop_sequence,
-                           limit, interval, now, unserved, settled, sums, traced, trace, trace_times)
+        return _run_routine(self.times, self.ints, self.state, self.routine, self.last_beat, stop_at, stop_sequence,
+                            limit, interval, now, unserved, waiting, others_settled, stop_when_settled, sums, reached,
+                            traced, trace, trace_times)
 
     def _grow(self, needed: int) -> None:
         capacity = max(needed, 2 * len(self.times))
         extra = capacity - len(self.times)
         self.times = np.concatenate([self.times, np.zeros(extra)])
         self.ints = np.concatenate([self.ints, np.full((3, extra), _NOT_QUEUED, dtype=np.int64)], axis=1)
-        self.steady = np.concatenate([self.steady, np.zeros(extra, dtype=np.bool_)])
+        self.routine = np.concatenate([self.routine, np.zeros(extra, dtype=np.int8)])
         self.last_beat = np.concatenate([self.last_beat, np.full(extra, -np.inf)])
 
 
@@ -174,17 +189,19 @@ def _cancel(times, ints, state, member):
 
 
 @njit(cache=True)
-def _run_steady(times, ints, state, steady, last_beat, stop_at, stop_sequence, limit, interval, now, unserved,
-                settled, sums, traced, trace, trace_times):
-    played = 0
+def _run_routine(times, ints, state, routine, last_beat, stop_at, stop_sequence, limit, interval, now, unserved,
+                 waiting, others_settled, stop_when_settled, sums, reached, traced, trace, trace_times):
+    played = counted = caught_up = 0
+    settled = others_settled and waiting == 0
     while state[_SIZE] > 0:
         member = ints[_HEAP, 0]
         at = times[member]
-        if not steady[member] or at > limit:
+        kind = routine[member]
+        if kind == 0 or at > limit or (stop_when_settled and settled):
             break
         if at > stop_at or (at == stop_at and ints[_SEQUENCE, member] > stop_sequence):
             break
-        if traced and played == len(trace):
+        if (traced and played == len(trace)) or (kind == _REACHES_TARGET_EPOCH and caught_up == len(reached)):
             break
         if at > now:  # the clock moves: the same additions, in the same order, as one step at a time
             sums[0] += unserved * (at - now)
@@ -192,6 +209,15 @@ def _run_steady(times, ints, state, steady, last_beat, stop_at, stop_sequence, l
                 sums[1] += at - now
             now = at
         last_beat[member] = at
+        if kind == _REACHES_TARGET_EPOCH:
+            counted += 1  # the group waited for it, so it was not settled
+            reached[caught_up] = member
+            caught_up += 1
+            waiting -= 1
+            settled = others_settled and waiting == 0
+            routine[member] = _RENEWS_SESSION
+        elif not settled:
+            counted += 1
         if traced:
             trace[played] = member
             trace_times[played] = at
@@ -200,4 +226,4 @@ def _run_steady(times, ints, state, steady, last_beat, stop_at, stop_sequence, l
         ints[_SEQUENCE, member] = state[_NEXT_SEQUENCE]
         state[_NEXT_SEQUENCE] += 1
         _sift_down(times, ints, 0, state[_SIZE])
-    return now, played
+    return now, played, counted, caught_up
