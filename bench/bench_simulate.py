@@ -1,18 +1,35 @@
-"""Simulator at scale: 200 members, 20,000 partitions, 100 events, all four strategies.
+"""Simulator at scale.
 
-Target: the whole comparison in under a minute. Prints seconds per strategy and
-per rebalance round. Run: .venv/bin/python bench/bench_simulate.py [--members N --partitions P --events E]
+Classic protocol (default): 200 members, 20,000 partitions, 100 events, all four
+strategies; target: the whole comparison in under a minute. Prints seconds per strategy
+and per rebalance round.
+
+Consumer protocol (``--protocol consumer``, KIP-848, the group coordinator's server-side
+assignors): 1,000 members, 20,000 partitions, 200 events, consumer:uniform and
+consumer:range; target: at most 10 s each. Each strategy runs ``--runs`` times (the
+machine is shared: best and median are printed, beside the target).
+
+Run: .venv/bin/python bench/bench_simulate.py [--protocol consumer] [--members N --partitions P --events E]
+[--strategies a,b] [--runs R]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import time
 
 from rich.progress import Progress
 
 from kassign.simulate import parse_sim_scenario, simulate
+from kassign.simulate.scenario import SimScenario
+
+CONSUMER_TARGET_SECONDS = 10.0
+DEFAULTS = {  # protocol -> (members, events, strategies)
+    "classic": (200, 100, "range,roundrobin,sticky,cooperative-sticky"),
+    "consumer": (1000, 200, "consumer:uniform,consumer:range"),
+}
 
 
 def build(members: int, partitions: int, events: int, seed: int = 7) -> dict:
@@ -36,18 +53,10 @@ def build(members: int, partitions: int, events: int, seed: int = 7) -> dict:
             "settings": {"round_seconds": 2, "session_timeout": 10}}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--members", type=int, default=200)
-    parser.add_argument("--partitions", type=int, default=20_000)
-    parser.add_argument("--events", type=int, default=100)
-    parser.add_argument("--strategies", default="range,roundrobin,sticky,cooperative-sticky")
-    args = parser.parse_args()
-    scenario = parse_sim_scenario(build(args.members, args.partitions, args.events))
-    print(f"{args.members} members, {sum(scenario.topics.values())} partitions, {len(scenario.events)} events")
+def classic(scenario: SimScenario, strategies: list[str]) -> None:
     total = 0.0
     with Progress(transient=True) as progress:
-        for strategy in args.strategies.split(","):
+        for strategy in strategies:
             task = progress.add_task(strategy, total=len(scenario.events))
             start = time.perf_counter()
             run = simulate(scenario, strategy, on_event=lambda: progress.advance(task))
@@ -60,6 +69,43 @@ def main() -> None:
                 f"unowned {t['unowned_partition_seconds']:.0f} p·s)"
             )
     print(f"all strategies: {total:.2f} s (target < 60 s)")
+
+
+def consumer(scenario: SimScenario, strategies: list[str], runs: int) -> None:
+    print(f"{'strategy':>18}  {'best s':>7}  {'median s':>8}  {'target s':>8}  {'CPU s':>6}  figures")
+    for strategy in strategies:
+        walls, cpus = [], []
+        for _ in range(runs):
+            start, cpu = time.perf_counter(), time.process_time()
+            run = simulate(scenario, strategy)
+            walls.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu)
+        t = run.totals()
+        print(f"{strategy:>18}  {min(walls):7.2f}  {statistics.median(walls):8.2f}  {CONSUMER_TARGET_SECONDS:8.0f}  "
+              f"{min(cpus):6.2f}  {t['rounds']} targets, {t['heartbeats']} heartbeats while unsettled, "
+              f"moved {t['moved']}, revoked {t['revoked']}, unowned {t['unowned_partition_seconds']:.0f} p·s "
+              f"({runs} runs)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--protocol", choices=sorted(DEFAULTS), default="classic")
+    parser.add_argument("--members", type=int)
+    parser.add_argument("--partitions", type=int, default=20_000)
+    parser.add_argument("--events", type=int)
+    parser.add_argument("--strategies")
+    parser.add_argument("--runs", type=int, default=3, help="runs per strategy (consumer protocol)")
+    args = parser.parse_args()
+    members, events, strategies = DEFAULTS[args.protocol]
+    members, events = args.members or members, events if args.events is None else args.events
+    scenario = parse_sim_scenario(build(members, args.partitions, events))
+    print(f"{members} members, {sum(scenario.topics.values())} partitions, {len(scenario.events)} events, "
+          f"{args.protocol} protocol")
+    chosen = (args.strategies or strategies).split(",")
+    if args.protocol == "consumer":
+        consumer(scenario, chosen, args.runs)
+    else:
+        classic(scenario, chosen)
 
 
 if __name__ == "__main__":
