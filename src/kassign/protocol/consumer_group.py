@@ -75,7 +75,7 @@ from __future__ import annotations
 import base64
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import compress, filterfalse
@@ -271,6 +271,13 @@ class GroupMember(NamedTuple):
     def reconciled_to(self, assignment_epoch: int) -> bool:
         return self.state == MemberState.STABLE and self.epoch == assignment_epoch
 
+    def moved_to(self, state: MemberState, epoch: int, assigned: frozenset[int],
+                 pending_revocation: frozenset[int]) -> GroupMember:
+        """The record after a reconciliation step: the epoch it had becomes the previous epoch. (Built
+        field by field: this is the coordinator's most frequent new record.)"""
+        return GroupMember(self.member_id, self.instance_id, self.rack, self.topics, self.assignor, state, epoch,
+                           self.epoch, assigned, pending_revocation)
+
 
 class HeartbeatRequest(NamedTuple):
     member_id: str
@@ -297,6 +304,102 @@ def server_assign(assignor: str, scenario: dict[str, Any]) -> Mapping[str, Itera
 
 
 _NO_PARTITIONS: frozenset[int] = frozenset()
+_SCANS_BEFORE_GROUPING = 16  # members' sets built by scanning the owner array before it is grouped at once
+
+
+class TargetAssignment(Mapping[str, frozenset[int]]):
+    """The group's target assignment: one member number per pid (a numpy array, -1 for nobody) and,
+    as a mapping, each member's set of pids, built the first time it is asked for after its share
+    changed. A new target typically changes few members' shares (uniform) or is replaced before most
+    members ask (a group of joining members), so most sets are never rebuilt; when many are asked
+    for, the array is grouped by member once."""
+
+    def __init__(self, catalog: TopicCatalog) -> None:
+        self._catalog = catalog
+        self._owner = np.zeros(0, dtype=np.int64)
+        self._number: dict[str, int] = {}  # member id -> its number, for good
+        self._names: list[str] = []  # number -> member id
+        self._sets: dict[str, frozenset[int] | None] = {}  # the members it has; None: not built since it changed
+        self._scans = 0  # sets built by a scan since the owner array last changed
+        self._grouping: tuple[np.ndarray, np.ndarray] | None = None  # pids by member, where each member starts
+
+    def number_of(self, member_id: str) -> int:
+        """The member's number in :meth:`owner` (one per member id, never reused)."""
+        number = self._number.get(member_id)
+        if number is None:
+            number = self._number[member_id] = len(self._names)
+            self._names.append(member_id)
+        return number
+
+    def name_of(self, number: int) -> str:
+        return self._names[number]
+
+    def numbers(self) -> int:
+        """How many member numbers have been handed out."""
+        return len(self._names)
+
+    def owner(self) -> np.ndarray:
+        """The member number per pid (-1: nobody), grown as partitions appear; not to be written to."""
+        extra = self._catalog.size - len(self._owner)
+        if extra > 0:
+            self._owner = np.concatenate([self._owner, np.full(extra, -1, dtype=np.int64)])
+        return self._owner
+
+    def __getitem__(self, member_id: str) -> frozenset[int]:
+        pids = self._sets[member_id]
+        if pids is None:
+            pids = self._sets[member_id] = self._build(self._number[member_id])
+        return pids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sets)
+
+    def __len__(self) -> int:
+        return len(self._sets)
+
+    def __contains__(self, member_id: object) -> bool:
+        return member_id in self._sets
+
+    def give(self, member_id: str, pids: frozenset[int] | None) -> None:
+        """Make ``pids`` the member's target, or (None) drop the member from the target."""
+        owner = self.owner()
+        number = self.number_of(member_id)
+        owner[owner == number] = -1
+        self._sets.pop(member_id, None)
+        if pids is not None:
+            self._sets[member_id] = pids
+            owner[np.fromiter(pids, dtype=np.int64, count=len(pids))] = number
+        self._grouping = None
+
+    def install(self, owner: np.ndarray, member_ids: Iterable[str]) -> None:
+        """Make ``owner`` (a member number per pid) the target of the members ``member_ids``: the sets of
+        members whose share changed are built again when asked for."""
+        old = self.owner()
+        changed = np.flatnonzero(old != owner)
+        affected = np.unique(np.concatenate([old[changed], owner[changed]]))
+        sets = self._sets
+        for number in affected[affected >= 0].tolist():
+            name = self._names[number]
+            if name in sets:
+                sets[name] = None
+        members = dict.fromkeys(member_ids)
+        for name in [name for name in sets if name not in members]:
+            del sets[name]
+        for name in members:
+            if name not in sets:
+                sets[name] = None
+        self._owner, self._scans, self._grouping = owner, 0, None
+
+    def _build(self, number: int) -> frozenset[int]:
+        if self._grouping is None and self._scans < _SCANS_BEFORE_GROUPING:
+            self._scans += 1
+            return frozenset(np.flatnonzero(self._owner == number).tolist())
+        if self._grouping is None:
+            by_member = np.argsort(self._owner, kind="stable")
+            starts = np.searchsorted(self._owner[by_member], np.arange(len(self._names) + 1))
+            self._grouping = by_member, starts
+        by_member, starts = self._grouping
+        return frozenset(by_member[starts[number]:starts[number + 1]].tolist())
 
 
 @dataclass
@@ -315,7 +418,7 @@ class ConsumerGroupCoordinator:
     group_epoch: int = 0
     assignment_epoch: int = 0
     members: dict[str, GroupMember] = field(default_factory=dict)  # in the order members joined
-    target: dict[str, frozenset[int]] = field(default_factory=dict)
+    target: TargetAssignment = field(init=False)
     holder: dict[int, str] = field(default_factory=dict)  # pid -> member holding it
     static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     session_deadline: dict[str, float] = field(default_factory=dict)
@@ -328,9 +431,9 @@ class ConsumerGroupCoordinator:
     _subscribers: Counter[str] = field(default_factory=Counter)  # topic name -> members subscribing to it
     _topic_lists: dict[tuple[str, ...], int] = field(default_factory=dict)  # each topic list seen -> its number
     _member_topic_list: dict[str, int] = field(default_factory=dict)  # member id -> number of its topic list
-    _number: dict[str, int] = field(default_factory=dict)  # member id -> its number in the target arrays
-    _number_names: list[str] = field(default_factory=list)  # number -> member id
-    _target_owner: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # pid -> number, -1
+
+    def __post_init__(self) -> None:
+        self.target = TargetAssignment(self.catalog)
 
     # -- the heartbeat
 
@@ -359,7 +462,7 @@ class ConsumerGroupCoordinator:
                     if holder != request.member_id:
                         kept_target = self.target.get(holder, _NO_PARTITIONS)
                         self._remove(holder)
-                        self._set_target(request.member_id, kept_target)
+                        self.target.give(request.member_id, kept_target)
                     self._put(member, previous if holder == request.member_id else None)
             elif member is not None:
                 # a dynamic member joining again under an id the group still has (it was told it is
@@ -530,7 +633,7 @@ class ConsumerGroupCoordinator:
             self._subscribers += Counter()  # drop the topics nobody subscribes to any more
             self.subscription_changes += 1
             self._member_topic_list[new.member_id] = self._topic_lists.setdefault(new.topics, len(self._topic_lists))
-            self._number_of(new.member_id)
+            self.target.number_of(new.member_id)
         self.members[new.member_id] = new
         if new.instance_id is not None:
             self.static_members[new.instance_id] = new.member_id
@@ -565,7 +668,7 @@ class ConsumerGroupCoordinator:
         self._subscribers.subtract(set(member.topics))
         self._subscribers += Counter()
         self.subscription_changes += 1
-        self._set_target(member_id, None)
+        self.target.give(member_id, None)
         self.session_deadline.pop(member_id, None)
         self._unreconciled.discard(member_id)
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
@@ -573,39 +676,13 @@ class ConsumerGroupCoordinator:
 
     # -- the target
 
-    def _set_target(self, member_id: str, pids: frozenset[int] | None) -> None:
-        """Give one member a target (None: it has none any more), in the dict and the owner array."""
-        owner = self._owner_array()
-        number = self._number_of(member_id)
-        old = self.target.pop(member_id, None)
-        if old:
-            owner[np.fromiter(old, dtype=np.int64, count=len(old))] = -1
-        if pids is not None:
-            self.target[member_id] = pids
-            if pids:
-                owner[np.fromiter(pids, dtype=np.int64, count=len(pids))] = number
-
-    def _number_of(self, member_id: str) -> int:
-        number = self._number.get(member_id)
-        if number is None:
-            number = self._number[member_id] = len(self._number_names)
-            self._number_names.append(member_id)
-        return number
-
-    def _owner_array(self) -> np.ndarray:
-        """The target's owner per pid (a member number, -1 none), grown as partitions appear."""
-        extra = self.catalog.size - len(self._target_owner)
-        if extra > 0:
-            self._target_owner = np.concatenate([self._target_owner, np.full(extra, -1, dtype=np.int64)])
-        return self._target_owner
-
     def _compute_target(self) -> None:
         assignor = self.group_assignor()
         if self.assign is None and not self.catalog.names_shared_by_deleted_topics():
             owner = self._assign_on_integers(assignor)
         else:
             owner = self._assign_a_document(assignor)
-        self._install_target(owner)
+        self.target.install(owner, self.members)
         self.assignment_epoch = self.group_epoch
         self.targets_computed += 1
         self.last_assignor = assignor
@@ -647,7 +724,7 @@ class ConsumerGroupCoordinator:
         owner = np.full(catalog.size, -1, dtype=np.int64)
         for member_id in self.members:
             pids = [catalog.pid(t, p) for t, p in result.get(member_id, ())]
-            owner[pids] = self._number_of(member_id)
+            owner[pids] = self.target.number_of(member_id)
         return owner
 
     def _assign_on_integers(self, assignor: str) -> np.ndarray:
@@ -656,13 +733,13 @@ class ConsumerGroupCoordinator:
         catalog = self.catalog
         member_ids = list(self.members)
         count = len(member_ids)
-        numbers = np.fromiter(map(self._number.__getitem__, member_ids), dtype=np.int64, count=count)
-        join_order = np.full(len(self._number_names), -1, dtype=np.int64)
+        numbers = np.fromiter(map(self.target.number_of, member_ids), dtype=np.int64, count=count)
+        join_order = np.full(self.target.numbers(), -1, dtype=np.int64)
         join_order[numbers] = np.arange(count)
         subscriptions, subscription = self._subscription_classes(member_ids)
         # the current targets, pid by pid (so each member's pids ascending, as the document lists them)
         pid_slot, pid_partition = catalog.pid_arrays()
-        owner = self._owner_array()
+        owner = self.target.owner()
         pids = np.flatnonzero(owner >= 0)
         shadowed = catalog.shadowed_slots()
         if shadowed:
@@ -692,7 +769,7 @@ class ConsumerGroupCoordinator:
         # back from the group's numbering: its flat ids to pids, its members to ours
         flat_pids = np.concatenate([np.zeros(0, dtype=np.int64)] + [
             catalog.pid_array(catalog.slot_of[name]) for name in group.topic_names])
-        member_numbers = np.fromiter(map(self._number.__getitem__, group.member_ids), dtype=np.int64, count=count)
+        member_numbers = np.fromiter(map(self.target.number_of, group.member_ids), dtype=np.int64, count=count)
         new_owner = np.full(catalog.size, -1, dtype=np.int64)
         has = owners >= 0
         new_owner[flat_pids[has]] = member_numbers[owners[has]]
@@ -709,30 +786,6 @@ class ConsumerGroupCoordinator:
         rank[order] = np.arange(len(order))
         lists = list(self._topic_lists)
         return [lists[number] for number in distinct[order].tolist()], rank[inverse]
-
-    def _install_target(self, owner: np.ndarray) -> None:
-        """Make ``owner`` (a member number per pid) the target: only members whose share changed get
-        a new set; every member has one."""
-        old = self._owner_array()
-        changed = np.flatnonzero(old != owner)
-        affected = np.unique(np.concatenate([old[changed], owner[changed]]))
-        affected = affected[affected >= 0]
-        self._target_owner = owner
-        names = self._number_names
-        is_affected = np.zeros(len(names) + 1, dtype=bool)  # the last entry stands for -1, nobody
-        is_affected[affected] = True
-        held = np.flatnonzero(is_affected[owner])
-        by_member = held[np.argsort(owner[held], kind="stable")]
-        cut = np.searchsorted(owner[by_member], affected)
-        cut = np.append(cut, len(by_member))
-        target = self.target
-        for i, n in enumerate(affected.tolist()):
-            target[names[n]] = frozenset(by_member[cut[i]:cut[i + 1]].tolist())
-        for member_id in self.members:
-            if member_id not in target:
-                target[member_id] = _NO_PARTITIONS
-        for member_id in [m for m in target if m not in self.members]:
-            del target[member_id]
 
     # -- reconciling
 
@@ -755,13 +808,11 @@ class ConsumerGroupCoordinator:
         free = frozenset(filterfalse(self.holder.__contains__, wanted))
         unreleased = len(free) != len(wanted)
         if to_revoke and _still_owns(owned, to_revoke):
-            return member._replace(state=MemberState.UNREVOKED_PARTITIONS, epoch=epoch, previous_epoch=member.epoch,
-                                   assigned=kept, pending_revocation=to_revoke)
+            return member.moved_to(MemberState.UNREVOKED_PARTITIONS, epoch, kept, to_revoke)
         state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
         # a member that keeps exactly what it has keeps its set (the holders then need no update)
         assigned = current if not to_revoke and not free else kept | free
-        return member._replace(state=state, epoch=self.assignment_epoch, previous_epoch=member.epoch,
-                               assigned=assigned, pending_revocation=frozenset())
+        return member.moved_to(state, self.assignment_epoch, assigned, _NO_PARTITIONS)
 
 
 def _held(member: GroupMember) -> frozenset[int]:

@@ -107,7 +107,6 @@ from kassign.simulate.metrics import EventRecord, StrategyRun, spread
 from kassign.simulate.scenario import CONSUMER, Event, MemberPlan, SimScenario, parse_strategy, run_protocol
 
 _SETTLE_LIMIT_INTERVALS = 1000  # after the timeline, give up (and say so) if the group has not settled by then
-_STRETCH = 4096  # at most this many heartbeats traced, or members reaching the target's epoch, per compiled stretch
 
 
 @dataclass(frozen=True)
@@ -173,10 +172,10 @@ class ConsumerTimelineRun:
         self.records: list[EventRecord] = []
         self._before: np.ndarray = self.last_owner.copy()
         self._queue: list[tuple[float, int, str, object]] = []  # scenario events, starts, session expiries
-        self.heartbeats = HeartbeatClock()
+        self.heartbeats = HeartbeatClock(traced=trace)
         self._targets_marked = 0  # targets computed when the routine marks were last cleared
         self._routine_stale = False  # a new target: every member's mark is to be looked at again
-        self.played_in_bulk = 0  # heartbeats played by HeartbeatClock.run_steady rather than one by one
+        self.played_in_bulk = 0  # heartbeats played by HeartbeatClock.run_routine rather than one by one
         self._timers = 0  # scenario events, returns and session expiries still to come
         self._pending: set[str] = set()  # clients whose join or subscription change the coordinator has not seen
         self._unserved: int | None = None
@@ -185,6 +184,7 @@ class ConsumerTimelineRun:
         self._counted_for: tuple[int, int] | None = None  # the subscription changes _counted_slots reflects
         self._joined_changes = 0  # goes up whenever _joined_topics changes
         self._counted_mask = np.zeros(len(self.catalog.slot_name), dtype=bool)  # per slot: in _counted_slots
+        self._counted_by_slot: list[bool] = self._counted_mask.tolist()  # the same, for element access
         self._subscribed_total = 0  # partitions of the counted slots
         self._served = 0  # of those, partitions some member consumes
         self._targets_seen = 0
@@ -229,6 +229,7 @@ class ConsumerTimelineRun:
             self._pid_slot = np.asarray(self.catalog.pid_slot, dtype=np.int32)
         new_slots = len(self.catalog.slot_name) - len(self._counted_mask)
         self._counted_mask = np.concatenate([self._counted_mask, np.zeros(new_slots, dtype=bool)])
+        self._counted_by_slot = self._counted_mask.tolist()
         self._counted_slots = None  # topics grew: count again
         self._unserved = None
 
@@ -248,7 +249,7 @@ class ConsumerTimelineRun:
             if live != self._counted_slots:
                 mask = np.zeros(len(catalog.slot_name), dtype=bool)
                 mask[list(live)] = True
-                self._counted_slots, self._counted_mask = live, mask
+                self._counted_slots, self._counted_mask, self._counted_by_slot = live, mask, mask.tolist()
                 self._subscribed_total = sum(len(catalog.slot_pids[s]) for s in live)
                 self._served = int(np.count_nonzero((self.owner >= 0) & mask[self._pid_slot])) if len(self.owner) else 0
             self._unserved = self._subscribed_total - self._served
@@ -316,38 +317,38 @@ class ConsumerTimelineRun:
             index = self.member_index[name] = len(self.member_names)
             self.member_names.append(name)
         client = _Client(name, index, plan, tuple(plan.topics), plan.remote_assignor or self.run_assignor)
+        self.heartbeats.reserve(index)
         replaced = self.clients.get(name)
         if replaced is not None and replaced.joined:
             self._count_topics(replaced.topics, -1)  # its topics count no more
         self.clients[name] = client
         return client
 
+    # a member's share is a few partitions: element by element beats whole-array calls here
     def _take(self, client: _Client, partitions: Collection[int]) -> None:
-        if not partitions:
-            return
-        pids = np.fromiter(partitions, dtype=np.int64, count=len(partitions))
-        others = self.owner[pids]
-        if (others >= 0).any():
-            first = int(np.flatnonzero(others >= 0)[0])
-            topic, p = self.catalog.topic_partition(int(pids[first]))
-            raise InvariantViolation(
-                f"at {self.now:g}s {topic}-{p} would be owned by both {self.member_names[int(others[first])]!r} and "
-                f"{client.name!r}: the coordinator handed it over before it was revoked")
-        self.owner[pids] = client.index
-        self.last_owner[pids] = client.index
-        self._served += self._counted(pids)
+        owner, last_owner, index = self.owner, self.last_owner, client.index
+        counted, slot_of = self._counted_by_slot, self.catalog.pid_slot
+        served = 0
+        for pid in partitions:
+            other = owner[pid]
+            if other >= 0:
+                topic, p = self.catalog.topic_partition(pid)
+                raise InvariantViolation(
+                    f"at {self.now:g}s {topic}-{p} would be owned by both {self.member_names[other]!r} and "
+                    f"{client.name!r}: the coordinator handed it over before it was revoked")
+            owner[pid] = last_owner[pid] = index
+            served += counted[slot_of[pid]]
+        self._served += served
 
     def _drop(self, client: _Client, partitions: Collection[int]) -> None:
-        if not partitions:
-            return
-        pids = np.fromiter(partitions, dtype=np.int64, count=len(partitions))
-        mine = pids[self.owner[pids] == client.index]
-        self.owner[mine] = -1
-        self._served -= self._counted(mine)
-
-    def _counted(self, pids: np.ndarray) -> int:
-        """How many of these partitions ``_served`` counts (their topics are subscribed)."""
-        return int(np.count_nonzero(self._counted_mask[self._pid_slot[pids]]))
+        owner, index = self.owner, client.index
+        counted, slot_of = self._counted_by_slot, self.catalog.pid_slot
+        served = 0
+        for pid in partitions:
+            if owner[pid] == index:
+                owner[pid] = -1
+                served += counted[slot_of[pid]]
+        self._served -= served
 
     def _apply_assignment(self, client: _Client, assignment: frozenset[int]) -> bool:
         """Revoke what is no longer assigned, then take what is new; True when anything changed."""
@@ -380,7 +381,7 @@ class ConsumerTimelineRun:
     def _heartbeat(self, client: _Client, epoch: int | None = None) -> None:
         was_settled = self.settled()
         coordinator = self.coordinator
-        self._renew_to_last_steady_beat(client)
+        self._renew_to_last_bulk_beat(client)
         epoch = client.epoch if epoch is None else epoch
         send_topics = client.topics if client.sent_topics != client.topics or epoch == 0 else None
         request = HeartbeatRequest(
@@ -417,7 +418,8 @@ class ConsumerTimelineRun:
             changed = response.assignment is not None and self._apply_assignment(client, response.assignment)
             # after applying a new assignment the member acknowledges it at once
             self._schedule_heartbeat(client, self.now if changed else self.now + self.interval)
-        self._count_rounds()
+        if coordinator.targets_computed != self._targets_seen:
+            self._count_rounds()
         if self.records and (not was_settled or not self.settled()):
             self.records[-1].heartbeats += 1
         self._mark_routine(client)
@@ -430,15 +432,12 @@ class ConsumerTimelineRun:
             self._targets_marked = self.coordinator.targets_computed
             routine[:] = Routine.OTHER
             self._routine_stale = True
-        if client.index < len(routine):
-            routine[client.index] = self._routine_of(client)
+        routine[client.index] = self._routine_of(client)
 
     def _mark_all_routine(self) -> None:
         """What every member's next heartbeat will do, if routine."""
-        routine = self.heartbeats.routine
-        clients = [client for client in map(self.clients.get, self.coordinator.members)
-                   if client is not None and client.index < len(routine)]
-        routine[[client.index for client in clients]] = [self._routine_of(client) for client in clients]
+        clients = [client for client in map(self.clients.get, self.coordinator.members) if client is not None]
+        self.heartbeats.routine[[client.index for client in clients]] = list(map(self._routine_of, clients))
         self._routine_stale = False
 
     def _routine_of(self, client: _Client) -> Routine:
@@ -451,9 +450,11 @@ class ConsumerTimelineRun:
         return self.coordinator.routine(member, client.epoch, client.plan.instance_id, client.plan.rack,
                                         client.assignor)
 
-    def _renew_to_last_steady_beat(self, client: _Client) -> None:
+    def _renew_to_last_bulk_beat(self, client: _Client) -> None:
         """The coordinator's session deadline after the client's heartbeats played in bulk (only the
         last one counts)."""
+        if self.heartbeats.last_beat[client.index] == -np.inf:
+            return  # none since the last look
         last_beat = self.heartbeats.take_last_beat(client.index)
         if last_beat is not None and client.name in self.coordinator.members:
             self.coordinator.session_deadline[client.name] = last_beat + self.session_timeout
@@ -483,7 +484,7 @@ class ConsumerTimelineRun:
 
     def _watch_session(self, client: _Client) -> float | None:
         """The member stopped heartbeating: the coordinator will fence it at its session deadline."""
-        self._renew_to_last_steady_beat(client)
+        self._renew_to_last_bulk_beat(client)
         deadline = self.coordinator.session_deadline.get(client.name)
         if deadline is None or client.name not in self.coordinator.members:
             return None
@@ -503,7 +504,7 @@ class ConsumerTimelineRun:
     def _event(self, event: Event) -> None:
         kind, name = event.type, event.member
         client = self.clients.get(name) if name is not None else None
-        if client is not None and client.index < len(self.heartbeats.routine):
+        if client is not None:
             self.heartbeats.routine[client.index] = Routine.OTHER  # whatever it changes, its next heartbeat says so
         if kind == "expire":
             self._expire(client, event)
@@ -547,7 +548,7 @@ class ConsumerTimelineRun:
             self._metadata_change(event, record)
 
     def _expire(self, client: _Client, event: Event) -> None:
-        self._renew_to_last_steady_beat(client)
+        self._renew_to_last_bulk_beat(client)
         epoch_before = self.coordinator.group_epoch
         if not self.coordinator.expire_session(client.name, self.now):
             return
@@ -628,36 +629,32 @@ class ConsumerTimelineRun:
         if coordinator.group_epoch != coordinator.assignment_epoch or coordinator.metadata_refresh:
             return 0
         record = self.records[-1]
-        sums = np.array([record.unowned_partition_seconds, record.unsettled_seconds])
-        reached = np.zeros(_STRETCH, dtype=np.int64)
-        trace = np.zeros(_STRETCH, dtype=np.int64) if self.trace is not None else None
-        trace_times = np.zeros(_STRETCH) if self.trace is not None else None
-        now, played, counted, caught_up = self.heartbeats.run_routine(
+        stretch = self.heartbeats.run_routine(
             stop_at=other[0] if other is not None else np.inf, stop_sequence=other[1] if other is not None else -1,
             limit=np.inf if limit is None else limit, interval=self.interval, now=self.now, unserved=self.unserved(),
             waiting=coordinator.waiting_for(), others_settled=not self._pending, stop_when_settled=self._timers == 0,
-            sums=sums, reached=reached, trace=trace, trace_times=trace_times)
-        if not played:
+            unowned=record.unowned_partition_seconds, unsettled=record.unsettled_seconds)
+        if not stretch.played:
             return 0
-        self.played_in_bulk += played
-        self.now = float(now)
-        record.unowned_partition_seconds, record.unsettled_seconds = float(sums[0]), float(sums[1])
-        record.heartbeats += counted
-        names = [self.member_names[member] for member in reached[:caught_up].tolist()]
+        self.played_in_bulk += stretch.played
+        self.now = stretch.now
+        record.unowned_partition_seconds, record.unsettled_seconds = stretch.unowned, stretch.unsettled
+        record.heartbeats += stretch.counted
+        names = [self.member_names[member] for member in stretch.reached]
         if self.trace is not None:
-            self._trace_stretch(trace[:played].tolist(), trace_times[:played].tolist(), set(names))  # type: ignore[index]
+            self._trace_stretch(stretch.traced, set(names))
         for name in names:
             self.clients[name].epoch = coordinator.reach_target_epoch(name).epoch
-        return played
+        return stretch.played
 
-    def _trace_stretch(self, members: list[int], times: list[float], reaching: set[str]) -> None:
+    def _trace_stretch(self, played: list[tuple[int, float]], reaching: set[str]) -> None:
         """Trace entries of a stretch of routine heartbeats, before the members in ``reaching`` are moved
         to the target's epoch: the first heartbeat of each of those is the one that moves it."""
         coordinator, trace = self.coordinator, self.trace
         assert trace is not None
         target_epoch = coordinator.assignment_epoch
         reached: set[str] = set()
-        for member, at in zip(members, times):
+        for member, at in played:
             name = self.member_names[member]
             sent = target_epoch if name in reached else coordinator.members[name].epoch
             reached.update({name} & reaching)
@@ -731,7 +728,7 @@ class ConsumerTimelineRun:
                 if on_event is not None and event.type not in ("expire", "return"):
                     on_event()
         for client in self.clients.values():
-            self._renew_to_last_steady_beat(client)
+            self._renew_to_last_bulk_beat(client)
         self._close()
         run = StrategyRun(self.strategy, self.records, time.perf_counter() - started, group_protocol=CONSUMER)
         return run

@@ -32,6 +32,8 @@ the next sequence number, which the simulator's other queue draws from as well.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -41,17 +43,35 @@ _RENEWS_SESSION, _REACHES_TARGET_EPOCH = int(Routine.RENEWS_SESSION), int(Routin
 _HEAP, _POSITION, _SEQUENCE = 0, 1, 2  # rows of ``ints``
 _SIZE, _NEXT_SEQUENCE = 0, 1  # entries of ``state``
 _NOT_QUEUED = -1
+_STRETCH = 4096  # at most this many heartbeats traced, or members reaching the target's epoch, per stretch
+
+
+class Stretch(NamedTuple):
+    """What :meth:`HeartbeatClock.run_routine` played."""
+
+    now: float  # the clock after it
+    played: int
+    counted: int  # heartbeats of a group not settled (the record's ``heartbeats``)
+    unowned: float  # the record's unowned partition-seconds after it
+    unsettled: float  # the record's unsettled seconds after it
+    reached: list[int]  # members that reached the target's epoch, in order
+    traced: list[tuple[int, float]]  # (member, time) of every heartbeat played, when tracing
 
 
 class HeartbeatClock:
     """Every member's next heartbeat; member numbers are small integers, allocated by the caller."""
 
-    def __init__(self, capacity: int = 16) -> None:
+    def __init__(self, capacity: int = 16, *, traced: bool = False) -> None:
         self.times = np.zeros(capacity, dtype=np.float64)
         self.ints = np.full((3, capacity), _NOT_QUEUED, dtype=np.int64)
         self.state = np.zeros(2, dtype=np.int64)
         self.routine = np.zeros(capacity, dtype=np.int8)  # what its next heartbeat would do, if routine (Routine)
-        self.last_beat = np.full(capacity, -np.inf)  # time of its latest heartbeat played by run_steady
+        self.last_beat = np.full(capacity, -np.inf)  # time of its latest heartbeat played by run_routine
+        self.traced = traced
+        self._sums = np.zeros(2)
+        self._reached = np.zeros(_STRETCH, dtype=np.int64)
+        self._trace_members = np.zeros(_STRETCH if traced else 0, dtype=np.int64)
+        self._trace_times = np.zeros(_STRETCH if traced else 0)
 
     def take_sequence(self) -> int:
         """The next sequence number (for the caller's other queue items, so ties order across both)."""
@@ -59,21 +79,23 @@ class HeartbeatClock:
         self.state[_NEXT_SEQUENCE] = number + 1
         return number
 
-    def schedule(self, member: int, at: float) -> None:
-        """(Re)schedule ``member``'s heartbeat at ``at``, replacing any it had."""
+    def reserve(self, member: int) -> None:
+        """Make room for member numbers up to ``member`` (the others take member numbers as given)."""
         if member >= len(self.times):
             self._grow(member + 1)
+
+    def schedule(self, member: int, at: float) -> None:
+        """(Re)schedule ``member``'s heartbeat at ``at``, replacing any it had."""
         _schedule(self.times, self.ints, self.state, member, at)
 
     def cancel(self, member: int) -> None:
         """No heartbeat for ``member`` until it is scheduled again."""
-        if member < len(self.times):
-            _cancel(self.times, self.ints, self.state, member)
-            self.routine[member] = 0
+        _cancel(self.times, self.ints, self.state, member)
+        self.routine[member] = 0
 
     def take_last_beat(self, member: int) -> float | None:
-        """The time of ``member``'s latest heartbeat played by :meth:`run_steady` since the last call, or None."""
-        if member >= len(self.last_beat) or self.last_beat[member] == -np.inf:
+        """The time of ``member``'s latest heartbeat played by :meth:`run_routine` since the last call, or None."""
+        if self.last_beat[member] == -np.inf:
             return None
         at = float(self.last_beat[member])
         self.last_beat[member] = -np.inf
@@ -87,24 +109,24 @@ class HeartbeatClock:
         return member, float(self.times[member]), int(self.ints[_SEQUENCE, member])
 
     def run_routine(self, *, stop_at: float, stop_sequence: int, limit: float, interval: float, now: float,
-                    unserved: int, waiting: int, others_settled: bool, stop_when_settled: bool, sums: np.ndarray,
-                    reached: np.ndarray, trace: np.ndarray | None = None, trace_times: np.ndarray | None = None,
-                    ) -> tuple[float, int, int, int]:
+                    unserved: int, waiting: int, others_settled: bool, stop_when_settled: bool, unowned: float,
+                    unsettled: float) -> Stretch:
         """Play routine heartbeats in order until one is not routine, comes after ``(stop_at,
         stop_sequence)`` or after ``limit``, or, with ``stop_when_settled``, the group is settled: when
         ``waiting`` (the members the group waits for) is down to 0 and ``others_settled``.
 
-        ``sums`` (unowned partition-seconds, unsettled seconds) grow as the clock moves from ``now``;
-        members reaching the target's epoch are written to ``reached``, and with ``trace`` (and
-        ``trace_times``) every played heartbeat's member and time, at most as many as each holds.
-        Returns the clock's time, how many were played, how many of those count as heartbeats of a
-        group not settled, and how many reached the target's epoch."""
-        traced = trace is not None
-        if trace is None or trace_times is None:
-            trace, trace_times = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        return _run_routine(self.times, self.ints, self.state, self.routine, self.last_beat, stop_at, stop_sequence,
-                            limit, interval, now, unserved, waiting, others_settled, stop_when_settled, sums, reached,
-                            traced, trace, trace_times)
+        ``unowned`` (partition-seconds) and ``unsettled`` (seconds) grow as the clock moves from ``now``,
+        by ``unserved`` partitions at a time. At most a few thousand members reaching the target's epoch
+        (or heartbeats traced) are played per call: the caller calls again for more."""
+        sums = self._sums
+        sums[0], sums[1] = unowned, unsettled
+        now, played, counted, reached = _run_routine(
+            self.times, self.ints, self.state, self.routine, self.last_beat, stop_at, stop_sequence, limit, interval,
+            now, unserved, waiting, others_settled, stop_when_settled, sums, self._reached, self.traced,
+            self._trace_members, self._trace_times)
+        traced = (list(zip(self._trace_members[:played].tolist(), self._trace_times[:played].tolist()))
+                  if self.traced else [])
+        return Stretch(now, played, counted, float(sums[0]), float(sums[1]), self._reached[:reached].tolist(), traced)
 
     def _grow(self, needed: int) -> None:
         capacity = max(needed, 2 * len(self.times))
