@@ -23,6 +23,7 @@ from kassign.javaorder import (
     copy_constructor_capacity,
     java_int_set_copy_order,
     java_int_set_order,
+    java_sorted_positions,
     table_size_for,
 )
 
@@ -152,3 +153,15 @@ def test_tree_bins_of_a_set_built_at_once() -> None:
 def test_tree_bins_of_a_set_grown_one_add_at_a_time() -> None:
     assert java_int_set_order(STRIDE_16) == JDK17_STRIDE_16
     assert java_int_set_order(STRIDE_32) == JDK17_STRIDE_32_GROWN
+
+
+# Java orders strings by UTF-16 code units: U+FFFD sorts after the surrogate pair of U+1F600, which
+# Python's code point order puts last.
+@pytest.mark.parametrize("texts", [
+    ["b", "a", "", "ab", "a"],
+    ["\U0001f600", "\ufffd", "x", "\ud7ff"],
+    [f"member-{i}" for i in random.Random(3).sample(range(1000), 200)],
+])
+def test_java_sorted_positions_follow_utf16_order(texts: list[str]) -> None:
+    by_units = sorted(range(len(texts)), key=lambda i: texts[i].encode("utf-16-be", "surrogatepass"))
+    assert java_sorted_positions(texts) == by_units

@@ -57,6 +57,16 @@ def java_string_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+def java_sorted_positions(texts: Sequence[str]) -> list[int]:
+    """Positions of ``texts`` in the order Java's ``String.compareTo`` sorts them (stable). Without
+    characters beyond the Basic Multilingual Plane, code points and UTF-16 code units order alike,
+    so Python's own string order serves; otherwise :func:`java_string_key` does."""
+    widest = max(map(max, filter(None, texts)), default="")
+    if widest > "\uffff":
+        return sorted(range(len(texts)), key=list(map(java_string_key, texts)).__getitem__)
+    return sorted(range(len(texts)), key=texts.__getitem__)
+
+
 def java_string_hash(text: str) -> int:
     """``String.hashCode()`` (31-based polynomial over UTF-16 code units) as an unsigned 32-bit value."""
     units = text.encode("utf-16-be", "surrogatepass")

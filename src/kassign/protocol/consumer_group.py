@@ -75,7 +75,7 @@ from __future__ import annotations
 import base64
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import compress, filterfalse
@@ -331,6 +331,10 @@ class TargetAssignment(Mapping[str, frozenset[int]]):
             self._names.append(member_id)
         return number
 
+    def numbers_of(self, member_ids: Sequence[str]) -> np.ndarray:
+        """The numbers of members that have one (see :meth:`number_of`)."""
+        return np.fromiter(map(self._number.__getitem__, member_ids), dtype=np.int64, count=len(member_ids))
+
     def name_of(self, number: int) -> str:
         return self._names[number]
 
@@ -376,9 +380,9 @@ class TargetAssignment(Mapping[str, frozenset[int]]):
         members whose share changed are built again when asked for."""
         old = self.owner()
         changed = np.flatnonzero(old != owner)
-        affected = np.unique(np.concatenate([old[changed], owner[changed]]))
+        involved = np.bincount(np.concatenate([old[changed], owner[changed]]) + 1, minlength=len(self._names) + 1)
         sets = self._sets
-        for number in affected[affected >= 0].tolist():
+        for number in np.flatnonzero(involved[1:]).tolist():
             name = self._names[number]
             if name in sets:
                 sets[name] = None
@@ -439,8 +443,9 @@ class ConsumerGroupCoordinator:
 
     def heartbeat(self, request: HeartbeatRequest, now: float) -> HeartbeatResponse:
         member = self.members.get(request.member_id)
-        if member is not None and request.topics is None and self.routine(
-                member, request.epoch, request.instance_id, request.rack, request.assignor) == Routine.RENEWS_SESSION:
+        if (member is not None and request.topics is None and member.reconciled_to(self.assignment_epoch)
+                and self.routine(member, request.epoch, request.instance_id, request.rack, request.assignor)
+                == Routine.RENEWS_SESSION):
             self.session_deadline[request.member_id] = now + self.session_timeout
             return HeartbeatResponse(request.member_id, member.epoch)
         if request.epoch == LEAVE_GROUP_EPOCH:
@@ -482,9 +487,10 @@ class ConsumerGroupCoordinator:
 
         # 1. the member's subscription; a change bumps the group epoch
         changes: dict[str, Any] = {}
-        for name in ("instance_id", "rack", "topics", "assignor"):
-            value = getattr(request, name)
-            if value is not None and value != getattr(member, name):
+        for name, value, current in (("instance_id", request.instance_id, member.instance_id),
+                                     ("rack", request.rack, member.rack), ("topics", request.topics, member.topics),
+                                     ("assignor", request.assignor, member.assignor)):
+            if value is not None and value != current:
                 changes[name] = value
         updated = member._replace(**changes) if changes else member
         bump = "topics" in changes and set(updated.topics) != set(member.topics)
@@ -521,7 +527,7 @@ class ConsumerGroupCoordinator:
         nothing it sends differs from its record and the target is current: renew its session only
         (it has reached the target), or move it to the target's epoch without changing what it holds.
         Anything else is ``Routine.OTHER``."""
-        if not (epoch == member.epoch and epoch > 0 and not self.metadata_refresh
+        if not (not member.pending_revocation and epoch == member.epoch and epoch > 0 and not self.metadata_refresh
                 and self.group_epoch == self.assignment_epoch
                 and (instance_id is None or instance_id == member.instance_id)
                 and (rack is None or rack == member.rack)
@@ -529,7 +535,7 @@ class ConsumerGroupCoordinator:
             return Routine.OTHER
         if member.reconciled_to(self.assignment_epoch):
             return Routine.RENEWS_SESSION
-        if (member.state != MemberState.UNREVOKED_PARTITIONS and not member.pending_revocation
+        if (member.state != MemberState.UNREVOKED_PARTITIONS
                 and self.target.get(member.member_id, _NO_PARTITIONS) == member.assigned):
             return Routine.REACHES_TARGET_EPOCH
         return Routine.OTHER
@@ -637,7 +643,10 @@ class ConsumerGroupCoordinator:
         self.members[new.member_id] = new
         if new.instance_id is not None:
             self.static_members[new.instance_id] = new.member_id
-        self._track(new)
+        if self._waits_for(new):
+            self._unreconciled.add(new.member_id)
+        else:
+            self._unreconciled.discard(new.member_id)
 
     def _hold(self, member_id: str, pids: frozenset[int]) -> None:
         holder = self.holder
@@ -655,12 +664,6 @@ class ConsumerGroupCoordinator:
     def _waits_for(self, member: GroupMember) -> bool:
         """Whether the group has yet to see this member reach the target (a static member away does not count)."""
         return member.epoch != LEAVE_GROUP_STATIC_EPOCH and not member.reconciled_to(self.assignment_epoch)
-
-    def _track(self, member: GroupMember) -> None:
-        if self._waits_for(member):
-            self._unreconciled.add(member.member_id)
-        else:
-            self._unreconciled.discard(member.member_id)
 
     def _remove(self, member_id: str) -> None:
         member = self.members.pop(member_id)
@@ -686,7 +689,9 @@ class ConsumerGroupCoordinator:
         self.assignment_epoch = self.group_epoch
         self.targets_computed += 1
         self.last_assignor = assignor
-        self._unreconciled = {member_id for member_id, member in self.members.items() if self._waits_for(member)}
+        # a brand-new target epoch, which no member has reached: the group waits for all but static members away
+        self._unreconciled = {member_id for member_id, member in self.members.items()
+                              if member.epoch != LEAVE_GROUP_STATIC_EPOCH}
 
     def target_document(self) -> dict[str, Any]:
         """The group as a scenario document (SPEC section 1, with ``topic_ids`` when a topic was
@@ -733,7 +738,7 @@ class ConsumerGroupCoordinator:
         catalog = self.catalog
         member_ids = list(self.members)
         count = len(member_ids)
-        numbers = np.fromiter(map(self.target.number_of, member_ids), dtype=np.int64, count=count)
+        numbers = self.target.numbers_of(member_ids)
         join_order = np.full(self.target.numbers(), -1, dtype=np.int64)
         join_order[numbers] = np.arange(count)
         subscriptions, subscription = self._subscription_classes(member_ids)
@@ -769,7 +774,7 @@ class ConsumerGroupCoordinator:
         # back from the group's numbering: its flat ids to pids, its members to ours
         flat_pids = np.concatenate([np.zeros(0, dtype=np.int64)] + [
             catalog.pid_array(catalog.slot_of[name]) for name in group.topic_names])
-        member_numbers = np.fromiter(map(self.target.number_of, group.member_ids), dtype=np.int64, count=count)
+        member_numbers = self.target.numbers_of(group.member_ids)
         new_owner = np.full(catalog.size, -1, dtype=np.int64)
         has = owners >= 0
         new_owner[flat_pids[has]] = member_numbers[owners[has]]

@@ -28,13 +28,13 @@ from __future__ import annotations
 import numpy as np
 
 from kassign.assignors.server.group import ServerGroup
-from kassign.javaorder import java_string_key
+from kassign.javaorder import java_sorted_positions
 
 
 def range_assign(group: ServerGroup) -> np.ndarray:
     """Each partition's owner (member number, -1 none) in the new target, by flat partition id."""
     owners = np.full(int(group.offsets[-1]), -1, dtype=np.int64)
-    ranked = sorted(range(group.num_members), key=lambda m: _rank(group, m))
+    ranked = _ranked(group)
     for t, members in enumerate(_subscribers_in_rank_order(group, ranked)):
         if not len(members):
             continue
@@ -68,8 +68,11 @@ def _subscribers_in_rank_order(group: ServerGroup, ranked: list[int]) -> list[np
     return result
 
 
-def _rank(group: ServerGroup, member: int) -> tuple[int, bytes]:
-    instance_id = group.instance_ids[member]
-    if instance_id is not None:
-        return (0, java_string_key(instance_id))
-    return (1, java_string_key(group.member_ids[member]))
+def _ranked(group: ServerGroup) -> list[int]:
+    """Member numbers in range order: static members by ``group.instance.id``, then the others by
+    member id, each in Java's string order."""
+    static = [m for m, instance_id in enumerate(group.instance_ids) if instance_id is not None]
+    dynamic = [m for m, instance_id in enumerate(group.instance_ids) if instance_id is None]
+    by_instance = java_sorted_positions([group.instance_ids[m] for m in static])
+    by_id = java_sorted_positions([group.member_ids[m] for m in dynamic])
+    return [static[i] for i in by_instance] + [dynamic[i] for i in by_id]
