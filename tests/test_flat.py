@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import kassign
 from kassign.errors import KassignError
-from kassign.flat import FlatAssignment
+from kassign.flat import FlatAssignment, member_lists, pair_objects, sliced
 from tests.conftest import vector_params
 
 CLASSIC = ["range", "roundrobin", "sticky", "cooperative-sticky", "random", "broadcast", "load-aware"]
@@ -117,6 +117,20 @@ def test_dict_and_table_equal_the_pair_by_pair_reference(flat: FlatAssignment, e
     assert list(got) == list(expected)  # members sorted
     assert all(type(pair) is tuple for pairs in got.values() for pair in pairs)
     assert table_rows(flat.to_table()) == rows({m: p for m, p in expected.items() if p})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 14), max_size=40), st.data())
+def test_member_lists_equal_one_slice_per_member(lengths: list[int], data) -> None:
+    """Lists made count by count (few distinct counts) or slice by slice (many) are the plain slices."""
+    bounds = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64)
+    rows = int(bounds[-1])
+    topics = ["t0", "t1", "t2"]
+    topic = np.array(data.draw(st.lists(st.integers(0, 2), min_size=rows, max_size=rows)), dtype=np.int64)
+    partition = np.array(data.draw(st.lists(st.integers(0, 9), min_size=rows, max_size=rows)), dtype=np.int64)
+    got = member_lists(topics, topic, partition, bounds)
+    assert got == list(sliced(pair_objects(topics, topic, partition), bounds))
+    assert all(type(pairs) is list for pairs in got) and len({id(pairs) for pairs in got}) == len(got)
 
 
 def test_to_dict_keeps_the_collector_as_it_found_it() -> None:

@@ -32,7 +32,7 @@ def assign(
     target). ``options`` go to a classic assignor's constructor (e.g. ``seed`` for ``random``).
     """
     parsed = parse_scenario(scenario)
-    return assign_flat(strategy, parsed, protocol, **options).to_dict(parsed.members)
+    return assign_flat(strategy, parsed, protocol, **options).to_dict(parsed.members.ids)
 
 
 def assign_table(

@@ -23,16 +23,18 @@ partitions by member (in name order), topics in name order within a member, part
 ascending within a topic, as a topic number and a partition number each, so no Python
 object exists per partition until the dict's tuples, and none at all for the table.
 (topic, partition) pairs are materialised only here, all at once: one list of names and
-one of numbers gathered from a few hundred shared objects, zipped into tuples, then one
-slice per member.
+one of numbers gathered from a few hundred shared objects, zipped into tuples, then
+cut into the members' lists count by count (:func:`member_lists`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice, repeat
 from typing import Any
 
 import numpy as np
@@ -57,12 +59,9 @@ class FlatAssignment:
         """``(names, bounds, topic, partition)``: member ``names`` sorted; ``names[i]`` holds the
         pairs ``bounds[i] .. bounds[i+1]-1`` of the ``topic`` (index into ``topics``) and
         ``partition`` columns, by topic name, then partition."""
-        member_order = sorted(range(len(self.members)), key=self.members.__getitem__)
-        member_rank = np.empty(len(self.members), dtype=np.int64)
-        member_rank[member_order] = np.arange(len(self.members), dtype=np.int64)
+        names, member_rank = _sorted_with_ranks(self.members)
         topic_order = np.array(sorted(range(len(self.topics)), key=self.topics.__getitem__), dtype=np.int64)
         offsets = np.asarray(self.offsets, dtype=np.int64)
-        names = [self.members[m] for m in member_order]
         if self.shared is not None:
             bounds, flat = _group_pairs(*self.shared, member_rank, topic_order, offsets)
             return (names, bounds, *self.topic_and_partition(flat))
@@ -77,8 +76,8 @@ class FlatAssignment:
         every member of ``members`` present (with ``[]`` if it holds nothing)."""
         names, bounds, topic, partition = self.grouped()
         with no_cyclic_gc():
-            result: dict[str, Pairs] = dict(zip(names, sliced(pair_objects(self.topics, topic, partition), bounds)))
-        missing = [m for m in members if m not in result]
+            result: dict[str, Pairs] = dict(zip(names, member_lists(self.topics, topic, partition, bounds)))
+        missing = [] if members is self.members else [m for m in members if m not in result]
         if missing:
             result.update((m, []) for m in missing)
             result = dict(sorted(result.items()))
@@ -157,6 +156,62 @@ def pair_objects(topics: list[str], topic: np.ndarray, partition: np.ndarray,
     names = np.array(topics, dtype=object)
     numbers = np.array(range(int(partition.max()) + 1 if len(partition) else 0), dtype=object)
     return list(make(zip(names[topic].tolist(), numbers[partition].tolist())))
+
+
+def _sorted_with_ranks(names: list[str]) -> tuple[list[str], np.ndarray]:
+    """``names`` sorted, and the rank of each of ``names`` in that order."""
+    if all(map(operator.le, names, islice(names, 1, None))):
+        return list(names), np.arange(len(names), dtype=np.int64)  # documents often list members sorted
+    order = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[order] = np.arange(len(names), dtype=np.int64)
+    return [names[m] for m in order], rank
+
+
+# Above this many distinct list lengths, member_lists slices each list out on its own.
+_FEW_LENGTHS = 8
+
+
+def member_lists(topics: list[str], topic: np.ndarray, partition: np.ndarray, bounds: np.ndarray,
+                 make: Callable[[Iterator[tuple[str, int]]], Iterator[Any]] = iter) -> list[list[Any]]:
+    """Member ``i``'s list of :func:`pair_objects`, rows ``bounds[i] .. bounds[i+1]-1``, for each ``i``.
+
+    An assignment gives most members one of a few counts, so the members are taken count by count:
+    the pairs of all members holding ``k`` are made in one run and cut into lists of ``k`` by one
+    ``zip`` (no slice object, no per-member call), then the lists are put back in member order by
+    one gather. Many distinct counts: one slice per member."""
+    lengths = np.diff(np.asarray(bounds, dtype=np.int64))
+    how_many = np.bincount(lengths) if len(lengths) else np.zeros(0, dtype=np.int64)
+    sizes = np.flatnonzero(how_many).tolist()
+    if len(sizes) > _FEW_LENGTHS:
+        return list(sliced(pair_objects(topics, topic, partition, make), bounds))
+    by_length = np.argsort(lengths, kind="stable")
+    rows = _rows_in_order(np.asarray(bounds, dtype=np.int64), by_length)
+    pairs = iter(pair_objects(topics, topic[rows], partition[rows], make))
+    lists: list[list[Any]] = []
+    for size in sizes:
+        members = int(how_many[size])
+        if size == 0:
+            lists += map(list, repeat((), members))
+        elif size == 1:
+            lists += [[pair] for pair in islice(pairs, members)]
+        else:
+            lists += map(list, islice(zip(*[pairs] * size), members))  # size pairs from the one iterator
+    in_member_order = np.empty(len(lists), dtype=object)
+    in_member_order[by_length] = np.fromiter(lists, dtype=object, count=len(lists))
+    return in_member_order.tolist()
+
+
+@njit(cache=True)
+def _rows_in_order(bounds, members):
+    """The rows of ``members``' ranges (``bounds[m] .. bounds[m+1]-1``), member after member."""
+    rows = np.empty(bounds[-1] - bounds[0], dtype=np.int64)
+    write = 0
+    for m in members:
+        for row in range(bounds[m], bounds[m + 1]):
+            rows[write] = row
+            write += 1
+    return rows[:write]
 
 
 def sliced(items: list[Any], bounds: np.ndarray) -> Iterator[list[Any]]:

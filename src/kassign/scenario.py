@@ -15,6 +15,7 @@ which accepts the rarer shapes Python callers pass and names the first problem.
 
 from __future__ import annotations
 
+import operator
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -330,7 +331,10 @@ def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
     ids, entries = list(doc), list(doc.values())
     if not (_only(ids, str) and _only(entries, dict)):
         return None
-    fields = set(chain.from_iterable(entries))
+    topic_lists = list(map(dict.get, entries, repeat("topics")))
+    owned_lists = list(map(dict.get, entries, repeat("owned"), repeat(())))
+    fields = {"topics", "owned"} if _only_topics_and_owned(entries, topic_lists, owned_lists) \
+        else set(chain.from_iterable(entries))
     if not _MEMBER_KEYS.issuperset(fields):
         return None
     # the cheap columns first: a document left to the other reader should cost little here
@@ -345,13 +349,26 @@ def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
     if "generation" in fields and not _only(generations, int):
         generations = list(map(int, generations))  # numpy integers, as the other reader stores them
     subscriptions = _Subscriptions()
-    subscription = _subscription_numbers(_column(entries, fields, "topics", None), subscriptions)
+    subscription = _subscription_numbers(topic_lists, subscriptions)
     if subscription is None:
         return None
-    owned = _owned_columns(_column(entries, fields, "owned", ()))
+    owned = _owned_columns(owned_lists)
     if owned is None:
         return None
     return Members(ids, subscriptions.lists, subscription, *owned, generations, racks, instance_ids)
+
+
+def _only_topics_and_owned(entries: list[dict[str, Any]], topic_lists: list[Any], owned_lists: list[Any]) -> bool:
+    """Whether no entry has a field but ``topics`` and ``owned`` (``topic_lists`` and ``owned_lists``: each
+    entry's, None and () where absent), told by counting instead of collecting every entry's keys.
+
+    A field present with its absent value counts as absent, so the count of present fields can only
+    fall short: if it still equals the number of keys the entries have, nothing else is there."""
+    try:
+        present = 2 * len(entries) - topic_lists.count(None) - owned_lists.count(())
+    except Exception:  # noqa: BLE001 (an odd value's own == may raise; the general check then decides)
+        return False
+    return sum(map(len, entries)) == present
 
 
 def _only(values: list[Any], *kinds: type) -> bool:
@@ -376,6 +393,9 @@ def _column(entries: list[dict[str, Any]], fields: set[str], name: str, default:
 def _subscription_numbers(topic_lists: list[Any], subscriptions: _Subscriptions) -> np.ndarray | None:
     """Each member's subscription number; None if some member's ``topics`` is not a list of names."""
     # Members usually share a few list objects: number each object once. The entries hold them, so ids stay unique.
+    if topic_lists and all(map(operator.is_, topic_lists, repeat(topic_lists[0]))):
+        number = subscriptions.number(topic_lists[0])  # one list object for all: one check
+        return None if number is None else np.zeros(len(topic_lists), dtype=np.int64)
     distinct = dict(zip(map(id, topic_lists), topic_lists))
     number_of = {key: subscriptions.number(topics) for key, topics in distinct.items()}
     if None in number_of.values():
@@ -390,13 +410,33 @@ def _owned_columns(owned: list[Any]) -> tuple[np.ndarray, list[str], np.ndarray]
     if not _only(owned, list, tuple):
         return None
     pairs = list(chain.from_iterable(owned))
-    if not (_only(pairs, *_PLAIN_PAIR_TYPES) and set(map(len, pairs)).issubset((2,))):
+    if not _only(pairs, *_PLAIN_PAIR_TYPES):
         return None
-    both = list(chain.from_iterable(pairs))  # every pair has two items: topic, partition, topic, ...
-    topics, partitions = both[0::2], both[1::2]
-    if not (_only(topics, str) and _whole_numbers(partitions)):
+    try:  # unpacking takes exactly two items
+        topics = [topic for topic, _ in pairs]
+        partitions = [partition for _, partition in pairs]
+    except ValueError:
         return None
-    return _starts(map(len, owned), len(owned)), topics, np.array(partitions, dtype=np.int64)
+    if not _only(topics, str):
+        return None
+    numbers = _java_int_array(partitions)
+    if numbers is None:
+        return None
+    return _starts(map(len, owned), len(owned)), topics, numbers
+
+
+def _java_int_array(values: list[Any]) -> np.ndarray | None:
+    """``values`` as an int64 array if each passes :func:`_whole_numbers`, else None. Plain ints are
+    converted first and their range checked on the array (one pass over the objects, not three)."""
+    if not _only(values, int):
+        return np.array(values, dtype=np.int64) if _whole_numbers(values) else None
+    try:
+        numbers = np.array(values, dtype=np.int64)
+    except OverflowError:
+        return None
+    if len(numbers) and not JAVA_INT_MIN <= numbers.min() <= numbers.max() <= JAVA_INT_MAX:
+        return None
+    return numbers
 
 
 def _check_instance_ids(members: Members) -> None:

@@ -58,4 +58,7 @@ def assign_server_side(name: object, scenario: Scenario) -> FlatAssignment:
     _, assignor = server_assignor(name)
     group = build_server_group(scenario)
     owners = assignor(group)
-    return FlatAssignment(group.member_ids, group.topic_names, group.offsets, owners)
+    # members back in the document's order, which is often sorted already: the result lists them sorted
+    held = owners >= 0
+    owners[held] = group.given_position[owners[held]]
+    return FlatAssignment(scenario.members.ids, group.topic_names, group.offsets, owners)

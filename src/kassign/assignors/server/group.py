@@ -136,6 +136,8 @@ class ServerGroup:
     current: CurrentTargets = field(repr=False)
     _class_names: list[tuple[str, ...]] = field(repr=False)  # class c's topic names as its members list them
     _topic_index: dict[str, int] = field(repr=False)
+    # member i was given as member given_position[i] (the order of assemble_server_group's member_ids)
+    given_position: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def num_members(self) -> int:
@@ -443,6 +445,7 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
                                  uuid_of_name),
         _class_names=list(subscriptions),
         _topic_index=topic_index,
+        given_position=position,
     )
 
 
