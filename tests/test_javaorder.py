@@ -17,6 +17,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kassign.javaorder import (
     JavaHashOrder,
@@ -24,6 +26,8 @@ from kassign.javaorder import (
     java_int_set_copy_order,
     java_int_set_order,
     java_sorted_positions,
+    java_string_hash,
+    java_string_hashes,
     table_size_for,
 )
 
@@ -165,3 +169,11 @@ def test_tree_bins_of_a_set_grown_one_add_at_a_time() -> None:
 def test_java_sorted_positions_follow_utf16_order(texts: list[str]) -> None:
     by_units = sorted(range(len(texts)), key=lambda i: texts[i].encode("utf-16-be", "surrogatepass"))
     assert java_sorted_positions(texts) == by_units
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(["a", "Z", "\0", "é", "\u4e2d", "\U0001f600", "\ud800"]),
+                        max_size=6), max_size=12))
+def test_string_hashes_at_once_equal_one_by_one(texts: list[str]) -> None:
+    """The bulk hashes (NUL-separated when no text has a NUL, else by lengths) are String.hashCode of each."""
+    assert java_string_hashes(texts).tolist() == [java_string_hash(text) for text in texts]

@@ -234,6 +234,11 @@ def _doubled(inserted: np.ndarray, capacity: int, in_bucket: np.ndarray) -> int:
 
 def java_string_hashes(texts: Sequence[str]) -> np.ndarray:
     """``String.hashCode()`` of each text, unsigned 32-bit, computed over all of them at once."""
+    if texts:
+        joined = "\0".join(texts)
+        if joined.count("\0") == len(texts) - 1:  # no text has a NUL: NULs mark where each ends
+            units = np.frombuffer(joined.encode("utf-16-le", "surrogatepass"), dtype="<u2")
+            return _polynomial_hashes_between_nuls(units.astype(np.uint16, copy=False), len(texts))
     joined = "".join(texts)
     units = np.frombuffer(joined.encode("utf-16-be", "surrogatepass"), dtype=">u2").astype(np.int64)
     if len(units) == len(joined):  # no surrogate pairs: one code unit per character
@@ -252,6 +257,25 @@ def _polynomial_hashes(units, starts, ends):
         for j in range(starts[i], ends[i]):
             h = (31 * h + units[j]) & 0xFFFFFFFF
         out[i] = h
+    return out
+
+
+@njit(cache=True)
+def _polynomial_hashes_between_nuls(units, count):
+    """The hashes of ``count`` texts written one after another, a 0 code unit after each but the last
+    (UTF-16 writes a NUL as that unit and nothing else with it)."""
+    out = np.empty(count, dtype=np.int64)
+    h = 0
+    i = 0
+    for j in range(len(units)):
+        unit = units[j]
+        if unit == 0:
+            out[i] = h
+            i += 1
+            h = 0
+        else:
+            h = (31 * h + unit) & 0xFFFFFFFF
+    out[i] = h
     return out
 
 

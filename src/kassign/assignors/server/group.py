@@ -154,14 +154,11 @@ class ServerGroup:
         and maps each to its id, skipping names that do not exist; the copy is sized for
         all the (distinct) names. The names' set was itself built at once from the listed
         names (``new HashSet<>(list)`` in the member's builder), sized for the list."""
-        listed = self._class_names[int(self.member_class[member])]
-        name_order = JavaHashOrder.copy_of(listed, java_string_hash).keys()
-        ids = JavaHashOrder(copy_constructor_capacity(len(name_order)))
-        for name in name_order:
-            t = self._topic_index.get(name)
-            if t is not None:
-                ids.add(t, java_uuid_hash(*self.topic_uuids[t]))
-        return ids.keys()
+        name_order = _name_set_order(tuple(self._class_names[int(self.member_class[member])]))
+        topics = [t for t in map(self._topic_index.get, name_order) if t is not None]
+        hashes = self.current.key_hashes[:self.num_topics][topics]  # topic keys below T are the topic numbers
+        order = hash_iteration_order(hashes, copy_constructor_capacity(len(name_order)))
+        return [topics[i] for i in order.tolist()]
 
     def current_target(self, member: int) -> list[tuple[int, list[int]]]:
         """The member's current target as Java iterates its ``HashMap<Uuid, HashSet<Integer>>``.
@@ -280,6 +277,13 @@ class ServerGroup:
         member, flat = self._current_pairs
         keep = topics[self.topic_of_partition[flat]]
         return np.bincount(member[keep], minlength=self.num_members)
+
+
+@lru_cache(maxsize=256)
+def _name_set_order(listed: tuple[str, ...]) -> tuple[str, ...]:
+    """``new HashSet<>(listed)`` of topic names as Java iterates it (kept: a group's subscriptions
+    change far less often than its targets are computed)."""
+    return tuple(JavaHashOrder.copy_of(listed, java_string_hash).keys())
 
 
 def _spread(hashes: np.ndarray) -> np.ndarray:
@@ -405,7 +409,7 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
         subscriptions=members.subscriptions,
         subscription=members.subscription,
         topics=scenario.topics,
-        uuid_of_name=_topic_uuids(scenario),
+        uuid_of_name=_topic_uuids(scenario, owned_names),
         owned_member=np.repeat(np.arange(len(members.ids), dtype=np.int64), np.diff(members.owned_start)),
         owned_name=owned_name,
         owned_names=owned_names,
@@ -433,7 +437,7 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
     class_start, class_topics = _class_topics(subscriptions, topic_index)
     return ServerGroup(
         member_ids=list(map(member_ids.__getitem__, places)),
-        instance_ids=list(map(instance_ids.__getitem__, places)),
+        instance_ids=_permuted(instance_ids, places),
         topic_names=existing,
         topic_uuids=[uuid_of_name[name] for name in existing],
         num_partitions=np.array([topics[name] for name in existing], dtype=np.int64),
@@ -447,6 +451,13 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
         _topic_index=topic_index,
         given_position=position,
     )
+
+
+def _permuted(values: Sequence[str | None], places: list[int]) -> list[str | None]:
+    """``values`` in the order ``places`` gives (dynamic members only: all None, nothing to gather)."""
+    if isinstance(values, list) and values.count(None) == len(values):
+        return [None] * len(values)
+    return list(map(values.__getitem__, places))
 
 
 def _current_targets(position: np.ndarray, owned_member: np.ndarray, owned_name: np.ndarray,
@@ -531,11 +542,12 @@ def _same_names(distinct: list[tuple[str, ...]]) -> bool:
     return all(first.issuperset(names) and first.issubset(names) for names in distinct[1:])
 
 
-def _topic_uuids(scenario: Scenario) -> dict[str, tuple[int, int]]:
-    """Every topic name the scenario mentions -> its id, stated or derived; ids must be distinct."""
+def _topic_uuids(scenario: Scenario, owned_names: list[str]) -> dict[str, tuple[int, int]]:
+    """Every topic name the scenario mentions -> its id, stated or derived; ids must be distinct.
+    ``owned_names``: the distinct names of the members' owned topics."""
     names = dict.fromkeys(scenario.topics)
     names.update(dict.fromkeys(scenario.topic_ids))
-    names.update(dict.fromkeys(scenario.members.owned_topics))
+    names.update(dict.fromkeys(owned_names))
     result: dict[str, tuple[int, int]] = {}
     seen: dict[tuple[int, int], str] = {}
     for name in names:

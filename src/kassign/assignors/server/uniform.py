@@ -80,7 +80,11 @@ def _homogeneous(group: ServerGroup) -> np.ndarray:
     subscribed = np.zeros(group.num_topics, dtype=bool)
     subscribed[topics] = True
     held = group.current_owner
-    unheld = [np.arange(offsets[t], offsets[t + 1])[held[offsets[t]:offsets[t + 1]] < 0] for t in topics]
+    # what nobody holds: topics in subscription order, partitions ascending
+    rank = np.zeros(group.num_topics, dtype=np.int64)
+    rank[topics] = np.arange(len(topics))
+    unheld = np.flatnonzero((held < 0) & subscribed[group.topic_of_partition])
+    unheld = unheld[np.argsort(rank[group.topic_of_partition[unheld]], kind="stable")]
     total = int(group.num_partitions[topics].sum())
     base, extra = divmod(total, group.num_members)
     quota = np.full(group.num_members, base, dtype=np.int64)
@@ -98,7 +102,7 @@ def _homogeneous(group: ServerGroup) -> np.ndarray:
     # Members below quota, in member order, take what nobody holds, then what was released.
     room = np.maximum(quota - counts, 0)
     takers = np.repeat(np.arange(group.num_members, dtype=np.int64), room)
-    free = np.concatenate([*unheld, released])
+    free = np.concatenate([unheld, released])
     owners[free] = takers[:len(free)]
     return owners
 
