@@ -34,7 +34,6 @@ import gc
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import islice, repeat
 from typing import Any
 
 import numpy as np
@@ -158,10 +157,16 @@ def pair_objects(topics: list[str], topic: np.ndarray, partition: np.ndarray,
     return list(make(zip(names[topic].tolist(), numbers[partition].tolist())))
 
 
+# How many names _sorted_with_ranks looks at before it bets that all are sorted (a sort of sorted names is one pass).
+_PEEK = 64
+
+
 def _sorted_with_ranks(names: list[str]) -> tuple[list[str], np.ndarray]:
     """``names`` sorted, and the rank of each of ``names`` in that order."""
-    if all(map(operator.le, names, islice(names, 1, None))):
-        return list(names), np.arange(len(names), dtype=np.int64)  # documents often list members sorted
+    if all(map(operator.le, names[:_PEEK], names[1:_PEEK])):  # documents often list members sorted
+        in_order = sorted(names)
+        if in_order == names:
+            return in_order, np.arange(len(names), dtype=np.int64)
     order = sorted(range(len(names)), key=names.__getitem__)
     rank = np.empty(len(names), dtype=np.int64)
     rank[order] = np.arange(len(names), dtype=np.int64)
@@ -177,41 +182,23 @@ def member_lists(topics: list[str], topic: np.ndarray, partition: np.ndarray, bo
     """Member ``i``'s list of :func:`pair_objects`, rows ``bounds[i] .. bounds[i+1]-1``, for each ``i``.
 
     An assignment gives most members one of a few counts, so the members are taken count by count:
-    the pairs of all members holding ``k`` are made in one run and cut into lists of ``k`` by one
-    ``zip`` (no slice object, no per-member call), then the lists are put back in member order by
-    one gather. Many distinct counts: one slice per member."""
-    lengths = np.diff(np.asarray(bounds, dtype=np.int64))
+    the pairs of all members holding ``k`` are gathered as a table of ``k`` columns, which numpy
+    turns into its rows' lists in one call (no slice object, no per-member Python step), then put
+    in their members' places. Many distinct counts: one slice per member."""
+    bounds = np.asarray(bounds, dtype=np.int64)
+    lengths = np.diff(bounds)
     how_many = np.bincount(lengths) if len(lengths) else np.zeros(0, dtype=np.int64)
     sizes = np.flatnonzero(how_many).tolist()
     if len(sizes) > _FEW_LENGTHS:
         return list(sliced(pair_objects(topics, topic, partition, make), bounds))
-    by_length = np.argsort(lengths, kind="stable")
-    rows = _rows_in_order(np.asarray(bounds, dtype=np.int64), by_length)
-    pairs = iter(pair_objects(topics, topic[rows], partition[rows], make))
-    lists: list[list[Any]] = []
+    pairs = np.fromiter(pair_objects(topics, topic, partition, make), dtype=object, count=len(topic))
+    lists = np.empty(len(lengths), dtype=object)
     for size in sizes:
-        members = int(how_many[size])
-        if size == 0:
-            lists += map(list, repeat((), members))
-        elif size == 1:
-            lists += [[pair] for pair in islice(pairs, members)]
-        else:
-            lists += map(list, islice(zip(*[pairs] * size), members))  # size pairs from the one iterator
-    in_member_order = np.empty(len(lists), dtype=object)
-    in_member_order[by_length] = np.fromiter(lists, dtype=object, count=len(lists))
-    return in_member_order.tolist()
-
-
-@njit(cache=True)
-def _rows_in_order(bounds, members):
-    """The rows of ``members``' ranges (``bounds[m] .. bounds[m+1]-1``), member after member."""
-    rows = np.empty(bounds[-1] - bounds[0], dtype=np.int64)
-    write = 0
-    for m in members:
-        for row in range(bounds[m], bounds[m + 1]):
-            rows[write] = row
-            write += 1
-    return rows[:write]
+        members = np.flatnonzero(lengths == size)
+        rows = (bounds[members][:, None] + np.arange(size, dtype=np.int64)).ravel()
+        table = pairs[rows].reshape(len(members), size).tolist()
+        lists[members] = np.fromiter(table, dtype=object, count=len(members))
+    return lists.tolist()
 
 
 def sliced(items: list[Any], bounds: np.ndarray) -> Iterator[list[Any]]:

@@ -198,7 +198,7 @@ def hash_iteration_order(hashes: np.ndarray, initial_capacity: int | None = None
     spreads = np.asarray(hashes, dtype=np.int64) & _MASK32
     spreads ^= spreads >> 16
     capacity = insert_only_capacity(spreads, 16 if initial_capacity is None else table_size_for(initial_capacity))
-    return np.lexsort((np.arange(len(spreads)), spreads & (capacity - 1)))
+    return np.argsort(spreads & (capacity - 1), kind="stable")  # within a bucket, in insertion order
 
 
 @njit(cache=True)

@@ -329,11 +329,14 @@ def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
     if type(doc) is not dict:
         return None
     ids, entries = list(doc), list(doc.values())
-    if not (_only(ids, str) and _only(entries, dict)):
+    if not (_all_text(ids) and _only(entries, dict)):
         return None
-    topic_lists = list(map(dict.get, entries, repeat("topics")))
+    subscriptions = _Subscriptions()
+    subscription = _subscription_numbers(list(map(dict.get, entries, repeat("topics"))), subscriptions)
+    if subscription is None:  # some member without a list of names as its topics
+        return None
     owned_lists = list(map(dict.get, entries, repeat("owned"), repeat(())))
-    fields = {"topics", "owned"} if _only_topics_and_owned(entries, topic_lists, owned_lists) \
+    fields = {"topics", "owned"} if _only_topics_and_owned(entries, owned_lists) \
         else set(chain.from_iterable(entries))
     if not _MEMBER_KEYS.issuperset(fields):
         return None
@@ -348,24 +351,20 @@ def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
         return None
     if "generation" in fields and not _only(generations, int):
         generations = list(map(int, generations))  # numpy integers, as the other reader stores them
-    subscriptions = _Subscriptions()
-    subscription = _subscription_numbers(topic_lists, subscriptions)
-    if subscription is None:
-        return None
     owned = _owned_columns(owned_lists)
     if owned is None:
         return None
     return Members(ids, subscriptions.lists, subscription, *owned, generations, racks, instance_ids)
 
 
-def _only_topics_and_owned(entries: list[dict[str, Any]], topic_lists: list[Any], owned_lists: list[Any]) -> bool:
-    """Whether no entry has a field but ``topics`` and ``owned`` (``topic_lists`` and ``owned_lists``: each
-    entry's, None and () where absent), told by counting instead of collecting every entry's keys.
+def _only_topics_and_owned(entries: list[dict[str, Any]], owned_lists: list[Any]) -> bool:
+    """Whether no entry has a field but ``topics`` (which every entry has) and ``owned`` (``owned_lists``:
+    each entry's, () where absent), told by counting instead of collecting every entry's keys.
 
-    A field present with its absent value counts as absent, so the count of present fields can only
-    fall short: if it still equals the number of keys the entries have, nothing else is there."""
+    An ``owned`` equal to () counts as absent, so the count of present fields can only fall short:
+    if it still equals the number of keys the entries have, nothing else is there."""
     try:
-        present = 2 * len(entries) - topic_lists.count(None) - owned_lists.count(())
+        present = 2 * len(entries) - owned_lists.count(())
     except Exception:  # noqa: BLE001 (an odd value's own == may raise; the general check then decides)
         return False
     return sum(map(len, entries)) == present
@@ -374,6 +373,16 @@ def _only_topics_and_owned(entries: list[dict[str, Any]], topic_lists: list[Any]
 def _only(values: list[Any], *kinds: type) -> bool:
     """Every value is exactly of one of ``kinds`` (no subclasses: ``bool`` is not an ``int`` here)."""
     return set(map(type, values)).issubset(kinds)
+
+
+def _all_text(values: list[Any]) -> bool:
+    """Every value is a ``str``, subclasses included (the member-by-member reader keeps those as they
+    are, as this one does): one join, which refuses anything else."""
+    try:
+        "".join(values)
+    except TypeError:
+        return False
+    return True
 
 
 def _whole_numbers(values: list[Any]) -> bool:
@@ -417,7 +426,7 @@ def _owned_columns(owned: list[Any]) -> tuple[np.ndarray, list[str], np.ndarray]
         partitions = [partition for _, partition in pairs]
     except ValueError:
         return None
-    if not _only(topics, str):
+    if not _all_text(topics):
         return None
     numbers = _java_int_array(partitions)
     if numbers is None:
@@ -480,18 +489,26 @@ def _check_names_are_utf8(topics: dict[str, int], members: Members, partition_ra
                           topic_ids: dict[str, str]) -> None:
     """Every name is text UTF-8 can carry (see :mod:`kassign.text`): Kafka sends names as UTF-8, and the
     sticky user data and derived topic ids encode them, so a lone surrogate is refused here, where it is
-    named, for every strategy alike. One join checks them all; only a failing document is walked."""
-    racks = [rack for rack in members.racks if rack is not None]
-    instance_ids = [iid for iid in members.instance_ids if iid is not None]
+    named, for every strategy alike. A few joins check them all (the long columns joined as the lists
+    they are, not copied into one); only a failing document is walked."""
     replica_racks = chain.from_iterable(chain.from_iterable(partition_racks.values()))
-    if all_utf8(chain(topics, members.ids, chain.from_iterable(members.subscriptions), members.owned_topics, racks,
-                      instance_ids, partition_racks, replica_racks, topic_ids, topic_ids.values())):
+    small = chain(topics, chain.from_iterable(members.subscriptions), partition_racks, replica_racks, topic_ids,
+                  topic_ids.values())
+    columns = (members.ids, members.owned_topics, _stated(members.racks), _stated(members.instance_ids), small)
+    if all(map(all_utf8, columns)):
         return
     for path, what, names in _named_texts(topics, members, partition_racks, topic_ids):
         for name in names:
             problem = utf8_problem(name, what)
             if problem:
                 raise _fail(path, problem)
+
+
+def _stated(values: list[str | None]) -> list[str]:
+    """The values that are not None (often none are: no walk then)."""
+    if values.count(None) == len(values):
+        return []
+    return [value for value in values if value is not None]
 
 
 def _named_texts(topics: dict[str, int], members: Members, partition_racks: dict[str, list[list[str]]],
