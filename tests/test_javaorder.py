@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from kassign.javaorder import (
     JavaHashOrder,
     copy_constructor_capacity,
+    hash_iteration_order,
     java_int_set_copy_order,
     java_int_set_order,
     java_sorted_positions,
@@ -177,3 +179,14 @@ def test_java_sorted_positions_follow_utf16_order(texts: list[str]) -> None:
 def test_string_hashes_at_once_equal_one_by_one(texts: list[str]) -> None:
     """The bulk hashes (NUL-separated when no text has a NUL, else by lengths) are String.hashCode of each."""
     assert java_string_hashes(texts).tolist() == [java_string_hash(text) for text in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**32 - 1), max_size=200, unique=True), st.sampled_from([None, 0, 1, 16, 40, 300]))
+def test_iteration_order_of_arrays_equals_the_map_model(hashes: list[int], initial_capacity: int | None) -> None:
+    """hash_iteration_order (arrays, a counting sort by bucket) walks keys as JavaHashOrder does."""
+    model = JavaHashOrder(initial_capacity)
+    for position, hash32 in enumerate(hashes):
+        model.add(position, hash32)
+    got = hash_iteration_order(np.array(hashes, dtype=np.int64), initial_capacity).tolist()
+    assert got == model.keys()

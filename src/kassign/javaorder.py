@@ -198,7 +198,22 @@ def hash_iteration_order(hashes: np.ndarray, initial_capacity: int | None = None
     spreads = np.asarray(hashes, dtype=np.int64) & _MASK32
     spreads ^= spreads >> 16
     capacity = insert_only_capacity(spreads, 16 if initial_capacity is None else table_size_for(initial_capacity))
-    return np.argsort(spreads & (capacity - 1), kind="stable")  # within a bucket, in insertion order
+    return _bucket_order(spreads & (capacity - 1), capacity)
+
+
+@njit(cache=True)
+def _bucket_order(buckets, capacity):
+    """Positions by bucket, in insertion order within one (a counting sort: buckets are below ``capacity``)."""
+    start = np.zeros(capacity + 1, dtype=np.int64)
+    for b in buckets:
+        start[b + 1] += 1
+    for b in range(capacity):
+        start[b + 1] += start[b]
+    order = np.empty(len(buckets), dtype=np.int64)
+    for i in range(len(buckets)):
+        order[start[buckets[i]]] = i
+        start[buckets[i]] += 1
+    return order
 
 
 @njit(cache=True)
