@@ -122,10 +122,15 @@ class CurrentTargets:
 
 @dataclass
 class ServerGroup:
-    """One consumer group at one target-assignment computation, as integers."""
+    """One consumer group at one target-assignment computation, as integers.
 
-    member_ids: list[str]
-    instance_ids: list[str | None]
+    Member ``i`` was given as member ``given_position[i]`` (of ``given_member_ids`` and
+    ``given_instance_ids``, in the order :func:`assemble_server_group` took them); its names in member
+    order (:attr:`member_ids`, :attr:`instance_ids`) are gathered only when asked for."""
+
+    given_member_ids: Sequence[str] = field(repr=False)
+    given_instance_ids: Sequence[str | None] = field(repr=False)
+    given_position: np.ndarray = field(repr=False)
     topic_names: list[str]
     topic_uuids: list[tuple[int, int]]
     num_partitions: np.ndarray
@@ -136,12 +141,20 @@ class ServerGroup:
     current: CurrentTargets = field(repr=False)
     _class_names: list[tuple[str, ...]] = field(repr=False)  # class c's topic names as its members list them
     _topic_index: dict[str, int] = field(repr=False)
-    # member i was given as member given_position[i] (the order of assemble_server_group's member_ids)
-    given_position: np.ndarray | None = field(default=None, repr=False)
+
+    @cached_property
+    def member_ids(self) -> list[str]:
+        """Member ``i``'s id, for each member number ``i``."""
+        return list(map(self.given_member_ids.__getitem__, self.given_position.tolist()))
+
+    @cached_property
+    def instance_ids(self) -> list[str | None]:
+        """Member ``i``'s ``group.instance.id`` (None: a dynamic member), for each member number ``i``."""
+        return list(map(self.given_instance_ids.__getitem__, self.given_position.tolist()))
 
     @property
     def num_members(self) -> int:
-        return len(self.member_ids)
+        return len(self.given_position)
 
     @property
     def num_topics(self) -> int:
@@ -433,11 +446,11 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
     existing = sorted(topics, key=lambda name: _uuid_sort_key(uuid_of_name[name]))
     topic_index = {name: i for i, name in enumerate(existing)}
     position = member_positions(member_ids)
-    places = position.tolist()
     class_start, class_topics = _class_topics(subscriptions, topic_index)
     return ServerGroup(
-        member_ids=list(map(member_ids.__getitem__, places)),
-        instance_ids=_permuted(instance_ids, places),
+        given_member_ids=member_ids,
+        given_instance_ids=instance_ids,
+        given_position=position,
         topic_names=existing,
         topic_uuids=[uuid_of_name[name] for name in existing],
         num_partitions=np.array([topics[name] for name in existing], dtype=np.int64),
@@ -449,15 +462,7 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
                                  uuid_of_name),
         _class_names=list(subscriptions),
         _topic_index=topic_index,
-        given_position=position,
     )
-
-
-def _permuted(values: Sequence[str | None], places: list[int]) -> list[str | None]:
-    """``values`` in the order ``places`` gives (dynamic members only: all None, nothing to gather)."""
-    if isinstance(values, list) and values.count(None) == len(values):
-        return [None] * len(values)
-    return list(map(values.__getitem__, places))
 
 
 def _current_targets(position: np.ndarray, owned_member: np.ndarray, owned_name: np.ndarray,
