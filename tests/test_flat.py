@@ -128,9 +128,27 @@ def test_member_lists_equal_one_slice_per_member(lengths: list[int], data) -> No
     topics = ["t0", "t1", "t2"]
     topic = np.array(data.draw(st.lists(st.integers(0, 2), min_size=rows, max_size=rows)), dtype=np.int64)
     partition = np.array(data.draw(st.lists(st.integers(0, 9), min_size=rows, max_size=rows)), dtype=np.int64)
-    got = member_lists(topics, topic, partition, bounds)
-    assert got == list(sliced(pair_objects(topics, topic, partition), bounds))
+    pairs = pair_objects(topics, topic, partition)
+    got = member_lists(np.fromiter(pairs, dtype=object, count=len(pairs)), bounds)
+    assert got == list(sliced(pairs, bounds))
     assert all(type(pairs) is list for pairs in got) and len({id(pairs) for pairs in got}) == len(got)
+
+
+@settings(max_examples=50, deadline=None)
+@given(flat_assignments())
+def test_dict_without_kept_tuples_is_the_same(flat: FlatAssignment) -> None:
+    """Layouts too big to keep their tuples build each row's tuple instead, with the same result;
+    and a kept layout's tuples give the same dict when asked again."""
+    import kassign.flat as flat_module
+
+    kept = flat.to_dict()
+    assert flat.to_dict() == kept
+    limit = flat_module._KEPT_PAIRS_AT_MOST
+    flat_module._KEPT_PAIRS_AT_MOST = -1
+    try:
+        assert flat.to_dict() == kept == reference_dict(flat, [])
+    finally:
+        flat_module._KEPT_PAIRS_AT_MOST = limit
 
 
 def test_to_dict_keeps_the_collector_as_it_found_it() -> None:

@@ -24,7 +24,8 @@ ascending within a topic, as a topic number and a partition number each, so no P
 object exists per partition until the dict's tuples, and none at all for the table.
 (topic, partition) pairs are materialised only here, all at once: one list of names and
 one of numbers gathered from a few hundred shared objects, zipped into tuples, then
-cut into the members' lists count by count (:func:`member_lists`).
+cut into the members' lists count by count (:func:`member_lists`). The tuples of the last topic
+layout are kept (:func:`layout_pairs`), so asking again for the same topics makes only the lists.
 """
 
 from __future__ import annotations
@@ -75,12 +76,19 @@ class FlatAssignment:
         every member of ``members`` present (with ``[]`` if it holds nothing)."""
         names, bounds, topic, partition = self.grouped()
         with no_cyclic_gc():
-            result: dict[str, Pairs] = dict(zip(names, member_lists(self.topics, topic, partition, bounds)))
+            result: dict[str, Pairs] = dict(zip(names, member_lists(self._pair_array(topic, partition), bounds)))
         missing = [] if members is self.members else [m for m in members if m not in result]
         if missing:
             result.update((m, []) for m in missing)
             result = dict(sorted(result.items()))
         return result
+
+    def _pair_array(self, topic: np.ndarray, partition: np.ndarray) -> np.ndarray:
+        """The ``(topic, partition)`` tuple of each row, as an object array."""
+        offsets = np.asarray(self.offsets, dtype=np.int64)
+        if offsets[-1] <= _KEPT_PAIRS_AT_MOST:
+            return layout_pairs(self.topics, offsets)[offsets[topic] + partition]
+        return np.fromiter(pair_objects(self.topics, topic, partition), dtype=object, count=len(topic))
 
     def to_table(self) -> pa.Table:
         """Columns ``member`` (string), ``topic`` (string), ``partition`` (int32); one row per
@@ -177,9 +185,8 @@ def _sorted_with_ranks(names: list[str]) -> tuple[list[str], np.ndarray]:
 _FEW_LENGTHS = 8
 
 
-def member_lists(topics: list[str], topic: np.ndarray, partition: np.ndarray, bounds: np.ndarray,
-                 make: Callable[[Iterator[tuple[str, int]]], Iterator[Any]] = iter) -> list[list[Any]]:
-    """Member ``i``'s list of :func:`pair_objects`, rows ``bounds[i] .. bounds[i+1]-1``, for each ``i``.
+def member_lists(pairs: np.ndarray, bounds: np.ndarray) -> list[list[Any]]:
+    """Member ``i``'s list of ``pairs[bounds[i]:bounds[i+1]]`` (an object array), for each ``i``.
 
     An assignment gives most members one of a few counts, so the members are taken count by count:
     the pairs of all members holding ``k`` are gathered as a table of ``k`` columns, which numpy
@@ -190,8 +197,7 @@ def member_lists(topics: list[str], topic: np.ndarray, partition: np.ndarray, bo
     how_many = np.bincount(lengths) if len(lengths) else np.zeros(0, dtype=np.int64)
     sizes = np.flatnonzero(how_many).tolist()
     if len(sizes) > _FEW_LENGTHS:
-        return list(sliced(pair_objects(topics, topic, partition, make), bounds))
-    pairs = np.fromiter(pair_objects(topics, topic, partition, make), dtype=object, count=len(topic))
+        return list(sliced(pairs.tolist(), bounds))
     lists = np.empty(len(lengths), dtype=object)
     for size in sizes:
         members = np.flatnonzero(lengths == size)
@@ -199,6 +205,29 @@ def member_lists(topics: list[str], topic: np.ndarray, partition: np.ndarray, bo
         table = pairs[rows].reshape(len(members), size).tolist()
         lists[members] = np.fromiter(table, dtype=object, count=len(members))
     return lists.tolist()
+
+
+# The (topic, partition) tuples of the last topic layout a dict was built for, kept while it has at most
+# this many partitions: a group's topics change far less often than its assignment is asked for.
+_KEPT_PAIRS_AT_MOST = 1 << 17
+_kept_pairs: tuple[tuple[tuple[str, ...], bytes], np.ndarray] | None = None
+
+
+def layout_pairs(topics: list[str], offsets: np.ndarray) -> np.ndarray:
+    """One ``(topic, partition)`` tuple per flat id of the layout (an object array), made once per layout
+    of at most ``_KEPT_PAIRS_AT_MOST`` partitions. Tuples are immutable, so results built at different
+    times may share them."""
+    global _kept_pairs
+    offsets = np.asarray(offsets, dtype=np.int64)
+    key = (tuple(topics), offsets.tobytes())
+    kept = _kept_pairs
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    topic = np.repeat(np.arange(len(topics), dtype=np.int64), np.diff(offsets))
+    flat = np.arange(int(offsets[-1]), dtype=np.int64)
+    pairs = np.fromiter(pair_objects(topics, topic, flat - offsets[topic]), dtype=object, count=len(flat))
+    _kept_pairs = (key, pairs)
+    return pairs
 
 
 def sliced(items: list[Any], bounds: np.ndarray) -> Iterator[list[Any]]:
