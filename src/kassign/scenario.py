@@ -336,7 +336,8 @@ def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
     if subscription is None:  # some member without a list of names as its topics
         return None
     owned_lists = list(map(dict.get, entries, repeat("owned"), repeat(())))
-    fields = {"topics", "owned"} if _only_topics_and_owned(entries, owned_lists) \
+    owned_kinds = list(map(type, owned_lists))
+    fields = {"topics", "owned"} if _only_topics_and_owned(entries, owned_kinds) \
         else set(chain.from_iterable(entries))
     if not _MEMBER_KEYS.issuperset(fields):
         return None
@@ -351,21 +352,22 @@ def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
         return None
     if "generation" in fields and not _only(generations, int):
         generations = list(map(int, generations))  # numpy integers, as the other reader stores them
-    owned = _owned_columns(owned_lists)
+    owned = _owned_columns(owned_lists, owned_kinds)
     if owned is None:
         return None
     return Members(ids, subscriptions.lists, subscription, *owned, generations, racks, instance_ids)
 
 
-def _only_topics_and_owned(entries: list[dict[str, Any]], owned_lists: list[Any]) -> bool:
-    """Whether no entry has a field but ``topics`` (which every entry has) and ``owned`` (``owned_lists``:
-    each entry's, () where absent), told by counting instead of collecting every entry's keys.
+def _only_topics_and_owned(entries: list[dict[str, Any]], owned_kinds: list[type]) -> bool:
+    """Whether no entry has a field but ``topics`` (which every entry has) and ``owned`` (``owned_kinds``:
+    the type of each entry's, ``tuple`` where absent), told by counting instead of collecting every
+    entry's keys.
 
-    An ``owned`` equal to () counts as absent, so the count of present fields can only fall short:
+    An ``owned`` given as a tuple counts as absent, so the count of present fields can only fall short:
     if it still equals the number of keys the entries have, nothing else is there."""
     try:
-        present = 2 * len(entries) - owned_lists.count(())
-    except Exception:  # noqa: BLE001 (an odd value's own == may raise; the general check then decides)
+        present = 2 * len(entries) - owned_kinds.count(tuple)
+    except Exception:  # noqa: BLE001 (an odd type's own == may raise; the general check then decides)
         return False
     return sum(map(len, entries)) == present
 
@@ -414,9 +416,10 @@ def _subscription_numbers(topic_lists: list[Any], subscriptions: _Subscriptions)
     return np.fromiter(map(number_of.__getitem__, map(id, topic_lists)), dtype=np.int64, count=len(topic_lists))
 
 
-def _owned_columns(owned: list[Any]) -> tuple[np.ndarray, list[str], np.ndarray] | None:
-    """``(owned_start, owned_topics, owned_partitions)``; None unless every pair has a plain shape."""
-    if not _only(owned, list, tuple):
+def _owned_columns(owned: list[Any], kinds: list[type]) -> tuple[np.ndarray, list[str], np.ndarray] | None:
+    """``(owned_start, owned_topics, owned_partitions)``; None unless every pair has a plain shape.
+    ``kinds``: the type of each of ``owned``."""
+    if not set(kinds).issubset((list, tuple)):
         return None
     pairs = list(chain.from_iterable(owned))
     if not _only(pairs, *_PLAIN_PAIR_TYPES):
