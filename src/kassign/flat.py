@@ -76,19 +76,23 @@ class FlatAssignment:
         every member of ``members`` present (with ``[]`` if it holds nothing)."""
         names, bounds, topic, partition = self.grouped()
         with no_cyclic_gc():
-            result: dict[str, Pairs] = dict(zip(names, member_lists(self._pair_array(topic, partition), bounds)))
+            result: dict[str, Pairs] = dict(zip(names, self._member_lists(topic, partition, bounds)))
         missing = [] if members is self.members else [m for m in members if m not in result]
         if missing:
             result.update((m, []) for m in missing)
             result = dict(sorted(result.items()))
         return result
 
-    def _pair_array(self, topic: np.ndarray, partition: np.ndarray) -> np.ndarray:
-        """The ``(topic, partition)`` tuple of each row, as an object array."""
+    def _member_lists(self, topic: np.ndarray, partition: np.ndarray, bounds: np.ndarray) -> Iterable[Pairs]:
+        """Each member's list of ``(topic, partition)`` tuples, rows ``bounds[i] .. bounds[i+1]-1``.
+
+        Many short lists on a layout small enough to keep its tuples: :func:`member_lists` over the
+        kept tuples. Otherwise each row's tuple is made and each list sliced out (few long lists
+        cost little per member)."""
         offsets = np.asarray(self.offsets, dtype=np.int64)
-        if offsets[-1] <= _KEPT_PAIRS_AT_MOST:
-            return layout_pairs(self.topics, offsets)[offsets[topic] + partition]
-        return np.fromiter(pair_objects(self.topics, topic, partition), dtype=object, count=len(topic))
+        if offsets[-1] <= _KEPT_PAIRS_AT_MOST and len(topic) <= _SHORT_LISTS * (len(bounds) - 1):
+            return member_lists(layout_pairs(self.topics, offsets)[offsets[topic] + partition], bounds)
+        return sliced(pair_objects(self.topics, topic, partition), bounds)
 
     def to_table(self) -> pa.Table:
         """Columns ``member`` (string), ``topic`` (string), ``partition`` (int32); one row per
@@ -183,6 +187,8 @@ def _sorted_with_ranks(names: list[str]) -> tuple[list[str], np.ndarray]:
 
 # Above this many distinct list lengths, member_lists slices each list out on its own.
 _FEW_LENGTHS = 8
+# Lists this long on average, or shorter, are worth building without a Python step per member.
+_SHORT_LISTS = 8
 
 
 def member_lists(pairs: np.ndarray, bounds: np.ndarray) -> list[list[Any]]:
