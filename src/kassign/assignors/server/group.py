@@ -412,10 +412,7 @@ def member_positions(member_ids: Sequence[str]) -> np.ndarray:
 def build_server_group(scenario: Scenario) -> ServerGroup:
     """Number the scenario's members and topics the way the server-side assignors see them."""
     members = scenario.members
-    owned_names = list(dict.fromkeys(members.owned_topics))
-    name_number = {name: i for i, name in enumerate(owned_names)}
-    owned_name = np.fromiter(map(name_number.__getitem__, members.owned_topics), dtype=np.int64,
-                             count=len(members.owned_topics))
+    owned_names, owned_name = _owned_topic_numbers(members.owned_topics, scenario.topics)
     return assemble_server_group(
         member_ids=members.ids,
         instance_ids=members.instance_ids,
@@ -428,6 +425,22 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
         owned_names=owned_names,
         owned_partitions=members.owned_partitions,
     )
+
+
+def _owned_topic_numbers(owned_topics: list[str], topics: Mapping[str, int]) -> tuple[list[str], np.ndarray]:
+    """``(names, number)``: owned pair ``j`` is of topic ``names[number[j]]``. Usually every owned topic
+    still exists: the names are then the scenario's topics, numbered without collecting the owned ones
+    first; otherwise the distinct owned names, in order of first listing."""
+    try:
+        return _numbered(list(topics), owned_topics)
+    except KeyError:  # a topic that no longer exists
+        return _numbered(list(dict.fromkeys(owned_topics)), owned_topics)
+
+
+def _numbered(names: list[str], values: list[str]) -> tuple[list[str], np.ndarray]:
+    """``(names, number)`` with ``values[j] == names[number[j]]``; KeyError if some value is not a name."""
+    number_of = dict(zip(names, range(len(names))))
+    return names, np.fromiter(map(number_of.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[str | None],
