@@ -194,3 +194,12 @@ def test_members_read_as_a_mapping_of_member_specs() -> None:
     assert list(members) == ["b", "a"] and len(members) == 2
     assert "a" in members and "z" not in members and members.get("z") is None
     assert members == {"b": MemberSpec(("t",)), "a": MemberSpec(())}
+
+
+def test_long_owned_lists_read_alike() -> None:
+    """Owned lists are measured a byte each below 256 pairs, and counted one by one from there."""
+    members = {"a": {"topics": ["t0"], "owned": [["t0", p] for p in range(300)]},
+               "b": {"topics": ["t0"], "owned": [["t0", 300]]}, "c": {"topics": ["t0"]}}
+    bulk = _members_at_once(members)
+    assert bulk is not None and bulk.owned_start.tolist() == [0, 300, 301, 301]
+    assert_same(bulk, read_member_by_member(members))

@@ -434,7 +434,18 @@ def _owned_columns(owned: list[Any], kinds: list[type]) -> tuple[np.ndarray, lis
     numbers = _java_int_array(partitions)
     if numbers is None:
         return None
-    return _starts(map(len, owned), len(owned)), topics, numbers
+    return _list_starts(owned), topics, numbers
+
+
+def _list_starts(lists: list[Any]) -> np.ndarray:
+    """:func:`_starts` of the lists' lengths; lists under 256 items long are measured a byte each."""
+    try:
+        lengths = np.frombuffer(bytearray(map(len, lists)), dtype=np.uint8)
+    except ValueError:  # a list of 256 items or more
+        return _starts(map(len, lists), len(lists))
+    start = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=start[1:])
+    return start
 
 
 def _java_int_array(values: list[Any]) -> np.ndarray | None:
