@@ -1,16 +1,15 @@
-"""Simulator at scale.
+"""Simulator at scale, both protocols (``--protocol classic`` or ``consumer`` for one).
 
-Classic protocol (default): 200 members, 20,000 partitions, 100 events, all four
-strategies; target: the whole comparison in under a minute. Prints seconds per strategy
-and per rebalance round.
+Classic protocol: 200 members, 20,000 partitions, 100 events, all four strategies; target:
+the whole comparison in under a minute. Prints seconds per strategy and per rebalance round.
 
-Consumer protocol (``--protocol consumer``, KIP-848, the group coordinator's server-side
-assignors): 1,000 members, 20,000 partitions, 200 events, consumer:uniform and
-consumer:range; target: at most 10 s each. Each strategy runs ``--runs`` times (the
-machine is shared: best and median are printed, beside the target).
+Consumer protocol (KIP-848, the group coordinator's server-side assignors): 1,000 members,
+20,000 partitions, 200 events, consumer:uniform and consumer:range; target: at most 10 s
+each. Each strategy runs ``--runs`` times (the machine is shared: best and median are
+printed, beside the target, with the CPU seconds of the best run).
 
-Run: .venv/bin/python bench/bench_simulate.py [--protocol consumer] [--members N --partitions P --events E]
-[--strategies a,b] [--runs R]
+Run: .venv/bin/python bench/bench_simulate.py [--protocol classic|consumer] [--members N --partitions P
+--events E] [--strategies a,b] [--runs R]
 """
 
 from __future__ import annotations
@@ -89,23 +88,24 @@ def consumer(scenario: SimScenario, strategies: list[str], runs: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--protocol", choices=sorted(DEFAULTS), default="classic")
+    parser.add_argument("--protocol", choices=sorted(DEFAULTS), help="only this protocol's case (default: both)")
     parser.add_argument("--members", type=int)
     parser.add_argument("--partitions", type=int, default=20_000)
     parser.add_argument("--events", type=int)
     parser.add_argument("--strategies")
     parser.add_argument("--runs", type=int, default=3, help="runs per strategy (consumer protocol)")
     args = parser.parse_args()
-    members, events, strategies = DEFAULTS[args.protocol]
-    members, events = args.members or members, events if args.events is None else args.events
-    scenario = parse_sim_scenario(build(members, args.partitions, events))
-    print(f"{members} members, {sum(scenario.topics.values())} partitions, {len(scenario.events)} events, "
-          f"{args.protocol} protocol")
-    chosen = (args.strategies or strategies).split(",")
-    if args.protocol == "consumer":
-        consumer(scenario, chosen, args.runs)
-    else:
-        classic(scenario, chosen)
+    for protocol in [args.protocol] if args.protocol else list(DEFAULTS):
+        members, events, strategies = DEFAULTS[protocol]
+        members, events = args.members or members, events if args.events is None else args.events
+        scenario = parse_sim_scenario(build(members, args.partitions, events))
+        print(f"{members} members, {sum(scenario.topics.values())} partitions, {len(scenario.events)} events, "
+              f"{protocol} protocol")
+        chosen = (args.strategies or strategies).split(",")
+        if protocol == "consumer":
+            consumer(scenario, chosen, args.runs)
+        else:
+            classic(scenario, chosen)
 
 
 if __name__ == "__main__":

@@ -62,8 +62,9 @@ def timelines(draw):
         members[f"C{i}"] = doc
     interval = draw(st.sampled_from([1, 2.5, 5]))
     events = draw_events(draw, topics, members, gaps=[0, 0.5, 1, 2.5, 4, 9, 30], downs=[0.5, 3, 40], recreate=True)
+    timeout = interval * draw(st.sampled_from([2, 3, 9]))
     return {"topics": topics, "members": members, "events": events,
-            "settings": {"heartbeat_interval": interval, "session_timeout": interval * draw(st.sampled_from([2, 3, 9]))}}
+            "settings": {"heartbeat_interval": interval, "session_timeout": timeout}}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,8 +7,10 @@ computes the assignment itself with a server-side assignor (``uniform`` or ``ran
 and hands every member its share one heartbeat at a time.
 
 Hot paths run on integers and arrays (see *Data layout* below): a new target is
-computed from the coordinator's own arrays, never from a scenario document, and a
-heartbeat that changes nothing but the session is answered before any other work.
+computed from the coordinator's own arrays, never from a scenario document; a heartbeat
+that changes nothing but the session is answered before any other work; and
+:meth:`ConsumerGroupCoordinator.routine` tells a caller which heartbeats are routine, so
+that it can play those in bulk (the simulator does).
 
 Three epochs drive it:
 
@@ -63,11 +65,11 @@ next heartbeat, as Kafka does when it is told about them).
 
 Data layout: partitions are dense integers (``TopicCatalog``); member records are
 tuples and assignments ``frozenset[int]``; who holds each partition is one
-``dict[int, str]`` (a holder's epoch is its member's). The target is kept twice: per
-member (``target``) and as one numpy array of member numbers indexed by partition,
-which is what the server-side assignor is fed (assembled into its arrays directly, no
-scenario document) and what a new target is compared with, so only members whose
-share changed get a new set.
+``dict[int, str]`` (a holder's epoch is its member's). The target
+(:class:`TargetAssignment`) is one numpy array of member numbers indexed by partition,
+which is what the server-side assignor is fed (assembled into its arrays directly) and
+what a new target is compared with; each member's set is built from it when first
+asked for after its share changed.
 """
 
 from __future__ import annotations

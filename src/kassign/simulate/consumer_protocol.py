@@ -4,17 +4,21 @@ The classic engine (``engine``) plays each rebalance as a block of JoinGroup /
 SyncGroup rounds during which the group waits. Here nothing waits for anybody: the
 clock moves from one thing to the next, and the things are scenario events and
 ``ConsumerGroupHeartbeat`` requests. The coordinator (``kassign.protocol.consumer_group``)
-computes the target assignment with the real server-side assignor
-(``kassign.assign(..., protocol="consumer")``) and moves each member towards it one
+computes the target assignment with the real server-side assignor (the one behind
+``kassign.assign(..., protocol="consumer")``) and moves each member towards it one
 heartbeat at a time; a partition goes to its next owner only after its previous
 owner has said, on a heartbeat, that it revoked it.
 
-Hot paths run on integers and arrays: partitions are dense integers, ownership is
-numpy arrays indexed by partition, the coordinator keeps its target as an owner per
-partition and feeds the server-side assignor arrays (no scenario document is written
-or read per target), and the members' heartbeat clock is a compiled heap
-(``heartbeats``) that plays the heartbeats which only renew a session in compiled
-stretches. A thousand members heartbeating for an hour are mostly such heartbeats.
+Hot paths run on integers and arrays. Partitions are dense integers and ownership
+numpy arrays indexed by partition; the coordinator keeps its target as a member
+number per partition between events and feeds the server-side assignor arrays (no
+scenario document is written or parsed per target; sets are rebuilt only for members
+whose share changed, when asked for); the members' heartbeat clock is a compiled heap
+(``heartbeats``) that plays routine heartbeats in compiled stretches: those that only
+renew a session, or only move a member to a new target's epoch because it already
+holds its share. Most are routine: 1,000 members through 200 events (100 minutes)
+send 1.19 million heartbeats under the uniform assignor, all but about 8,000 routine;
+under range, which moves 2.6 million partitions, 1.12 million of 1.45 million.
 
 The members, as the Java consumer behaves (``group.protocol=consumer``):
 
@@ -77,8 +81,10 @@ Data layout: partitions are dense integers (``TopicCatalog``); who consumes what
 who consumed it last are numpy int32 arrays indexed by partition (member index, -1
 for none), so ``moved`` is a vector operation and the unowned count follows each take
 and drop (it is counted again only when the subscribed topics change). Each member's
-next heartbeat is an entry of ``HeartbeatClock`` (time, sequence number), with a flag
-saying whether it would only renew the member's session.
+next heartbeat is an entry of ``HeartbeatClock`` (time, sequence number), marked with
+what it will do if it is routine (``Routine``: the coordinator's own answer, asked
+after each of the member's heartbeats and, for everyone, after each new target); a
+stretch ends at the first heartbeat that is not routine, which is played step by step.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ _RENEWS_SESSION, _REACHES_TARGET_EPOCH = int(Routine.RENEWS_SESSION), int(Routin
 _HEAP, _POSITION, _SEQUENCE = 0, 1, 2  # rows of ``ints``
 _SIZE, _NEXT_SEQUENCE = 0, 1  # entries of ``state``
 _NOT_QUEUED = -1
-_STRETCH = 4096  # at most this many heartbeats traced, or members reaching the target's epoch, per stretch
+_STRETCH = 4096  # by default, at most this many heartbeats traced, or members reaching the target's epoch, per stretch
 
 
 class Stretch(NamedTuple):
@@ -61,7 +61,7 @@ class Stretch(NamedTuple):
 class HeartbeatClock:
     """Every member's next heartbeat; member numbers are small integers, allocated by the caller."""
 
-    def __init__(self, capacity: int = 16, *, traced: bool = False) -> None:
+    def __init__(self, capacity: int = 16, *, traced: bool = False, stretch: int = _STRETCH) -> None:
         self.times = np.zeros(capacity, dtype=np.float64)
         self.ints = np.full((3, capacity), _NOT_QUEUED, dtype=np.int64)
         self.state = np.zeros(2, dtype=np.int64)
@@ -69,9 +69,9 @@ class HeartbeatClock:
         self.last_beat = np.full(capacity, -np.inf)  # time of its latest heartbeat played by run_routine
         self.traced = traced
         self._sums = np.zeros(2)
-        self._reached = np.zeros(_STRETCH, dtype=np.int64)
-        self._trace_members = np.zeros(_STRETCH if traced else 0, dtype=np.int64)
-        self._trace_times = np.zeros(_STRETCH if traced else 0)
+        self._reached = np.zeros(stretch, dtype=np.int64)
+        self._trace_members = np.zeros(stretch if traced else 0, dtype=np.int64)
+        self._trace_times = np.zeros(stretch if traced else 0)
 
     def take_sequence(self) -> int:
         """The next sequence number (for the caller's other queue items, so ties order across both)."""
