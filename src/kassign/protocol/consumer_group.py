@@ -357,6 +357,10 @@ class TargetAssignment(Mapping[str, frozenset[int]]):
             pids = self._sets[member_id] = self._build(self._number[member_id])
         return pids
 
+    def get(self, member_id: str, default: Any = None) -> Any:
+        # Mapping.get would go through __getitem__ and an exception: this is asked on every reconciliation
+        return self[member_id] if member_id in self._sets else default
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._sets)
 
@@ -630,7 +634,7 @@ class ConsumerGroupCoordinator:
         if old is not None and old.member_id != new.member_id:
             self._release(old.member_id, _held(old))
         held = _held(new)
-        if held is not held_before:
+        if held is not held_before and held != held_before:  # (revoking moves partitions to pending: same held)
             self._release(new.member_id, held_before - held)
             self._hold(new.member_id, held - held_before)
         replaced = self.members.get(new.member_id)

@@ -368,9 +368,10 @@ class ConsumerTimelineRun:
         if revoke:
             self._drop(client, revoke)
             self.records[-1].revoked += len(revoke)
-            self._log(client.name, "revoke", revoke)
+            if self.trace is not None:
+                self._log(client.name, "revoke", revoke)
         self._take(client, add)
-        if add:
+        if add and self.trace is not None:
             self._log(client.name, "assign", add)
         client.owned = assigned
         self._dirty()
@@ -387,7 +388,8 @@ class ConsumerTimelineRun:
     def _heartbeat(self, client: _Client, epoch: int | None = None) -> None:
         was_settled = self.settled()
         coordinator = self.coordinator
-        self._renew_to_last_bulk_beat(client)
+        if self.heartbeats.last_beat[client.index] != -np.inf:
+            self._renew_to_last_bulk_beat(client)
         epoch = client.epoch if epoch is None else epoch
         send_topics = client.topics if client.sent_topics != client.topics or epoch == 0 else None
         request = HeartbeatRequest(
@@ -459,8 +461,6 @@ class ConsumerTimelineRun:
     def _renew_to_last_bulk_beat(self, client: _Client) -> None:
         """The coordinator's session deadline after the client's heartbeats played in bulk (only the
         last one counts)."""
-        if self.heartbeats.last_beat[client.index] == -np.inf:
-            return  # none since the last look
         last_beat = self.heartbeats.take_last_beat(client.index)
         if last_beat is not None and client.name in self.coordinator.members:
             self.coordinator.session_deadline[client.name] = last_beat + self.session_timeout
@@ -691,12 +691,13 @@ class ConsumerTimelineRun:
                 break
             if beat is not None and self._timers == 0 and limit is None:
                 limit = beat[1] + _SETTLE_LIMIT_INTERVALS * self.interval  # what processing it would set
-            if beat is not None and self._routine_stale and (other is None or beat[1:] < other[:2]):
+            beat_first = beat is not None and (other is None or beat[1:] < other[:2])
+            if beat_first and self._routine_stale:
                 self._mark_all_routine()
             if beat is not None and clock.routine[beat[0]] and self._play_heartbeats_in_bulk(other, limit):
                 continue
-            if beat is not None and (other is None or beat[1:] < other[:2]):
-                member, at, _ = beat
+            if beat_first:
+                member, at, _ = beat  # type: ignore[misc]
                 clock.cancel(member)
                 kind, payload = "heartbeat", self.clients[self.member_names[member]]
             else:
@@ -721,7 +722,8 @@ class ConsumerTimelineRun:
                 raise InvariantViolation(
                     f"the consumer group did not settle within {_SETTLE_LIMIT_INTERVALS} heartbeat intervals "
                     f"after the timeline ended (at {self.now:g}s)")
-            self._advance(at)
+            if at > self.now:
+                self._advance(at)
             if kind == "heartbeat":
                 self._heartbeat(payload)  # type: ignore[arg-type]
             elif kind == "start":

@@ -68,7 +68,6 @@ class HeartbeatClock:
         self.routine = np.zeros(capacity, dtype=np.int8)  # what its next heartbeat would do, if routine (Routine)
         self.last_beat = np.full(capacity, -np.inf)  # time of its latest heartbeat played by run_routine
         self.traced = traced
-        self._sums = np.zeros(2)
         self._reached = np.zeros(stretch, dtype=np.int64)
         self._trace_members = np.zeros(stretch if traced else 0, dtype=np.int64)
         self._trace_times = np.zeros(stretch if traced else 0)
@@ -118,15 +117,14 @@ class HeartbeatClock:
         ``unowned`` (partition-seconds) and ``unsettled`` (seconds) grow as the clock moves from ``now``,
         by ``unserved`` partitions at a time. At most a few thousand members reaching the target's epoch
         (or heartbeats traced) are played per call: the caller calls again for more."""
-        sums = self._sums
-        sums[0], sums[1] = unowned, unsettled
-        now, played, counted, reached = _run_routine(
+        now, played, counted, reached, unowned, unsettled = _run_routine(
             self.times, self.ints, self.state, self.routine, self.last_beat, stop_at, stop_sequence, limit, interval,
-            now, unserved, waiting, others_settled, stop_when_settled, sums, self._reached, self.traced,
+            now, unserved, waiting, others_settled, stop_when_settled, unowned, unsettled, self._reached, self.traced,
             self._trace_members, self._trace_times)
         traced = (list(zip(self._trace_members[:played].tolist(), self._trace_times[:played].tolist()))
-                  if self.traced else [])
-        return Stretch(now, played, counted, float(sums[0]), float(sums[1]), self._reached[:reached].tolist(), traced)
+                  if self.traced and played else [])
+        return Stretch(now, played, counted, unowned, unsettled, self._reached[:reached].tolist() if reached else [],
+                       traced)
 
     def _grow(self, needed: int) -> None:
         capacity = max(needed, 2 * len(self.times))
@@ -212,7 +210,7 @@ def _cancel(times, ints, state, member):
 
 @njit(cache=True)
 def _run_routine(times, ints, state, routine, last_beat, stop_at, stop_sequence, limit, interval, now, unserved,
-                 waiting, others_settled, stop_when_settled, sums, reached, traced, trace, trace_times):
+                 waiting, others_settled, stop_when_settled, unowned, unsettled, reached, traced, trace, trace_times):
     played = counted = caught_up = 0
     settled = others_settled and waiting == 0
     while state[_SIZE] > 0:
@@ -226,9 +224,9 @@ def _run_routine(times, ints, state, routine, last_beat, stop_at, stop_sequence,
         if (traced and played == len(trace)) or (kind == _REACHES_TARGET_EPOCH and caught_up == len(reached)):
             break
         if at > now:  # the clock moves: the same additions, in the same order, as one step at a time
-            sums[0] += unserved * (at - now)
+            unowned += unserved * (at - now)
             if not settled:
-                sums[1] += at - now
+                unsettled += at - now
             now = at
         last_beat[member] = at
         if kind == _REACHES_TARGET_EPOCH:
@@ -248,4 +246,4 @@ def _run_routine(times, ints, state, routine, last_beat, stop_at, stop_sequence,
         ints[_SEQUENCE, member] = state[_NEXT_SEQUENCE]
         state[_NEXT_SEQUENCE] += 1
         _sift_down(times, ints, 0, state[_SIZE])
-    return now, played, counted, caught_up
+    return now, played, counted, caught_up, unowned, unsettled
