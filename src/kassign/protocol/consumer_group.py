@@ -388,16 +388,10 @@ class TargetAssignment(Mapping[str, frozenset[int]]):
         changed = np.flatnonzero(old != owner)
         involved = np.bincount(np.concatenate([old[changed], owner[changed]]) + 1, minlength=len(self._names) + 1)
         sets = self._sets
-        for number in np.flatnonzero(involved[1:]).tolist():
-            name = self._names[number]
-            if name in sets:
-                sets[name] = None
+        sets.update(dict.fromkeys(map(self._names.__getitem__, np.flatnonzero(involved[1:]).tolist())))
         members = dict.fromkeys(member_ids)
-        for name in [name for name in sets if name not in members]:
-            del sets[name]
-        for name in members:
-            if name not in sets:
-                sets[name] = None
+        if sets.keys() != members.keys():  # members came or went since: the same keys, new ones unbuilt
+            self._sets = {name: sets.get(name) for name in members}
         self._owner, self._scans, self._grouping = owner, 0, None
 
     def _build(self, number: int) -> frozenset[int]:

@@ -102,10 +102,10 @@ class HeartbeatClock:
 
     def first(self) -> tuple[int, float, int] | None:
         """``(member, time, sequence)`` of the earliest heartbeat, or None."""
-        if self.state[_SIZE] == 0:
+        if not self.state.item(_SIZE):
             return None
-        member = int(self.ints[_HEAP, 0])
-        return member, float(self.times[member]), int(self.ints[_SEQUENCE, member])
+        member = self.ints.item(_HEAP, 0)
+        return member, self.times.item(member), self.ints.item(_SEQUENCE, member)
 
     def run_routine(self, *, stop_at: float, stop_sequence: int, limit: float, interval: float, now: float,
                     unserved: int, waiting: int, others_settled: bool, stop_when_settled: bool, unowned: float,
