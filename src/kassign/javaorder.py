@@ -40,6 +40,7 @@ Hash codes, as Java computes them: :func:`java_string_hash` (``String``),
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
@@ -57,12 +58,14 @@ def java_string_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+_BEYOND_BMP = re.compile("[\U00010000-\U0010ffff]")
+
+
 def java_sorted_positions(texts: Sequence[str]) -> list[int]:
     """Positions of ``texts`` in the order Java's ``String.compareTo`` sorts them (stable). Without
     characters beyond the Basic Multilingual Plane, code points and UTF-16 code units order alike,
     so Python's own string order serves; otherwise :func:`java_string_key` does."""
-    widest = max(map(max, filter(None, texts)), default="")
-    if widest > "\uffff":
+    if _BEYOND_BMP.search("".join(texts)):
         return sorted(range(len(texts)), key=list(map(java_string_key, texts)).__getitem__)
     return sorted(range(len(texts)), key=texts.__getitem__)
 
