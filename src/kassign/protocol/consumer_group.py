@@ -337,9 +337,6 @@ class TargetAssignment(Mapping[str, frozenset[int]]):
         """The numbers of members that have one (see :meth:`number_of`)."""
         return np.fromiter(map(self._number.__getitem__, member_ids), dtype=np.int64, count=len(member_ids))
 
-    def name_of(self, number: int) -> str:
-        return self._names[number]
-
     def numbers(self) -> int:
         """How many member numbers have been handed out."""
         return len(self._names)
