@@ -121,15 +121,19 @@ PARALLEL_MIN_KEYS = 1 << 16
 
 
 @numba.njit(parallel=True, **_JIT)
-def _hash_loop_chunks(data, offsets, kind, fold, modulus, out, chunks):
-    """The serial loop over ``chunks`` contiguous slices of the keys, one per thread."""
+def _in_slices(data, offsets, kind, fold, modulus, out, chunks, lockstep):
+    """The serial loop (murmur2 in lockstep where ``lockstep``) over ``chunks`` contiguous slices of the
+    keys, one per thread."""
     n = offsets.shape[0] - 1
     size = (n + chunks - 1) // chunks
     for c in numba.prange(chunks):
         lo = c * size
         hi = min(n, lo + size)
         if lo < hi:
-            hash_loop_serial(data, offsets[lo:hi + 1], kind, fold, modulus, out[lo:hi])
+            if lockstep:
+                murmur2_lockstep(data, offsets, lo, hi, fold, modulus, out)
+            else:
+                hash_loop_serial(data, offsets[lo:hi + 1], kind, fold, modulus, out[lo:hi])
 
 
 def hash_loop(data, offsets, kind, fold, out, modulus: int = 0) -> None:
@@ -143,10 +147,8 @@ def hash_loop(data, offsets, kind, fold, out, modulus: int = 0) -> None:
             murmur2_lockstep(data, offsets, 0, n, fold, modulus, out)
         else:
             hash_loop_serial(data, offsets, kind, fold, modulus, out)
-    elif lockstep:
-        _murmur2_lockstep_chunks(data, offsets, fold, modulus, out, threads * 4)
     else:
-        _hash_loop_chunks(data, offsets, kind, fold, modulus, out, threads * 4)
+        _in_slices(data, offsets, kind, fold, modulus, out, threads * 4, lockstep)
 
 
 # --- murmur2 in lockstep (see the module doc) -------------------------------------------------
@@ -262,15 +264,3 @@ def _own_blocks_and_tails(data, offsets, first, count, common, longest, hashes):
             for b in range(tail):
                 tail_word |= np.int64(data[end - tail + b]) << (8 * b)
         hashes[i] = np.uint32(_tail(np.int64(hashes[i]), tail_word, tail))
-
-
-@numba.njit(parallel=True, **_JIT)
-def _murmur2_lockstep_chunks(data, offsets, fold, modulus, out, chunks):
-    """``murmur2_lockstep`` over ``chunks`` contiguous slices of the keys, one per thread."""
-    n = offsets.shape[0] - 1
-    size = (n + chunks - 1) // chunks
-    for c in numba.prange(chunks):
-        lo = c * size
-        hi = min(n, lo + size)
-        if lo < hi:
-            murmur2_lockstep(data, offsets, lo, hi, fold, modulus, out)

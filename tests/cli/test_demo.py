@@ -6,9 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo.py"
 
 
+# slow: about 35 s, and each step's command also runs in the CLI tests and the manual's examples
+@pytest.mark.slow
 def test_the_demo_runs_every_step() -> None:
     done = subprocess.run([sys.executable, str(DEMO)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
