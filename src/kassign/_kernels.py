@@ -7,7 +7,7 @@ batches are split into contiguous slices hashed on every core (``prange``); each
 the same serial loop. The batch
 loop ``hashing.hash_loop`` names the span functions as globals; it is compiled from its own
 code object with those names bound to the compiled spans. Compiled code is cached on disk
-against ``hashing.py``'s timestamp (numba's cache is per source file), so editing the rules
+against ``hashing.py``'s contents (numba's cache is per source file), so editing the rules
 recompiles everything that inlines them; the functions written here inline those rules too, so
 their cache is checked against both files (``_cache_follows_the_rules``).
 
@@ -16,9 +16,9 @@ murmur2, the hash nearly every batch asks for, runs in lockstep instead: a tile 
 compiler turns the block step (``hashing.murmur2_mix``) into vector instructions, one gather
 and three 32-bit multiplies for 16 keys at once under AVX-512 (8 under AVX2). Java's
 producer hashes one key at a time, each block waiting on the previous multiply. Blocks
-that every key of the tile has go in lockstep; a longer key's extra blocks follow one key
-at a time, so keys of equal length (fixed-width ids, UUIDs) gain the most and mixed
-lengths still share their common blocks. The tail bytes, the final avalanche
+that every key of the tile has go in lockstep; longer keys' extra blocks go in a masked
+lockstep (each key mixes block k in only if it has one), so keys of equal length
+(fixed-width ids, UUIDs) gain the most and mixed lengths still share their blocks. The tail bytes, the final avalanche
 (``hashing.murmur2_tail``, ``murmur2_avalanche``), the fold and the modulo run in lockstep too; the modulo by
 the partition count goes through a float64 reciprocal with an exact one-step correction,
 because vector units have no integer division.
@@ -42,6 +42,7 @@ from numba.core.compiler import Compiler
 from numba.extending import intrinsic
 
 from kassign import hashing
+
 
 def _cache_follows_the_rules() -> None:
     """Make numba's on-disk cache of this module and of ``hashing`` go stale when either file changes.
@@ -88,7 +89,7 @@ def _digest_of(path: Path, mtime_ns: int, size: int) -> bytes:
 _cache_follows_the_rules()
 _JIT = {"cache": True, "nogil": True}
 _SPAN_NAMES = ("murmur2_span", "crc32_span", "fnv1a_span", "kafkajs_legacy_span", "fold_hash")
-_MURMUR2_STEPS = ("murmur2_mix", "murmur2_tail", "murmur2_avalanche")
+_MURMUR2_STEPS = ("murmur2_mix", "murmur2_tail_word", "murmur2_tail", "murmur2_avalanche")
 
 
 def _bound(function: types.FunctionType, names: dict) -> types.FunctionType:
@@ -157,6 +158,7 @@ TILE = 512
 # the block loads read 4 bytes as one little-endian word; elsewhere the per-key loop serves
 LITTLE_ENDIAN = sys.byteorder == "little"
 _mix = STEPS["murmur2_mix"]
+_tail_word = STEPS["murmur2_tail_word"]
 _tail = STEPS["murmur2_tail"]
 _avalanche = STEPS["murmur2_avalanche"]
 
@@ -259,8 +261,6 @@ def _own_blocks_and_tails(data, offsets, first, count, common, longest, hashes):
         tail = (end - offsets[key]) & 3
         if end >= 4:  # the 4 bytes ending the key, shifted down to its tail (earlier bytes may be another key's)
             tail_word = np.int64(_load_u32(data, end - 4)) >> (32 - 8 * tail)
-        else:
-            tail_word = 0
-            for b in range(tail):
-                tail_word |= np.int64(data[end - tail + b]) << (8 * b)
+        else:  # the buffer's first bytes
+            tail_word = np.int64(_tail_word(data, end - tail, tail))
         hashes[i] = np.uint32(_tail(np.int64(hashes[i]), tail_word, tail))

@@ -79,6 +79,14 @@ def murmur2_mix(h, k):
     return ((h * m) & mask) ^ ((k * m) & mask)
 
 
+def murmur2_tail_word(data, j, tail):
+    """The ``tail`` (0-3) bytes at ``data[j:]`` read little-endian, as ``murmur2_tail`` takes them."""
+    word = 0
+    for b in range(tail):
+        word |= data[j + b] << (8 * b)
+    return word
+
+
 def murmur2_tail(h, tail_word, tail):
     """murmur2's step for the ``tail`` (0-3) bytes left after the whole blocks, given as ``tail_word``,
     those bytes read little-endian (folding them in one by one, highest first, is the same XOR)."""
@@ -97,7 +105,7 @@ def murmur2_avalanche(h):
 def murmur2_span(data, start, end):
     """Kafka's murmur2 of ``data[start:end]`` as an unsigned 32-bit int.
 
-    Its steps (``murmur2_mix``, ``murmur2_tail``, ``murmur2_avalanche``) are shared with
+    Its steps (``murmur2_mix``, ``murmur2_tail_word``, ``murmur2_tail``, ``murmur2_avalanche``) are shared with
     ``kassign._kernels``' lockstep loop, which runs the same steps across many keys at once."""
     length = end - start
     h = (MURMUR2_SEED ^ length) & MASK32
@@ -106,10 +114,7 @@ def murmur2_span(data, start, end):
     while j < whole_end:  # 4-byte little-endian blocks
         h = murmur2_mix(h, data[j] | (data[j + 1] << 8) | (data[j + 2] << 16) | (data[j + 3] << 24))
         j += 4
-    tail_word = 0
-    for b in range(end - j):
-        tail_word |= data[j + b] << (8 * b)
-    return murmur2_avalanche(murmur2_tail(h, tail_word, end - j))
+    return murmur2_avalanche(murmur2_tail(h, murmur2_tail_word(data, j, end - j), end - j))
 
 
 def crc32_span(data, start, end):
