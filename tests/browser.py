@@ -68,14 +68,18 @@ class Report:
                                                          hovertext: t.hovertext})),
                                 xaxis: axis(d._fullLayout.xaxis), yaxis: axis(d._fullLayout.yaxis)}; }""", name)
 
-    def hover_bar(self, name: str, trace: int, point: int) -> str:
+    def chart_names(self) -> list[str]:
+        """The page's charts, by name, in page order."""
+        return self.page.eval_on_selector_all(".kchart", "ds => ds.map(d => d.dataset.name)")
+
+    def hover_bar(self, name: str, trace: int, point: int) -> list[str]:
         """Move the mouse onto the middle of bar ``point`` of trace ``trace`` and return the tooltip's lines."""
         self.chart(name).scroll_into_view_if_needed()
         bar = self.chart(name).locator(".barlayer .trace").nth(trace).locator(".point").nth(point)
         box = bar.bounding_box()
         return self._tooltip(name, box["x"] + box["width"] / 2, box["y"] + max(box["height"] / 2, 0))
 
-    def hover_cell(self, name: str, row: int, column: int, trace: int = 0) -> str:
+    def hover_cell(self, name: str, row: int, column: int, trace: int = 0) -> list[str]:
         """Move the mouse onto the middle of a heat map's cell and return the tooltip's lines."""
         self.chart(name).scroll_into_view_if_needed()
         point = self.page.evaluate(
@@ -87,7 +91,7 @@ class Report:
                }""", [name, trace, row, column])
         return self._tooltip(name, point["x"], point["y"])
 
-    def _tooltip(self, name: str, x: float, y: float) -> str:
+    def _tooltip(self, name: str, x: float, y: float) -> list[str]:
         tips = self.page.locator(".hoverlayer .hovertext")
         self.page.mouse.move(0, 0)  # off every chart: the last tooltip goes
         tips.first.wait_for(state="detached", timeout=5000) if tips.count() else None
@@ -95,7 +99,7 @@ class Report:
         tip = self.chart(name).locator(".hoverlayer .hovertext").first
         tip.wait_for(state="visible", timeout=5000)
         lines = tip.evaluate("g => [...g.querySelectorAll('text.nums tspan.line')].map(t => t.textContent)")
-        return "\n".join(lines) if lines else tip.text_content()
+        return lines if lines else tip.text_content().split("\n")
 
     def drag(self, name: str, start: tuple[float, float], end: tuple[float, float]) -> None:
         """A mouse drag over the chart's plot area, from and to fractions of its width and height."""

@@ -81,7 +81,7 @@ def _content_digest(path: Path) -> bytes:
     return _digest_of(path, stat.st_mtime_ns, stat.st_size)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _digest_of(path: Path, mtime_ns: int, size: int) -> bytes:
     return hashlib.sha256(path.read_bytes()).digest()
 

@@ -26,10 +26,6 @@ def _runs(scenario, strategies):
     return [simulate(scenario, s) for s in strategies]
 
 
-def _lines(tooltip: str) -> list[str]:
-    return tooltip.split("\n")
-
-
 @pytest.fixture(scope="module")
 def protocols(tmp_path_factory):
     chromium()
@@ -50,24 +46,24 @@ def test_report_hover_sort_zoom(protocols):
     assert page_path.stat().st_size < LIMIT
     with open_report(page_path) as report:
         page = report.page
-        names = page.eval_on_selector_all(".kchart", "ds => ds.map(d => d.dataset.name)")
+        names = report.chart_names()
         assert names == ["moves", "unowned", "load-range", "load-cooperative-sticky", "load-consumer_uniform"]
         assert report.invalid() == []
         # a bar per strategy and scenario event: strategy, event and figure in the tooltip
         moved = runs[2].per_scenario_event("moved")
         for event in (1, 3):
             label, value = moved[event]
-            tip = _lines(report.hover_bar("moves", 2, event))
+            tip = report.hover_bar("moves", 2, event)
             moves = f"{count(value)} partition{'' if value == 1 else 's'} moved"
             assert tip == ["consumer:uniform", f"event {event + 1}: {label}", moves]
         label, value = runs[0].per_scenario_event("unowned_partition_seconds")[3]
-        assert _lines(report.hover_bar("unowned", 0, 3)) == [
+        assert report.hover_bar("unowned", 0, 3) == [
             "range", f"event 4: {label}", f"{count(round(value, 2))} unowned partition-seconds"]
         # the heat map: member, partitions, event
         run = runs[1]
         members = list(dict.fromkeys(m for rec in run.records for m in rec.loads))
         record = run.records[2]
-        tip = _lines(report.hover_cell("load-cooperative-sticky", members.index("C2"), 2))
+        tip = report.hover_cell("load-cooperative-sticky", members.index("C2"), 2)
         assert tip == ["C2", f"partitions owned: {record.loads['C2']}",
                        f"after event 3: {record.at:g}s {record.description}"]
         # totals: heartbeats as the terminal shows them, sortable
@@ -109,7 +105,7 @@ def test_two_hundred_members(tmp_path):
         heat = report.figure("load-cooperative-sticky")["data"][0]
         assert len(heat["y"]) == 206 and len(heat["x"]) == len(runs[1].records)
         record = runs[1].records[5]
-        tip = _lines(report.hover_cell("load-cooperative-sticky", 150, 5))
+        tip = report.hover_cell("load-cooperative-sticky", 150, 5)
         assert tip == ["M150", f"partitions owned: {record.loads['M150']}",
                        f"after event 6: {record.at:g}s {record.description}"]
         # a member that left is blank from then on (M0 leaves at event 8)

@@ -46,16 +46,12 @@ def _rows(summary):
     return {(r["topic"], r["partition"]): r for r in summary["partition_load"]}
 
 
-def _lines(tooltip: str) -> list[str]:
-    return tooltip.split("\n")
-
-
 def test_small_report_hover_sort_zoom(small):
     summary, path = small
     assert path.stat().st_size < LIMIT
     with open_report(path) as report:
         page = report.page
-        names = page.eval_on_selector_all(".kchart", "ds => ds.map(d => d.dataset.name)")
+        names = report.chart_names()
         assert names == ["partition-load", "sweep", "consumer-load", "broker-load", "producers"]
         assert report.invalid() == []
 
@@ -66,7 +62,7 @@ def test_small_report_hover_sort_zoom(small):
         hottest = max(rows.values(), key=lambda r: r["bytes"])
         for p in (hottest["partition"], 3):
             r = rows[("events", p)]
-            tip = _lines(report.hover_bar("partition-load", 0, p))
+            tip = report.hover_bar("partition-load", 0, p)
             assert tip[0] == f"events-{p}"
             assert f"bytes {exact_bytes(r['bytes'])}" in tip and f"records {count(r['records'])}" in tip
             assert f"keys {count(r['distinct_keys'])}" in tip
@@ -96,7 +92,7 @@ def test_small_report_hover_sort_zoom(small):
         # consumer load: a bar per member and strategy
         strategies = list(summary["consumers"])
         member = summary["consumers"][strategies[1]]["members"]["consumer-2"]
-        tip = _lines(report.hover_bar("consumer-load", 2, 1))
+        tip = report.hover_bar("consumer-load", 2, 1)
         assert tip[0] == f"{strategies[1]} · consumer-2" and f"bytes {exact_bytes(member['bytes'])}" in tip
         # the verdict as the terminal says it, header figures in human units
         verdict = page.locator(".verdict li").all_text_contents()
@@ -122,18 +118,18 @@ def test_big_topic_and_group_stay_readable(big):
         assert bars["x"][:3] == [f"events-{r['partition']}" for r in by_bytes[:3]]
         others = 1000 - report_html.TOP
         assert bars["x"][-1] == f"the other {others:,}"
-        tip = _lines(report.hover_bar("partition-load", 0, report_html.TOP))
+        tip = report.hover_bar("partition-load", 0, report_html.TOP)
         rest = sum(r["bytes"] for r in by_bytes[report_html.TOP:])
         assert tip[0] == f"the other {others:,} partitions"
         assert tip[1] == f"bytes {exact_bytes(rest)} in all, {human_bytes(rest / others)} each on average (the bar)"
-        tip = _lines(report.hover_bar("partition-load", 0, 0))
+        tip = report.hover_bar("partition-load", 0, 0)
         assert tip[0] == f"events-{by_bytes[0]['partition']}" and f"bytes {exact_bytes(by_bytes[0]['bytes'])}" in tip
 
         # every partition is a cell of the heat map, 50 to a row; empty partitions are cells too
         heat = report.figure("partition-heatmap")["data"][0]
         assert len(heat["z"]) == 20 and all(len(row) == 50 for row in heat["z"])
         cell = next(r for r in rows if r["partition"] == 537)
-        tip = _lines(report.hover_cell("partition-heatmap", 10, 37))
+        tip = report.hover_cell("partition-heatmap", 10, 37)
         assert tip[0] == "events-537" and f"records {count(cell['records'])}" in tip
         before = report.figure("partition-heatmap")["xaxis"]["range"]
         report.drag("partition-heatmap", (0.1, 0.1), (0.4, 0.4))
@@ -146,7 +142,7 @@ def test_big_topic_and_group_stay_readable(big):
         assert group["x"][:3] == ["consumer-0", "consumer-1", "consumer-2"]  # in natural order
         strategy = group["y"][2]
         member = summary["consumers"][strategy]["members"]["consumer-150"]
-        tip = _lines(report.hover_cell("consumer-load", 2, 150))
+        tip = report.hover_cell("consumer-load", 2, 150)
         assert tip[0] == f"{strategy} · consumer-150" and f"bytes {exact_bytes(member['bytes'])}" in tip
         assert f"{many(member['partitions'], 'partition')}, {many(member['records'], 'record')}" in tip
         report.page.evaluate("""() => Plotly.relayout(document.querySelector('.kchart[data-name="consumer-load"]'),
@@ -211,7 +207,7 @@ def test_live_report_forensics_and_lag(live):
     topic = "report-live"
     with open_report(path) as report:
         page = report.page
-        names = page.eval_on_selector_all(".kchart", "ds => ds.map(d => d.dataset.name)")
+        names = report.chart_names()
         assert names == ["forensics", "partition-load", "sweep", "consumer-load", "broker-load", "lag"]
         headings = page.locator("h2").all_text_contents()
         assert headings.index("Source") < headings.index("Which producer put the records there") < \
@@ -220,26 +216,26 @@ def test_live_report_forensics_and_lag(live):
         forensics = summary["forensics"][topic]
         best = forensics["explanation"][0]
         keyed = forensics["keyed_records"]
-        tip = _lines(report.hover_bar("forensics", 0, 0))
+        tip = report.hover_bar("forensics", 0, 0)
         assert tip[0].startswith(f"{topic} · java")
         share = percent(best["records"] / keyed)
         assert tip[1] == f"{count(best['records'])} keyed records ({share}) are where it puts them"
         assert "java" in tip[-1] and tip[-1].startswith("partitioners: ")
         second = forensics["explanation"][1]
-        tip = _lines(report.hover_bar("forensics", 1, 0))
+        tip = report.hover_bar("forensics", 1, 0)
         assert tip[0].startswith(f"{topic} · librdkafka:consistent")
         assert tip[1].startswith(f"{count(second['gain'])} more keyed records ({percent(second['gain'] / keyed)})")
         # partition load measured beside Java's placement
         rows = _rows(summary)
         r = rows[(topic, 1)]
-        tip = _lines(report.hover_bar("partition-load", 1, 1))
+        tip = report.hover_bar("partition-load", 1, 1)
         assert tip[0] == f"{topic}-1" and f"records {count(r['records'])}" in tip
         assert f"under Java's partitioner: {exact_bytes(r['java_bytes'])}, {count(r['java_records'])} records" in tip
         # lag: member and records behind, as the summary has them
         strategies = [s for s, c in summary["consumers"].items() if "lag" in c]
         members = sorted(summary["consumers"][strategies[0]]["lag"]["members"])
         behind = summary["consumers"][strategies[3]]["lag"]["members"][members[2]]
-        tip = _lines(report.hover_bar("lag", 2, 3))
+        tip = report.hover_bar("lag", 2, 3)
         assert tip[0] == f"{strategies[3]} · {members[2]}" and tip[1] == f"{count(behind)} records behind"
         lag = page.locator("h3:text-matches('^consumer lag per partition') + .tablewrap table")
         assert report.sort(lag, "lag") == "descending"
