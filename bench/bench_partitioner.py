@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numba
@@ -107,8 +108,6 @@ def checksum(partitions: np.ndarray) -> int:
 
 
 def timed(fn) -> float:
-    import time
-
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
