@@ -177,10 +177,15 @@ def _add_sweep(digest: Digest, keyed: pa.Table, max_partitions: int, first: np.n
 PIECE_ROWS = 1 << 18  # rows the forensics hold at once (their matrices are 15 x rows)
 
 
-def _pieces(path: Path, columns: list[str], whole_keys: bool) -> Iterator[pa.Table]:
+def _pieces(path: Path | pa.Table, columns: list[str], whole_keys: bool) -> Iterator[pa.Table]:
     """The figures in Arrow batches; or, with ``whole_keys``, in pieces that each hold every row of their keys:
     one file (one shuffle partition, clustered by key) at a time, a big file read again for each slice of the
     key hashes (``hash & (k - 1) == i``), so that no piece is much bigger than ``PIECE_ROWS``."""
+    if isinstance(path, pa.Table):  # already merged on the driver, every key whole
+        for batch in path.select(columns).to_batches(max_chunksize=PIECE_ROWS):
+            if batch.num_rows:
+                yield pa.Table.from_batches([batch])
+        return
     if not whole_keys:
         yield from _batches(path, columns)
         return
@@ -205,10 +210,11 @@ def _pieces(path: Path, columns: list[str], whole_keys: bool) -> Iterator[pa.Tab
                 yield table
 
 
-def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int, hot_keys: int,
+def digest_figures(figures_path: Path | pa.Table, key_stats_path: Path, max_partitions: int, hot_keys: int,
                    live: LiveFigures | None = None) -> Digest:
     """Stream the key figures once: totals per partition and reason, hot keys, the sweep; write key_stats.
-    With ``live``, also the Java-modelled load, the offsets not read and the forensics."""
+    With ``live``, also the Java-modelled load, the offsets not read and the forensics. The figures are
+    the Parquet Spark wrote, or the table merged on the driver (``kassign.spark.key_merge``)."""
     digest = Digest()
     candidates: pa.Table | None = None
     key_stats_path.mkdir(parents=True, exist_ok=True)
@@ -238,7 +244,8 @@ def digest_figures(figures_path: Path, key_stats_path: Path, max_partitions: int
             top = _top_keys(keyed, hot_keys)
             candidates = top if candidates is None else _top_keys(pa.concat_tables([candidates, top]), hot_keys)
         if writer is None:  # no keyed record: an empty table with the columns
-            schema = ds.dataset(figures_path.as_posix(), format="parquet").schema
+            schema = figures_path.schema if isinstance(figures_path, pa.Table) else ds.dataset(
+                figures_path.as_posix(), format="parquet").schema
             empty = pa.table({new: pa.array([], schema.field(old).type)
                               for old, new in zip(_KEY_STATS_SOURCE, KEY_STATS_COLUMNS)})
             pq.write_table(empty, (key_stats_path / "part-0.parquet").as_posix())

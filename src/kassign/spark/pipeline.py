@@ -57,7 +57,7 @@ from pyspark.sql import types as T
 from kassign.client_partitioners import ClientPartitioner, resolve_list
 from kassign.errors import KassignError
 from kassign.keys import INT_WIDTHS, check_key_type
-from kassign.spark import inputs
+from kassign.spark import inputs, key_merge
 from kassign.spark.digest import GAP_PREFIX, Digest, LiveFigures, PartitionFigures, digest_figures
 from kassign.spark import loads as stage_loads
 from kassign.spark import producers as stage_producers
@@ -330,28 +330,35 @@ def _count_per_group(placed: DataFrame, group: list[str], max_groups: int = 0, m
     return partial_df.groupBy(*group).agg(records, F.sum("bytes").alias("bytes"))
 
 
+def _placed_for_counting(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions) -> tuple[DataFrame, list[str]]:
+    """The JVM engine's rows to count and their grouping columns: ([topic,] key, partition, reason) and bytes,
+    keyless records already placed by the producer model (it follows the input order); a keyed record's
+    partition depends on its topic and key alone, so it is left for once per key afterwards. With one topic
+    for the whole input, the topic stays out of the grouping (every row would hash it)."""
+    keyless = _keyless_placement(counts, opts)
+    group = ["key", "partition", "reason"] if _constant_topic(opts) is not None else ["topic", "key", "partition", "reason"]
+    placed = tagged.select(*(F.when(_good(), F.col(c)).alias(c) for c in ("topic", "key", "bytes")),
+                           F.when(_good() & F.col("key").isNull(), keyless).alias("partition"), "reason")
+    return placed.select(*group, "bytes"), group
+
+
 def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions,
                 key_type: str | None = None) -> DataFrame:
-    """Stages 1-2's one pass over the input: records and bytes per (topic, key, partition), plus one row
-    per reason rows were set aside for (topic, key and partition null there).
+    """Stages 1-2's one pass over the input, merged in Spark: records and bytes per (topic, key, partition),
+    plus one row per reason rows were set aside for (topic, key and partition null there).
 
     Everything later (partition load, hot keys, the sweep, consumers, brokers) is computed from
     these rows, as many as there are distinct keys. On the JVM engine the input is read once:
-    keyless records are placed by the JVM copy of the producer model inside the same scan."""
+    keyless records are placed by the JVM copy of the producer model inside the same scan. The file
+    pass merges on the driver instead where the splits' counts fit (``driver_key_figures``)."""
     _check_null_key_model(opts)
     figures = [F.count(F.lit(1)).alias("records"), F.sum("bytes").alias("bytes")]
-    keyless = _keyless_placement(counts, opts)
-    if keyless is not None:
-        # Keyless records get their partition in the scan (the model follows the input order); a keyed
-        # record's partition depends on its topic and key alone, so it is computed once per key afterwards.
-        placed = tagged.select(*(F.when(_good(), F.col(c)).alias(c) for c in ("topic", "key", "bytes")),
-                               F.when(_good() & F.col("key").isNull(), keyless).alias("partition"), "reason")
+    if _keyless_placement(counts, opts) is not None:
+        placed, group = _placed_for_counting(tagged, counts, opts)
+        grouped = _count_per_group(placed, group)
         constant = _constant_topic(opts)
-        if constant is None:
-            grouped = _count_per_group(placed, ["topic", "key", "partition", "reason"])
-        else:  # one topic for the whole input: keep it out of the grouping key (every row would hash it)
-            grouped = _count_per_group(placed, ["key", "partition", "reason"]).select(
-                F.when(_good(), F.lit(constant)).alias("topic"), "key", "partition", "reason", "records", "bytes")
+        if constant is not None:
+            grouped = grouped.select(F.when(_good(), F.lit(constant)).alias("topic"), *group, "records", "bytes")
         keyed = _good() & F.col("key").isNotNull()
         return grouped.withColumn("partition", F.when(keyed, _keyed_partition(counts, opts.partitions, opts, key_type))
                                   .otherwise(F.col("partition")))
@@ -362,6 +369,29 @@ def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOpti
     keyless = _place_keyless_in_python(good_records(tagged).filter(F.col("key").isNull()), counts, opts)
     keyless = keyless.select("topic", "key", "bytes", "partition", F.lit(None).cast("string").alias("reason"))
     return keyless.unionByName(not_keyless).groupBy("topic", "key", "partition", "reason").agg(*figures)
+
+
+def partial_key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions) -> tuple[DataFrame, list[str]] | None:
+    """The JVM engine's per-split counts (``KassignKeyFigures``), not yet merged, and their grouping
+    columns; None on the Arrow engine. ``driver_key_figures`` merges them."""
+    _check_null_key_model(opts)
+    if not _on_the_jvm(opts):
+        return None
+    placed, group = _placed_for_counting(tagged, counts, opts)
+    spark = placed.sparkSession
+    return DataFrame(spark._jvm.kassign.spark.KassignKeyFigures.partial(placed._jdf, 0, 0), spark), group
+
+
+def driver_key_figures(partial: DataFrame, group: list[str], counts: Mapping[str, int], opts: PipelineOptions,
+                       key_type: str | None = None) -> pa.Table | None:
+    """``with_key_columns(key_figures(...))`` with the splits' partial counts merged on the driver
+    (``kassign.spark.key_merge``): one Spark stage instead of two. None when the partial counts exceed
+    ``spark.driver.maxResultSize`` (then merge in Spark)."""
+    partials = key_merge.collect_partials(partial)
+    if partials is None:
+        return None
+    merged = key_merge.merge_partials(partials, group)
+    return key_merge.key_columns(merged, counts, opts.partitions, key_type, _constant_topic(opts))
 
 
 def live_key_figures(tagged: DataFrame, opts: PipelineOptions) -> DataFrame:
@@ -842,15 +872,20 @@ def _file_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
     known_counts = dict(opts.scenario["topics"]) if opts.scenario is not None else {}
 
     spark.sparkContext.setJobDescription("kassign stages 1-2: partition every record, count per key (one pass)")
-    figures_path = out / ".key_figures"
-    figures = with_key_columns(key_figures(tagged, known_counts, opts, key_type), opts, key_type)
+    partial = partial_key_figures(tagged, known_counts, opts)
     # Started now (unless the caller did so while the JVM started), while the driver only waits for
     # Spark: earlier, it would hold the GIL that the query's many py4j calls need.
     prepare_driver_meanwhile(opts.strategies)
-    with _spark_conf(spark, {BYPASS_PARTIAL: "true"} if _on_the_jvm(opts) else {}):
-        _write_only(figures, figures_path)
-    digest = digest_figures(figures_path, out / "key_stats", opts.max_partitions, HOT_KEYS)
-    shutil.rmtree(figures_path)
+    figures = driver_key_figures(*partial, known_counts, opts, key_type) if partial is not None else None
+    if figures is not None:
+        digest = digest_figures(figures, out / "key_stats", opts.max_partitions, HOT_KEYS)
+    else:
+        figures_path = out / ".key_figures"
+        merged = with_key_columns(key_figures(tagged, known_counts, opts, key_type), opts, key_type)
+        with _spark_conf(spark, {BYPASS_PARTIAL: "true"} if _on_the_jvm(opts) else {}):
+            _write_only(merged, figures_path)
+        digest = digest_figures(figures_path, out / "key_stats", opts.max_partitions, HOT_KEYS)
+        shutil.rmtree(figures_path)
     aside_rows = _set_aside_table(spark, out, tagged, found, bool(digest.reasons))
     topics = sorted(digest.topics())
     warnings = _aside_warning(digest, aside_rows)

@@ -1,0 +1,146 @@
+"""The splits' partial key figures merged on the driver equal Spark's merge, row for row, on a real local Spark;
+past ``spark.driver.maxResultSize`` the pipeline falls back to Spark's merge with the same answers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kassign.spark import key_merge
+
+
+def _jvm_or_skip(spark):
+    from kassign.spark.partition import register_jvm_udf
+
+    if not register_jvm_udf(spark):
+        pytest.skip("no JVM UDF in this session (javac missing)")
+
+
+def _rows(table: pa.Table) -> list[tuple]:
+    return sorted((tuple(r.values()) for r in table.select(key_merge.FIGURE_COLUMNS).to_pylist()), key=repr)
+
+
+def _both_merges(spark, df, opts, counts):
+    """(Spark's merge with its key columns, the driver's) as sorted row lists."""
+    from kassign.spark.pipeline import (driver_key_figures, key_figures, key_serialiser, normalise,
+                                        partial_key_figures, with_key_columns)
+
+    tagged = normalise(df, opts, "parquet")
+    key_type = key_serialiser(df, opts)
+    in_spark = with_key_columns(key_figures(tagged, counts, opts, key_type), opts, key_type)
+    spark_rows = sorted((tuple(r[c] for c in key_merge.FIGURE_COLUMNS) for r in in_spark.collect()), key=repr)
+    partial, group = partial_key_figures(tagged, counts, opts)
+    on_driver = driver_key_figures(partial, group, counts, opts, key_type)
+    return spark_rows, _rows(on_driver), on_driver
+
+
+def _text_input(spark, rows: int = 6000, keys: int = 97):
+    from pyspark.sql import functions as F
+
+    # two topics, keys with multi-byte text and the empty key, keyless rows, a negative size (set aside)
+    key = (F.when(F.col("id") % 5 == 0, F.lit(None))
+           .when(F.col("id") % 7 == 0, F.lit(""))
+           .otherwise(F.concat(F.lit("ключ-"), (F.col("id") % keys).cast("string"))))
+    return spark.range(0, rows, 1, 4).select(
+        F.when(F.col("id") % 2 == 0, "a").otherwise("b").alias("topic"), key.alias("key"),
+        F.when(F.col("id") == 17, -1).otherwise(100 + F.col("id") % 300).alias("size"))
+
+
+def test_driver_merge_equals_sparks_merge_with_topics_and_reasons(spark, tmp_path):
+    from kassign.spark.pipeline import PipelineOptions
+
+    _jvm_or_skip(spark)
+    opts = PipelineOptions(out=str(tmp_path), input="x", key_column="key", size_column="size", topic_column="topic",
+                           partitions=6, batch_size=700)
+    in_spark, on_driver, table = _both_merges(spark, _text_input(spark), opts, {"b": 9})
+    assert on_driver == in_spark
+    keyed = [r for r in on_driver if r[1] is not None]
+    assert {r[0] for r in keyed} == {"a", "b"} and any(r[1] == "" for r in keyed)
+    assert all(r[2] == r[7] % (9 if r[0] == "b" else 6) for r in keyed)  # Java's rule, the topic's own count
+    assert [r for r in on_driver if r[3] is not None] == [(None, None, None, "size column 'size' is negative", 1,
+                                                           None, None, None)]
+    assert not table.schema.field("records").nullable  # as Spark's count() declares it (key_stats' schema)
+
+
+@pytest.mark.parametrize("kind", ["binary", "int", "long", "long-from-text"])
+def test_driver_merge_equals_sparks_merge_for_every_key_type_with_one_topic(spark, tmp_path, kind):
+    from pyspark.sql import functions as F
+
+    from kassign.spark.pipeline import PipelineOptions
+
+    _jvm_or_skip(spark)
+    number = (F.col("id") * 7919 % 211 - 105)
+    key = {"binary": F.when(F.col("id") % 9 == 0, F.lit(b"")).otherwise(F.unhex(F.lpad(F.hex(number * 977), 6, "0"))),
+           "int": number.cast("int"), "long": (number * 10_000_000_000).cast("long"),
+           "long-from-text": F.when(F.col("id") % 13 == 0, F.lit("not a number")).otherwise(number.cast("string"))}[kind]
+    df = spark.range(0, 3000, 1, 3).select(F.when(F.col("id") % 11 == 0, F.lit(None)).otherwise(key).alias("key"),
+                                           (10 + F.col("id") % 50).alias("size"))
+    opts = PipelineOptions(out=str(tmp_path), input="x", key_column="key", size_column="size", partitions=5,
+                           key_type="long" if kind == "long-from-text" else None)
+    in_spark, on_driver, _ = _both_merges(spark, df, opts, {})
+    assert on_driver == in_spark
+    keyed = [r for r in on_driver if r[1] is not None]
+    assert keyed and all(r[0] == "topic" for r in keyed)
+    if kind == "binary":
+        assert all(r[6] == "0x" + bytes(r[1]).hex() for r in keyed)
+    if kind == "long-from-text":
+        assert any(r[3] == "key column 'key' is not a valid long" for r in on_driver)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=12), min_size=1, max_size=40))
+def test_bytes_are_shown_as_0x_and_lower_case_hex(keys):
+    shown = key_merge._display(pa.array(keys, pa.binary()))
+    assert shown.to_pylist() == ["0x" + k.hex() for k in keys]
+
+
+@contextlib.contextmanager
+def _result_limit(spark, size: str):
+    """Spark's limit on what tasks send the driver, changed on the running context (each task set reads it)."""
+    conf = spark.sparkContext._jsc.sc().conf()
+    before = conf.get(key_merge.RESULT_LIMIT, "1g")
+    conf.set(key_merge.RESULT_LIMIT, size)
+    try:
+        yield
+    finally:
+        conf.set(key_merge.RESULT_LIMIT, before)
+
+
+def test_partial_counts_beyond_the_result_limit_are_merged_in_spark_with_the_same_answers(spark, tmp_path):
+    from kassign.spark.pipeline import PipelineOptions, _placed_for_counting, normalise, run_pipeline
+
+    _jvm_or_skip(spark)
+    data = tmp_path / "input.parquet"
+    _text_input(spark, 40_000, 20_000).write.parquet(data.as_uri())  # a split's partial counts: over 100 KiB
+    opts = dict(input=str(data), key_column="key", size_column="size", topic_column="topic", partitions=6,
+                write_partitioned=False, write_sample=False)
+    tagged = normalise(spark.read.parquet(data.as_uri()), PipelineOptions(out=str(tmp_path / "x"), **opts), "parquet")
+    placed, _ = _placed_for_counting(tagged, {}, PipelineOptions(out=str(tmp_path / "x"), **opts))
+    from pyspark.sql import DataFrame
+
+    partial = DataFrame(spark._jvm.kassign.spark.KassignKeyFigures.partial(placed._jdf, 0, 0), spark)
+    with _result_limit(spark, "64k"):
+        assert key_merge.collect_partials(partial) is None
+    assert key_merge.collect_partials(partial).num_rows > 0
+    driver = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "driver"), **opts))
+    with _result_limit(spark, "64k"):
+        fallback = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "spark"), **opts))
+    assert json.dumps(driver, sort_keys=True) == json.dumps(fallback, sort_keys=True).replace(
+        str(tmp_path / "spark"), str(tmp_path / "driver"))
+    import pyarrow.parquet as pq
+
+    stats = [pq.read_table(tmp_path / name / "key_stats").sort_by([("topic", "ascending"), ("key", "ascending")])
+             for name in ("driver", "spark")]
+    assert stats[0].num_rows > 0 and stats[0].equals(stats[1])
+
+
+def test_other_failures_are_not_taken_for_the_limit(spark):
+    _jvm_or_skip(spark)
+    failing = spark.range(3).selectExpr("raise_error('kassign test: not the result limit') AS x")
+    with pytest.raises(Exception, match="not the result limit"):
+        key_merge.collect_partials(failing)
