@@ -1,11 +1,12 @@
 """Stages 2-3 from the one-pass key figures: partition load, hot keys, the partition-count sweep.
 
-The pipeline's single Spark aggregation writes one row per (topic, key, partition) and one
-per set-aside reason (``records``, ``bytes``; keyed rows also carry ``key_display`` and the
-key's 31-bit murmur2 ``hash``). Those rows are as many as the distinct keys, so the driver
-streams them from the written Parquet in Arrow batches and keeps only what is per partition,
-per partition count or per reason: memory does not grow with the keys, and no further Spark
-job (each one a query to plan and compile) is needed. On the way it writes the ``key_stats``
+The pipeline's one pass gives one row per (topic, key, partition) and one per set-aside reason
+(``records``, ``bytes``; keyed rows also carry ``key_display`` and the key's 31-bit murmur2
+``hash``): as an Arrow table merged on the driver (``kassign.spark.key_merge``), or as Parquet
+that Spark's aggregation wrote (live topics, and counts beyond Spark's result limit). Those rows
+are as many as the distinct keys, so the driver takes them in Arrow batches (from Parquet, streamed)
+and keeps only what is per partition, per partition count or per reason, and no further Spark job
+(each one a query to plan and compile) is needed. On the way it writes the ``key_stats``
 table (the keyed rows).
 
 Example: keys "a" (hash 6, 10 bytes) and "b" (hash 9, 30 bytes) in topic t give, for the

@@ -23,16 +23,19 @@ IntegerSerializer and LongSerializer write them (4 or 8 bytes, big-endian).
 
 One pass: the input is read once, into records and bytes per (topic, key, partition) plus a
 count per set-aside reason (``key_figures``): keyless records are placed by the producer model
-in the scan (it follows the input order), everything is aggregated, and a keyed row's partition
-is computed once per key. Every later stage starts from those rows (as many as distinct keys),
-streamed by the driver from Parquet (``kassign.spark.digest``), so the work beyond the least job
-that counts per partition is one wider aggregation. The input is read again only for tables
+in the scan (it follows the input order), each split counts per key in kassign's JVM tables, the
+driver merges the splits' counts (``kassign.spark.key_merge``; Spark merges them where they exceed
+``spark.driver.maxResultSize``), and a keyed row's partition is computed once per key. Every later
+stage starts from those rows (as many as distinct keys), taken by the driver in Arrow batches
+(``kassign.spark.digest``), so the work beyond the least job that counts per partition is one
+wider count. The input is read again only for tables
 asked for (``partitioned``, producer agreement) and for the set-aside table when rows were set
 aside.
 
 Data layout: per-record work stays in Spark columns (key bytes, int32 partitions, int64
 sizes); the driver never holds per-record data, and holds per-key data one Arrow batch at a
-time (numpy integer arrays), keeping only per-partition and per-partition-count figures.
+time (numpy integer arrays), keeping only per-partition and per-partition-count figures; merging
+the splits' partial counts holds them at once, within Spark's result limit.
 """
 
 from __future__ import annotations
