@@ -3,13 +3,33 @@
 key -> partition (the producer's murmur2 partitioner), partition -> consumer (the
 group assignors and the rebalance protocol around them), replica -> broker
 (Kafka's replica placement), and a Spark pipeline that applies them to real data.
+
+The public names below are loaded on first use (PEP 562), so that importing one part of
+kassign (the CLI, which starts Spark's JVM as early as it can) does not load every other part.
 """
 
-from kassign.api import assign, assign_table
-from kassign.errors import KassignError
-from kassign.partitioner import murmur2, partition_for_key, partitions_for_keys
-from kassign.plan import plan_reassignment
-from kassign.replicas import assign_replicas
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded lazily at run time
+    from kassign.api import assign, assign_table
+    from kassign.errors import KassignError
+    from kassign.partitioner import murmur2, partition_for_key, partitions_for_keys
+    from kassign.plan import plan_reassignment
+    from kassign.replicas import assign_replicas
+
+_HOMES = {
+    "assign": "kassign.api",
+    "assign_table": "kassign.api",
+    "KassignError": "kassign.errors",
+    "murmur2": "kassign.partitioner",
+    "partition_for_key": "kassign.partitioner",
+    "partitions_for_keys": "kassign.partitioner",
+    "plan_reassignment": "kassign.plan",
+    "assign_replicas": "kassign.replicas",
+}
 
 __all__ = [
     "KassignError",
@@ -22,3 +42,16 @@ __all__ = [
     "plan_reassignment",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'kassign' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -62,3 +62,34 @@ def test_a_signal_mid_run_leaves_nothing_behind(signum, tmp_path):
         time.sleep(0.2)
     assert not any(_alive(pid) for pid in jvms), "the JVM outlived the command"
     assert not Path(tempfile.gettempdir(), f"kassign-spark-{process.pid}.log").exists()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the JVM through /proc")
+def test_a_signal_while_the_jvm_starts_leaves_no_jvm(tmp_path):
+    """The JVM starts on a thread of its own while the command loads the rest of the pipeline; a signal in
+    that window still ends in one line, the signal's status, and no JVM outliving the command."""
+    out = tmp_path / "out"
+    process = subprocess.Popen([str(KASSIGN), "pipeline", "--rows", "1000", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        jvms: list[int] = []
+        while not jvms:  # the JVM's process exists: it is starting
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "no JVM started"
+            jvms = _children(process.pid)
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=90)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + signal.SIGINT
+    assert stderr.strip().splitlines() == ["kassign: interrupted by SIGINT; nothing half-written was left behind"], stderr
+    assert not out.exists() and not list(tmp_path.glob(".out*"))
+    gone = time.monotonic() + 15
+    while any(_alive(pid) for pid in jvms) and time.monotonic() < gone:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in jvms), "the JVM outlived the command"
+    assert not Path(tempfile.gettempdir(), f"kassign-spark-{process.pid}.log").exists()

@@ -10,31 +10,33 @@ import click
 from kassign.errors import Interrupted, KassignError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# One module per command, each exposing ``command``; a module is imported only when its command runs (or
+# when --help lists them all), so that `kassign partition` does not load Spark's or the assignors' code and
+# `kassign pipeline` can start Spark's JVM before the rest of kassign is loaded.
+_COMMANDS = {"partition": "partition_cmd", "assign": "assign_cmd", "replicas": "replicas_cmd",
+             "simulate": "simulate_cmd", "pipeline": "pipeline_cmd", "plan": "plan_cmd"}
+
+
+class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        module = _COMMANDS.get(name)
+        if module is None:
+            return None
+        from importlib import import_module
+
+        return import_module(f"kassign.cli.{module}").command
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kassign")
 def cli() -> None:
     """kassign: where Kafka puts your data, computed exactly as Kafka does.
 
     key -> partition (partition), partition -> consumer (assign), replica -> broker (replicas).
     """
-
-
-def _register_commands() -> None:
-    # One module per command; each exposes `command`.
-    from kassign.cli import assign_cmd, partition_cmd, replicas_cmd
-
-    for module in (partition_cmd, assign_cmd, replicas_cmd):
-        cli.add_command(module.command)
-    # -- further commands register below this line --
-    from kassign.cli import simulate_cmd
-    cli.add_command(simulate_cmd.command)
-    from kassign.cli import pipeline_cmd
-    cli.add_command(pipeline_cmd.command)
-    from kassign.cli import plan_cmd
-    cli.add_command(plan_cmd.command)
-
-
-_register_commands()
 
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())

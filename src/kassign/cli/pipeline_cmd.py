@@ -108,8 +108,8 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
     and, with --group, the consumer lag. Writes Parquet tables, summary.json and report.html under
     --out; rows that cannot be placed are set aside there with their reason, never dropped.
     """
-    from kassign.spark.pipeline import (PipelineOptions, check_options, preflight_live, prepare_driver_meanwhile,
-                                        run_pipeline)
+    # Only what judges the options here: the rest of the pipeline loads while Spark's JVM starts.
+    from kassign.spark.options import PipelineOptions, check_options, preflight_live
     from kassign.spark.session import parse_conf, spark_session
 
     if bootstrap is not None:
@@ -145,9 +145,19 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
         check_options(options)
         conf = parse_conf(confs)
         preflight_live(options)
-        prepare_driver_meanwhile(options.strategies)  # while the JVM starts
+
+        def meanwhile() -> None:  # while the JVM starts: the pipeline's code, then its plotting and assignors
+            from kassign.spark.pipeline import prepare_driver_meanwhile
+
+            prepare_driver_meanwhile(options.strategies)
+
+        def work(spark):
+            from kassign.spark.pipeline import run_pipeline
+
+            return run_pipeline(spark, options)
+
         summary = _run_quietly(lambda log: spark_session(master, conf, app_name="kassign pipeline", jvm_log=log),
-                               lambda spark: run_pipeline(spark, options))
+                               work, meanwhile)
     finally:
         if stdin_copy is not None:
             import shutil
@@ -192,9 +202,10 @@ class SparkFailure(Exception):
     """Spark failed in a way kassign did not foresee; its log is kept for the report."""
 
 
-def _run_quietly(start, work):
+def _run_quietly(start, work, meanwhile=lambda: None):
     """``work(spark)`` with the JVM's chatter in a log file and kassign's progress line on the terminal. The
-    log is removed afterwards unless something unforeseen failed (then the one-line error names it)."""
+    log is removed afterwards unless something unforeseen failed (then the one-line error names it).
+    ``meanwhile()`` runs while ``start`` starts Spark."""
     import os
     import tempfile
     from pathlib import Path
@@ -204,7 +215,7 @@ def _run_quietly(start, work):
     log = Path(tempfile.gettempdir()) / f"kassign-spark-{os.getpid()}.log"
     keep = False
     try:
-        spark = start(log)
+        spark = _started_while(start, log, meanwhile)
         try:
             _cancel_jobs_on_signals(spark)
             with progress(spark):
@@ -224,6 +235,42 @@ def _run_quietly(start, work):
     finally:
         if not keep:
             log.unlink(missing_ok=True)
+
+
+def _started_while(start, log, meanwhile):
+    """``start(log)`` on a thread of its own while ``meanwhile()`` runs on this one: the JVM's start is mostly
+    waiting (for its process, then for its answers), which the rest of kassign's loading can fill. The session
+    is then made this thread's active one (the JVM keeps that per thread). Should this thread fail or be
+    interrupted first, it waits for the start to end and stops that Spark, so that no JVM outlives the command."""
+    import threading
+
+    outcome: dict = {}
+
+    def launch() -> None:
+        try:
+            outcome["spark"] = start(log)
+        except BaseException as err:  # handed to the waiting thread, which raises it
+            outcome["error"] = err
+
+    starting = threading.Thread(target=launch, name="kassign-spark-start", daemon=True)
+    starting.start()
+    try:
+        meanwhile()
+        starting.join()
+    except BaseException:
+        while starting.is_alive():
+            try:
+                starting.join()
+            except BaseException:  # a second signal: the JVM must still be stopped once it is there
+                pass
+        if "spark" in outcome:
+            outcome["spark"].stop()
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    spark = outcome["spark"]
+    spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
+    return spark
 
 
 def _cancel_jobs_on_signals(spark) -> None:

@@ -3,11 +3,43 @@
 >>> from kassign.spark import kafka_partition
 >>> df.withColumn("partition", kafka_partition("key", 12))   # doctest: +SKIP
 >>> kassign.spark.read_kafka(spark, "broker:9092", ["orders"], last=100_000)   # doctest: +SKIP
+
+The names below are loaded on first use (PEP 562): ``kassign.spark.options`` (what ``kassign pipeline``
+judges before Spark starts) is importable without PySpark's and Arrow's start-up cost.
 """
 
-from kassign.spark.kafka_source import read_kafka, register_sources
-from kassign.spark.partition import engine_in_use, kafka_murmur2, kafka_partition, register_jvm_udf
-from kassign.spark.session import spark_session
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded lazily at run time
+    from kassign.spark.kafka_source import read_kafka, register_sources
+    from kassign.spark.partition import engine_in_use, kafka_murmur2, kafka_partition, register_jvm_udf
+    from kassign.spark.session import spark_session
+
+_HOMES = {
+    "read_kafka": "kassign.spark.kafka_source",
+    "register_sources": "kassign.spark.kafka_source",
+    "engine_in_use": "kassign.spark.partition",
+    "kafka_murmur2": "kassign.spark.partition",
+    "kafka_partition": "kassign.spark.partition",
+    "register_jvm_udf": "kassign.spark.partition",
+    "spark_session": "kassign.spark.session",
+}
 
 __all__ = ["engine_in_use", "kafka_murmur2", "kafka_partition", "read_kafka", "register_jvm_udf", "register_sources",
            "spark_session"]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'kassign.spark' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -17,13 +17,12 @@ from kassign.assignors import get_assignor
 from kassign.assignors.server import server_assignor
 from kassign.errors import KassignError, UnknownAssignorError
 from kassign.replicas import assign_replicas
+from kassign.spark.options import STRATEGIES
 
 log = logging.getLogger(__name__)
 
-# Classic (client-side) strategies by name; Kafka 4's consumer-protocol (server-side) ones as
-# "consumer:NAME", the group coordinator's assignor NAME.
-STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "load-aware", "consumer:uniform",
-              "consumer:range")
+# STRATEGIES: classic (client-side) strategies by name; Kafka 4's consumer-protocol (server-side) ones as
+# "consumer:NAME", the group coordinator's assignor NAME (defined with the options, which are judged first).
 CONSUMER_PREFIX = "consumer:"
 PartitionLoads = Mapping[tuple[str, int], tuple[int, int]]
 

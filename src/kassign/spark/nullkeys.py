@@ -45,9 +45,6 @@ from pyspark.sql import Column
 from kassign.javaorder import java_string_hash, signed32
 from kassign.javarandom import JavaRandom, java_long
 
-MODELS = ("round-robin", "sticky")  # the Java producer's, for --null-keys; "random" serves other clients
-DEFAULT_BATCH_SIZE = 16384
-
 
 # The JVM copy's model codes, and its mix of (seed, split, stream) into one java.util.Random seed.
 MODEL_CODES = {"round-robin": 0, "sticky": 1, "random": 2}
