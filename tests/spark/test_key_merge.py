@@ -144,3 +144,32 @@ def test_other_failures_are_not_taken_for_the_limit(spark):
     failing = spark.range(3).selectExpr("raise_error('kassign test: not the result limit') AS x")
     with pytest.raises(Exception, match="not the result limit"):
         key_merge.collect_partials(failing)
+
+
+_AWKWARD = [b"", b"plain", "ключ".encode(), b"\xff", b"\xc0\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"ok\x00nul",
+            b"\xe2\x82", "🙂".encode()]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_AWKWARD), st.binary(max_size=8)), min_size=1, max_size=30))
+def test_live_keys_are_shown_as_text_only_where_valid_utf8(keys):
+    shown = key_merge._readable(pa.array(keys, pa.binary())).to_pylist()
+    expected = []
+    for key in keys:
+        try:
+            expected.append(key.decode("utf-8"))
+        except UnicodeDecodeError:
+            expected.append("0x" + key.hex())
+    assert shown == expected
+
+
+def test_live_keys_are_shown_as_sparks_readable_key_shows_them(spark):
+    """The driver's rule for a live key's text equals the Spark expression the Spark merge uses (overlong
+    forms, surrogates, code points past U+10FFFF and cut sequences are not text)."""
+    from pyspark.sql import types as T
+
+    from kassign.spark.pipeline import _readable_key
+
+    df = spark.createDataFrame([(k,) for k in _AWKWARD], T.StructType([T.StructField("key", T.BinaryType())]))
+    in_spark = [r[0] for r in df.select(_readable_key()).collect()]
+    assert key_merge._readable(pa.array(_AWKWARD, pa.binary())).to_pylist() == in_spark

@@ -3,7 +3,7 @@
 The pipeline's one pass gives one row per (topic, key, partition) and one per set-aside reason
 (``records``, ``bytes``; keyed rows also carry ``key_display`` and the key's 31-bit murmur2
 ``hash``): as an Arrow table merged on the driver (``kassign.spark.key_merge``), or as Parquet
-that Spark's aggregation wrote (live topics, and counts beyond Spark's result limit). Those rows
+that Spark's aggregation wrote (the Arrow engine, and counts beyond Spark's result limit). Those rows
 are as many as the distinct keys, so the driver takes them in Arrow batches (from Parquet, streamed)
 and keeps only what is per partition, per partition count or per reason, and no further Spark job
 (each one a query to plan and compile) is needed. On the way it writes the ``key_stats``
@@ -21,8 +21,9 @@ Live topics (``live``): the rows' partition is where the records are, and three 
 kept: per partition, where Java's partitioner would put the same records (keyless ones where
 they are); the offsets not read, per partition and reason (rows whose reason starts with
 ``GAP_PREFIX``, their offsets counted in ``bytes``); and the forensics
-(``kassign.spark.forensics``), for which the figures are read one file (one shuffle partition,
-so every key whole) at a time.
+(``kassign.spark.forensics``), for which every piece holds each of its keys whole: a table merged
+on the driver is cut where the key hash changes, Parquet is read one file (one shuffle partition,
+clustered by key) at a time.
 
 Data layout: per batch, numpy arrays (int64 hashes and sizes, int32 partitions) and pyarrow
 group-bys; per topic, int64 arrays per partition count (keyed bytes per partition, moved
@@ -182,10 +183,8 @@ def _pieces(path: Path | pa.Table, columns: list[str], whole_keys: bool) -> Iter
     """The figures in Arrow batches; or, with ``whole_keys``, in pieces that each hold every row of their keys:
     one file (one shuffle partition, clustered by key) at a time, a big file read again for each slice of the
     key hashes (``hash & (k - 1) == i``), so that no piece is much bigger than ``PIECE_ROWS``."""
-    if isinstance(path, pa.Table):  # already merged on the driver, every key whole
-        for batch in path.select(columns).to_batches(max_chunksize=PIECE_ROWS):
-            if batch.num_rows:
-                yield pa.Table.from_batches([batch])
+    if isinstance(path, pa.Table):  # merged on the driver
+        yield from _table_pieces(path.select(columns), whole_keys)
         return
     if not whole_keys:
         yield from _batches(path, columns)
@@ -209,6 +208,26 @@ def _pieces(path: Path | pa.Table, columns: list[str], whole_keys: bool) -> Iter
             table = dataset.to_table(columns=columns, filter=chosen)
             if table.num_rows:
                 yield table
+
+
+def _table_pieces(table: pa.Table, whole_keys: bool) -> Iterator[pa.Table]:
+    """``table`` in pieces of about ``PIECE_ROWS`` rows; with ``whole_keys`` sorted by hash and cut only where
+    the hash changes, so that every row of a key (same topic and key, so same hash) is in one piece."""
+    if not whole_keys:
+        for batch in table.to_batches(max_chunksize=PIECE_ROWS):
+            if batch.num_rows:
+                yield pa.Table.from_batches([batch])
+        return
+    if table.num_rows > PIECE_ROWS:
+        table = table.sort_by([("hash", "ascending")])
+    hashes = table["hash"].fill_null(-1).to_numpy(zero_copy_only=False)
+    start = 0
+    while start < len(hashes):
+        end = min(start + PIECE_ROWS, len(hashes))
+        while end < len(hashes) and hashes[end] == hashes[end - 1]:
+            end += 1
+        yield table.slice(start, end - start)
+        start = end
 
 
 def digest_figures(figures_path: Path | pa.Table, key_stats_path: Path, max_partitions: int, hot_keys: int,

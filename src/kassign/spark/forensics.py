@@ -97,9 +97,11 @@ class TopicForensics:
     earlier: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # java on m = 1.. count-1
 
 
-def _segments(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(order that sorts the rows by key, start of each key's run in that order)."""
-    order = pc.sort_indices(keys).to_numpy()
+def _segments(keys: pa.Array, partitions: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(order that sorts the rows by key, then partition, start of each key's run in that order): a split
+    key's partitions are listed in ascending order, whatever order its rows arrived in."""
+    order = pc.sort_indices(pa.table({"key": keys, "partition": partitions}),
+                            sort_keys=[("key", "ascending"), ("partition", "ascending")]).to_numpy()
     ordered = keys.take(pa.array(order))
     if len(ordered) <= 1:
         return order, np.zeros(len(ordered), np.int64)[: len(ordered)]
@@ -152,7 +154,7 @@ class Forensics:
         for pattern, total in zip(found.tolist(), np.bincount(where, weights=records).tolist()):
             state.patterns[pattern] = state.patterns.get(pattern, 0) + int(total)
         explained = match.any(axis=0)
-        order, starts = _segments(keys)
+        order, starts = _segments(keys, rows["partition"])
         sizes = np.diff(np.r_[starts, len(order)])
         split_sorted = np.repeat(sizes > 1, sizes)
         split = np.empty(len(order), bool)

@@ -6,10 +6,10 @@ and bytes per group, and then, once per distinct key, adds what the later stages
 
 - ``partition``: a keyed record's partition under Java's rule, ``toPositive(murmur2(key)) % n`` with
   the topic's count ``n`` (keyless rows keep the partition the producer model gave them in the scan;
-  rows set aside have none);
+  rows set aside have none). Records read from a live topic keep the partition they are in;
 - ``hash``: that 31-bit murmur2, which the sweep takes modulo every candidate count;
 - ``key_display``: the key as people read it (text as is, integers in decimal, bytes as ``0x`` and
-  lower-case hex).
+  lower-case hex; a live topic's keys, which are bytes, as text where they are valid UTF-8).
 
 The hash is ``kassign.partitioner.hashes_for_keys``, the definition the Arrow engine's Spark column and
 the scalar ``partition_for_key`` share; the JVM engine's copy of it is tested equal on every vector.
@@ -73,10 +73,11 @@ def merge_partials(partials: pa.Table, group: list[str]) -> pa.Table:
 
 
 def key_columns(merged: pa.Table, counts: Mapping[str, int], default_count: int, key_type: str | None,
-                constant_topic: str | None) -> pa.Table:
+                constant_topic: str | None, live: bool = False) -> pa.Table:
     """``merged`` (with or without a ``topic`` column) as the key figures: ``FIGURE_COLUMNS``, keyed
     rows with Java's partition, their hash and display text. ``constant_topic`` names the topic of
-    every record when ``merged`` has no topic column (rows set aside get none)."""
+    every record when ``merged`` has no topic column (rows set aside get none). ``live``: records read
+    from Kafka, whose partition is where they are (kept), their keys bytes shown as text where valid UTF-8."""
     good = pc.is_null(merged["reason"])
     if "topic" not in merged.column_names:
         merged = merged.append_column("topic", pc.if_else(good, pa.scalar(constant_topic, pa.string()), None))
@@ -86,11 +87,12 @@ def key_columns(merged: pa.Table, counts: Mapping[str, int], default_count: int,
     hashes = np.zeros(len(merged), np.int64)
     hashes[keyed_rows] = hashes_for_keys(keys, hashing.MURMUR2, key_type).astype(np.int64) & 0x7FFFFFFF
     partitions = merged["partition"].fill_null(0).to_numpy(zero_copy_only=False).astype(np.int32)
-    per_row_count = _partition_counts(merged["topic"].take(keyed_rows), counts, default_count)
-    partitions[keyed_rows] = (hashes[keyed_rows] % per_row_count).astype(np.int32)
+    if not live:
+        per_row_count = _partition_counts(merged["topic"].take(keyed_rows), counts, default_count)
+        partitions[keyed_rows] = (hashes[keyed_rows] % per_row_count).astype(np.int32)
     keyless_partition = pc.is_valid(merged["partition"]).to_numpy(zero_copy_only=False)
     display = pa.nulls(len(merged), pa.string()) if not len(keyed_rows) else _spread(
-        _display(keys), keyed_rows, len(merged))
+        _readable(keys) if live else _display(keys), keyed_rows, len(merged))
     columns = [merged["topic"], merged["key"], pa.array(partitions, pa.int32(), mask=~(keyed_mask | keyless_partition)),
                merged["reason"], merged["records"], merged["bytes"], display, pa.array(hashes, pa.int64(), mask=~keyed_mask)]
     # records is never null (every group has at least one row), as Spark's count() declares it
@@ -130,6 +132,24 @@ def _display(keys: pa.ChunkedArray | pa.Array) -> pa.Array:
     new_offsets = np.append(starts, len(shown)).astype(np.int64)
     return pa.LargeStringArray.from_buffers(len(lengths), pa.py_buffer(new_offsets), pa.py_buffer(shown)).cast(
         pa.string())
+
+
+def _readable(keys: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """Keys read from Kafka (bytes, none null) as shown: their text where valid UTF-8, else 0x and hex."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    try:
+        return keys.cast(pa.string())  # every key valid UTF-8 (Arrow checks it, as Python's strict decoder does)
+    except pa.ArrowInvalid:
+        pass
+    hexed = _display(keys).to_pylist()
+    shown = []
+    for key, fallback in zip(keys.to_pylist(), hexed):
+        try:
+            shown.append(key.decode("utf-8"))
+        except UnicodeDecodeError:
+            shown.append(fallback)
+    return pa.array(shown, pa.string())
 
 
 def _spread(values: pa.Array, rows: np.ndarray, length: int) -> pa.Array:

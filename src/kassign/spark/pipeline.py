@@ -340,6 +340,21 @@ def live_key_figures(tagged: DataFrame, opts: PipelineOptions) -> DataFrame:
             .agg(F.count(F.lit(1)).alias("records"), F.sum("bytes").alias("bytes")))
 
 
+def _live_figures_on_driver(records: DataFrame, counts: Mapping[str, int], opts: PipelineOptions) -> pa.Table | None:
+    """The live pass's key figures with the splits' counts merged on the driver (``kassign.spark.key_merge``):
+    the partition where each record is kept, keys shown as text where valid UTF-8. None where Spark merges
+    instead (the Arrow engine, or counts beyond ``spark.driver.maxResultSize``)."""
+    if not _on_the_jvm(opts):
+        return None
+    group = ["topic", "key", "partition", "reason"]
+    spark = records.sparkSession
+    partial = spark._jvm.kassign.spark.KassignKeyFigures.partial(records.select(*group, "bytes")._jdf, 0, 0)
+    partials = key_merge.collect_partials(DataFrame(partial, spark))
+    if partials is None:
+        return None
+    return key_merge.key_columns(key_merge.merge_partials(partials, group), counts, 1, None, None, live=True)
+
+
 def live_records(df: DataFrame) -> DataFrame:
     """The kassign-kafka source's rows (with its accounting column) as the pipeline's tagged rows: records with
     their actual partition; gap rows as a reason with their offsets in ``bytes``."""
@@ -769,17 +784,18 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
     spark.sparkContext.setJobDescription("kassign stages 1-2: read the topics, count per key and partition (one pass)")
     df = read_kafka(spark, opts.bootstrap, list(plan.topics), config=opts.client_config, read_plan=plan,
                     accounting=True)
-    figures = with_key_columns(live_key_figures(live_records(df), opts), opts, None)
     figures_path = out / ".key_figures"
     try:
-        with _spark_conf(spark, {BYPASS_PARTIAL: "true"} if _on_the_jvm(opts) else {}):
-            _write_only(figures, figures_path)
+        figures = _live_figures_on_driver(live_records(df), counts, opts)
+        if figures is None:
+            with _spark_conf(spark, {BYPASS_PARTIAL: "true"} if _on_the_jvm(opts) else {}):
+                _write_only(with_key_columns(live_key_figures(live_records(df), opts), opts, None), figures_path)
     except Exception as err:  # an executor's one-line error arrives inside Spark's wrapping
         raise _executor_error(err) from None
     forensics = Forensics(counts, out / "forensics_keys") if opts.forensics else None
-    digest = digest_figures(figures_path, out / "key_stats", opts.max_partitions, HOT_KEYS,
-                            live=LiveFigures(counts, forensics))
-    shutil.rmtree(figures_path)
+    digest = digest_figures(figures if figures is not None else figures_path, out / "key_stats", opts.max_partitions,
+                            HOT_KEYS, live=LiveFigures(counts, forensics))
+    shutil.rmtree(figures_path, ignore_errors=True)
     _write_rows(out, "set_aside", [], SET_ASIDE_SCHEMA)
     source = _source_summary(plan, digest)
     extra: dict[str, Any] = {"source": source}
