@@ -10,8 +10,9 @@ kassign (the CLI, which starts Spark's JVM as early as it can) does not load eve
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kassign._lazy import lazy_names
 
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded lazily at run time
     from kassign.api import assign, assign_table
@@ -44,14 +45,4 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'kassign' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -53,10 +53,15 @@ def test_a_signal_mid_run_leaves_nothing_behind(signum, tmp_path):
         if process.poll() is None:
             process.kill()
             process.wait()
+    _ended_cleanly(process, stderr, signum, tmp_path, jvms)
+
+
+def _ended_cleanly(process: subprocess.Popen, stderr: str, signum: int, tmp_path: Path, jvms: list[int]) -> None:
+    """One line, the signal's status, no --out nor staging directory, no JVM left running, no Spark log."""
     assert process.returncode == 128 + signum
-    assert stderr.strip().splitlines() == [f"kassign: interrupted by {signum.name}; nothing half-written was left "
-                                           "behind"], stderr
-    assert not out.exists() and not list(tmp_path.glob(".out*"))
+    assert stderr.strip().splitlines() == [f"kassign: interrupted by {signal.Signals(signum).name}; nothing "
+                                           "half-written was left behind"], stderr
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".out*"))
     gone = time.monotonic() + 15
     while any(_alive(pid) for pid in jvms) and time.monotonic() < gone:
         time.sleep(0.2)
@@ -85,11 +90,4 @@ def test_a_signal_while_the_jvm_starts_leaves_no_jvm(tmp_path):
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert process.returncode == 128 + signal.SIGINT
-    assert stderr.strip().splitlines() == ["kassign: interrupted by SIGINT; nothing half-written was left behind"], stderr
-    assert not out.exists() and not list(tmp_path.glob(".out*"))
-    gone = time.monotonic() + 15
-    while any(_alive(pid) for pid in jvms) and time.monotonic() < gone:
-        time.sleep(0.2)
-    assert not any(_alive(pid) for pid in jvms), "the JVM outlived the command"
-    assert not Path(tempfile.gettempdir(), f"kassign-spark-{process.pid}.log").exists()
+    _ended_cleanly(process, stderr, signal.SIGINT, tmp_path, jvms)

@@ -10,8 +10,9 @@ judges before Spark starts) is importable without PySpark's and Arrow's start-up
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kassign._lazy import lazy_names
 
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded lazily at run time
     from kassign.spark.kafka_source import read_kafka, register_sources
@@ -32,14 +33,4 @@ __all__ = ["engine_in_use", "kafka_murmur2", "kafka_partition", "read_kafka", "r
            "spark_session"]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'kassign.spark' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

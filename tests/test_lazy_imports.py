@@ -1,0 +1,38 @@
+"""What each entry point loads: the `kassign` command only the subcommand it runs, and `kassign pipeline`
+judges its options before PySpark, Arrow or the assignors are loaded (so before any JVM), in a fresh process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pyspark", "pyarrow", "numba", "pandas", "scipy", "matplotlib")
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return set(done.stdout.split())
+
+
+@pytest.mark.parametrize("code", [
+    "import kassign.cli.main",
+    "import kassign",
+    "import kassign.spark",
+    "from kassign.spark.options import PipelineOptions, check_options",
+    "import kassign.cli.main as m; m.cli.get_command(None, 'pipeline')",
+])
+def test_entry_points_load_nothing_heavy(code):
+    assert _loaded_after(code) == set()
+
+
+def test_public_names_load_on_first_use():
+    assert "pyspark" not in _loaded_after("import kassign; kassign.partition_for_key(b'user-1', 12)")
+    assert "pyspark" in _loaded_after("import kassign.spark; kassign.spark.kafka_partition")
+    out = subprocess.run([sys.executable, "-c", "import kassign; print(kassign.partition_for_key(b'user-1', 12), "
+                          "sorted(set(kassign.__all__) - set(dir(kassign))))"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split(None, 1) == ["8", "[]\n"], out.stderr[-2000:]
