@@ -118,6 +118,7 @@ def test_pipeline_on_a_standalone_cluster_matches_the_local_run(spark, standalon
     assert on_cluster["rows"]["accounted"] and (tmp_path / "cluster" / "report.html").exists()
 
 
+@pytest.mark.slow  # about 30 s with the cluster's start; live reading runs on the embedded Spark in every default run
 def test_live_topics_are_read_by_the_cluster_executors(spark, standalone, tansu, tmp_path):  # noqa: F811
     """Executors on the standalone worker read the Kafka partitions (split into offset ranges); the summary
     equals the embedded local run's on the same topic."""
