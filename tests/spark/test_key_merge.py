@@ -93,10 +93,20 @@ def test_driver_merge_equals_sparks_merge_for_every_key_type_with_one_topic(spar
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.binary(max_size=12), min_size=1, max_size=40))
-def test_bytes_are_shown_as_0x_and_lower_case_hex(keys):
-    shown = key_merge._display(pa.array(keys, pa.binary()))
-    assert shown.to_pylist() == ["0x" + k.hex() for k in keys]
+@given(st.lists(st.binary(max_size=12), min_size=1, max_size=40), st.integers(0, 3), st.integers(0, 3))
+def test_bytes_are_shown_as_0x_and_lower_case_hex(keys, before, after):
+    """Also for a slice of a longer array (Arrow's offsets then start past its data's start)."""
+    whole = pa.array([b"x" * 5] * before + keys + [b"y"] * after, pa.binary())
+    for array in (pa.array(keys, pa.binary()), whole.slice(before, len(keys))):
+        assert key_merge._display(array).to_pylist() == ["0x" + k.hex() for k in keys]
+        assert key_merge._readable(array).to_pylist() == [_as_text(k) for k in keys]
+
+
+def _as_text(key: bytes) -> str:
+    try:
+        return key.decode("utf-8")
+    except UnicodeDecodeError:
+        return "0x" + key.hex()
 
 
 @contextlib.contextmanager

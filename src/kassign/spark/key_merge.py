@@ -120,6 +120,8 @@ def _display(keys: pa.ChunkedArray | pa.Array) -> pa.Array:
         return keys.cast(pa.string())
     data, offsets, _ = flatten_keys(keys)
     offsets = offsets.astype(np.int64)
+    data = data[offsets[0]:offsets[-1]]  # a slice's offsets start past its buffer's start
+    offsets = offsets - offsets[0]
     lengths = np.diff(offsets)
     shown = np.empty(2 * len(data) + 2 * len(lengths), np.uint8)
     starts = 2 * offsets[:-1] + 2 * np.arange(len(lengths))
