@@ -122,7 +122,7 @@ def _result_limit(spark, size: str):
 
 
 def test_partial_counts_beyond_the_result_limit_are_merged_in_spark_with_the_same_answers(spark, tmp_path):
-    from kassign.spark.pipeline import PipelineOptions, _placed_for_counting, normalise, run_pipeline
+    from kassign.spark.pipeline import PipelineOptions, _placed_for_counting, _split_counts, normalise, run_pipeline
 
     _jvm_or_skip(spark)
     data = tmp_path / "input.parquet"
@@ -130,10 +130,8 @@ def test_partial_counts_beyond_the_result_limit_are_merged_in_spark_with_the_sam
     opts = dict(input=str(data), key_column="key", size_column="size", topic_column="topic", partitions=6,
                 write_partitioned=False, write_sample=False)
     tagged = normalise(spark.read.parquet(data.as_uri()), PipelineOptions(out=str(tmp_path / "x"), **opts), "parquet")
-    placed, _ = _placed_for_counting(tagged, {}, PipelineOptions(out=str(tmp_path / "x"), **opts))
-    from pyspark.sql import DataFrame
-
-    partial = DataFrame(spark._jvm.kassign.spark.KassignKeyFigures.partial(placed._jdf, 0, 0), spark)
+    placed, group = _placed_for_counting(tagged, {}, PipelineOptions(out=str(tmp_path / "x"), **opts))
+    partial = _split_counts(placed, group)
     with _result_limit(spark, "64k"):
         assert key_merge.collect_partials(partial) is None
     assert key_merge.collect_partials(partial).num_rows > 0

@@ -179,17 +179,17 @@ def _add_sweep(digest: Digest, keyed: pa.Table, max_partitions: int, first: np.n
 PIECE_ROWS = 1 << 18  # rows the forensics hold at once (their matrices are 15 x rows)
 
 
-def _pieces(path: Path | pa.Table, columns: list[str], whole_keys: bool) -> Iterator[pa.Table]:
+def _pieces(figures: Path | pa.Table, columns: list[str], whole_keys: bool) -> Iterator[pa.Table]:
     """The figures in Arrow batches; or, with ``whole_keys``, in pieces that each hold every row of their keys:
     one file (one shuffle partition, clustered by key) at a time, a big file read again for each slice of the
     key hashes (``hash & (k - 1) == i``), so that no piece is much bigger than ``PIECE_ROWS``."""
-    if isinstance(path, pa.Table):  # merged on the driver
-        yield from _table_pieces(path.select(columns), whole_keys)
+    if isinstance(figures, pa.Table):  # merged on the driver
+        yield from _table_pieces(figures.select(columns), whole_keys)
         return
     if not whole_keys:
-        yield from _batches(path, columns)
+        yield from _batches(figures, columns)
         return
-    for part in sorted(path.rglob("*.parquet")):
+    for part in sorted(figures.rglob("*.parquet")):
         rows = pq.ParquetFile(part.as_posix()).metadata.num_rows
         slices = 1
         while slices * PIECE_ROWS < rows:
@@ -230,7 +230,7 @@ def _table_pieces(table: pa.Table, whole_keys: bool) -> Iterator[pa.Table]:
         start = end
 
 
-def digest_figures(figures_path: Path | pa.Table, key_stats_path: Path, max_partitions: int, hot_keys: int,
+def digest_figures(figures: Path | pa.Table, key_stats_path: Path, max_partitions: int, hot_keys: int,
                    live: LiveFigures | None = None) -> Digest:
     """Stream the key figures once: totals per partition and reason, hot keys, the sweep; write key_stats.
     With ``live``, also the Java-modelled load, the offsets not read and the forensics. The figures are
@@ -241,7 +241,7 @@ def digest_figures(figures_path: Path | pa.Table, key_stats_path: Path, max_part
     writer: pq.ParquetWriter | None = None
     columns = ["topic", "key", "partition", "reason", "records", "bytes", "key_display", "hash"]
     try:
-        for table in _pieces(figures_path, columns, live is not None and live.forensics is not None):
+        for table in _pieces(figures, columns, live is not None and live.forensics is not None):
             _add_totals(digest, table)
             good = table.filter(pc.is_null(table["reason"]))
             keyed = good.filter(pc.is_valid(good["key"]))
@@ -264,8 +264,8 @@ def digest_figures(figures_path: Path | pa.Table, key_stats_path: Path, max_part
             top = _top_keys(keyed, hot_keys)
             candidates = top if candidates is None else _top_keys(pa.concat_tables([candidates, top]), hot_keys)
         if writer is None:  # no keyed record: an empty table with the columns
-            schema = figures_path.schema if isinstance(figures_path, pa.Table) else ds.dataset(
-                figures_path.as_posix(), format="parquet").schema
+            schema = figures.schema if isinstance(figures, pa.Table) else ds.dataset(
+                figures.as_posix(), format="parquet").schema
             empty = pa.table({new: pa.array([], schema.field(old).type)
                               for old, new in zip(_KEY_STATS_SOURCE, KEY_STATS_COLUMNS)})
             pq.write_table(empty, (key_stats_path / "part-0.parquet").as_posix())

@@ -245,6 +245,15 @@ def partition_records(records: DataFrame, counts: Mapping[str, int], opts: Pipel
     return _place_keyless_in_python(records.filter(F.col("key").isNull()), counts, opts).unionByName(keyed)
 
 
+def _split_counts(placed: DataFrame, group: list[str], max_groups: int = 0, max_bytes: int = 0) -> DataFrame:
+    """Each input split of ``placed`` counted per ``group`` in kassign's JVM tables (``KassignKeyFigures``),
+    not yet merged: ``group``, ``records`` and ``bytes``, a row per group a split saw (or more, where its
+    tables were flushed). ``max_groups``/``max_bytes`` bound a split's tables (0: sized from the heap)."""
+    spark = placed.sparkSession
+    return DataFrame(spark._jvm.kassign.spark.KassignKeyFigures.partial(placed.select(*group, "bytes")._jdf,
+                                                                        max_groups, max_bytes), spark)
+
+
 def _count_per_group(placed: DataFrame, group: list[str], max_groups: int = 0, max_bytes: int = 0,
                      cluster_by: Sequence[str] = ()) -> DataFrame:
     """Records and bytes per ``group`` of ``placed``: each input split counted in kassign's JVM tables
@@ -253,12 +262,9 @@ def _count_per_group(placed: DataFrame, group: list[str], max_groups: int = 0, m
     then merged by Spark (run it under ``BYPASS_PARTIAL``). ``max_groups``/``max_bytes`` bound a
     split's tables before they are flushed (0: sized from the heap); ``cluster_by`` shuffles by those
     columns only, so that all groups sharing them land in one output partition."""
-    spark = placed.sparkSession
-    partial = spark._jvm.kassign.spark.KassignKeyFigures.partial(placed.select(*group, "bytes")._jdf,
-                                                                 max_groups, max_bytes)
+    partial_df = _split_counts(placed, group, max_groups, max_bytes)
     # coalesce: a group's records are never null, and the column stays non-null as count() made it
     records = F.coalesce(F.sum("records"), F.lit(0).cast("long")).alias("records")
-    partial_df = DataFrame(partial, spark)
     if cluster_by:  # every row of one cluster key in one output file (the final aggregation needs no other shuffle)
         partial_df = partial_df.repartition(*cluster_by)
     return partial_df.groupBy(*group).agg(records, F.sum("bytes").alias("bytes"))
@@ -287,7 +293,7 @@ def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOpti
     pass merges on the driver instead where the splits' counts fit (``driver_key_figures``)."""
     _check_null_key_model(opts)
     figures = [F.count(F.lit(1)).alias("records"), F.sum("bytes").alias("bytes")]
-    if _keyless_placement(counts, opts) is not None:
+    if _on_the_jvm(opts):
         placed, group = _placed_for_counting(tagged, counts, opts)
         grouped = _count_per_group(placed, group)
         constant = _constant_topic(opts)
@@ -312,19 +318,20 @@ def partial_key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: Pipe
     if not _on_the_jvm(opts):
         return None
     placed, group = _placed_for_counting(tagged, counts, opts)
-    spark = placed.sparkSession
-    return DataFrame(spark._jvm.kassign.spark.KassignKeyFigures.partial(placed._jdf, 0, 0), spark), group
+    return _split_counts(placed, group), group
 
 
 def driver_key_figures(partial: DataFrame, group: list[str], counts: Mapping[str, int], opts: PipelineOptions,
                        key_type: str | None = None) -> pa.Table | None:
-    """``with_key_columns(key_figures(...))`` with the splits' partial counts merged on the driver
-    (``kassign.spark.key_merge``): one Spark stage instead of two. None when the partial counts exceed
-    ``spark.driver.maxResultSize`` (then merge in Spark)."""
+    """``with_key_columns(key_figures(...))`` (live topics: ``live_key_figures``) with the splits' partial
+    counts merged on the driver (``kassign.spark.key_merge``): one Spark stage instead of two. None when the
+    partial counts exceed ``spark.driver.maxResultSize`` (then merge in Spark)."""
     partials = key_merge.collect_partials(partial)
     if partials is None:
         return None
     merged = key_merge.merge_partials(partials, group)
+    if opts.live:  # partitions are where the records are; every row names its topic
+        return key_merge.key_columns(merged, counts, opts.partitions, None, None, live=True)
     return key_merge.key_columns(merged, counts, opts.partitions, key_type, _constant_topic(opts))
 
 
@@ -347,12 +354,7 @@ def _live_figures_on_driver(records: DataFrame, counts: Mapping[str, int], opts:
     if not _on_the_jvm(opts):
         return None
     group = ["topic", "key", "partition", "reason"]
-    spark = records.sparkSession
-    partial = spark._jvm.kassign.spark.KassignKeyFigures.partial(records.select(*group, "bytes")._jdf, 0, 0)
-    partials = key_merge.collect_partials(DataFrame(partial, spark))
-    if partials is None:
-        return None
-    return key_merge.key_columns(key_merge.merge_partials(partials, group), counts, 1, None, None, live=True)
+    return driver_key_figures(_split_counts(records, group), group, counts, opts)
 
 
 def live_records(df: DataFrame) -> DataFrame:
@@ -784,12 +786,13 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
     spark.sparkContext.setJobDescription("kassign stages 1-2: read the topics, count per key and partition (one pass)")
     df = read_kafka(spark, opts.bootstrap, list(plan.topics), config=opts.client_config, read_plan=plan,
                     accounting=True)
+    records = live_records(df)
     figures_path = out / ".key_figures"
     try:
-        figures = _live_figures_on_driver(live_records(df), counts, opts)
+        figures = _live_figures_on_driver(records, counts, opts)
         if figures is None:
             with _spark_conf(spark, {BYPASS_PARTIAL: "true"} if _on_the_jvm(opts) else {}):
-                _write_only(with_key_columns(live_key_figures(live_records(df), opts), opts, None), figures_path)
+                _write_only(with_key_columns(live_key_figures(records, opts), opts, None), figures_path)
     except Exception as err:  # an executor's one-line error arrives inside Spark's wrapping
         raise _executor_error(err) from None
     forensics = Forensics(counts, out / "forensics_keys") if opts.forensics else None
