@@ -29,6 +29,7 @@ from kassign.javaorder import (
     java_int_set_order,
     java_sorted_positions,
     java_string_hash,
+    java_string_hash_order,
     java_string_hashes,
     table_size_for,
 )
@@ -190,3 +191,17 @@ def test_iteration_order_of_arrays_equals_the_map_model(hashes: list[int], initi
         model.add(position, hash32)
     got = hash_iteration_order(np.array(hashes, dtype=np.int64), initial_capacity).tolist()
     assert got == model.keys()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ABab\x00\u00e9\U0001f600", max_size=4), max_size=120),
+       st.sampled_from([None, 0, 1, 16, 40]), st.integers(0, 300))
+def test_string_key_order_equals_the_map_model(keys: list[str], initial_capacity: int | None,
+                                               largest_size: int) -> None:
+    """java_string_hash_order (bulk hashes, the array walk while the map never held more) orders keys as
+    JavaHashOrder fed one put per key does, repeats keeping their first place ("Aa" and "BB" collide)."""
+    model = JavaHashOrder(initial_capacity)
+    for key in keys:
+        model.add(key, java_string_hash(key))
+    model.grow_for(largest_size)
+    assert java_string_hash_order(keys, initial_capacity, largest_size) == model.keys()

@@ -311,9 +311,13 @@ def java_string_hash_order(keys: Iterable[str], initial_capacity: int | None = N
 
     ``largest_size``: the most entries the map ever held, if others were removed since (a
     table never shrinks, so the capacity it reached still decides the buckets)."""
+    distinct = list(dict.fromkeys(keys))  # a key put again keeps its place
+    hashes = java_string_hashes(distinct)
+    if largest_size <= len(distinct):
+        return [distinct[i] for i in hash_iteration_order(hashes, initial_capacity).tolist()]
     order = JavaHashOrder(initial_capacity)
-    for key in keys:
-        order.add(key, java_string_hash(key))
+    for key, h in zip(distinct, hashes.tolist()):
+        order.add(key, h)
     order.grow_for(largest_size)
     return order.keys()
 

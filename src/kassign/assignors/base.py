@@ -193,9 +193,12 @@ def subscribed_partition_counts(cluster: Cluster, subscriptions: Mapping[str, Su
 
 def _distinct_topic_lists(subscriptions: Iterable[Subscription]) -> list[Sequence[str]]:
     """Each distinct topic list once (big groups mostly share one), in first-seen order."""
+    by_identity: dict[int, Sequence[str]] = {}
+    for subscription in subscriptions:  # members parsed together share one tuple: compare objects before contents
+        by_identity.setdefault(id(subscription.topics), subscription.topics)
     seen: dict[tuple[str, ...], None] = {}
-    for subscription in subscriptions:
-        seen.setdefault(tuple(subscription.topics), None)
+    for topics in by_identity.values():
+        seen.setdefault(tuple(topics), None)
     return list(seen)
 
 

@@ -208,6 +208,8 @@ def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> Res
             if mask.any():
                 others = ", ".join(claims[o].member for o in np.unique(previous[mask]).tolist())
                 _warn_conflict(reason, claim, others, int(mask.sum()))
+    if not any(map(len, claimed)):  # nobody claims anything (a new group): nothing to settle
+        return ResolvedOwnership(layout, [c.member for c in claims], claimed, np.zeros(0, dtype=np.int64), owner)
     rightful = np.where(holds & ~contested, owner, NO_OWNER).astype(np.int32)
     owned = [ids[rightful[ids] == m] for m, ids in enumerate(claimed)]
     return ResolvedOwnership(layout, [c.member for c in claims], owned, np.flatnonzero(contested), rightful)

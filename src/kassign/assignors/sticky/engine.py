@@ -51,7 +51,7 @@ from kassign.flat import (
     pair_objects,
     sliced,
 )
-from kassign.javaorder import java_string_hash_order, java_string_key
+from kassign.javaorder import java_sorted_positions, java_string_hash_order
 
 log = logging.getLogger("kassign.assignors.sticky")
 
@@ -65,9 +65,10 @@ class GroupView:
         self.cluster = cluster
         self.subscriptions = subscriptions
         self._topic_sets: dict[tuple[str, ...], frozenset[str]] = {}
+        self._topic_sets_by_identity: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
         self.members: list[str] = java_string_hash_order(subscriptions)
         self.layout = TopicLayout(subscribed_partition_counts(cluster, subscriptions))
-        ranks = sorted(range(len(self.members)), key=lambda i: java_string_key(self.members[i]))
+        ranks = java_sorted_positions(self.members)
         self.name_rank = np.empty(len(self.members), dtype=np.int64)
         self.name_rank[ranks] = np.arange(len(self.members))
 
@@ -75,12 +76,16 @@ class GroupView:
         """The member's subscribed topics as a set, one shared object per distinct subscription
         (two thousand members listing the same 500 topics build one set, not two thousand)."""
         topics = self.subscriptions[member].topics
+        kept = self._topic_sets_by_identity.get(id(topics))
+        if kept is not None:  # hashing a tuple of 500 names each time would cost more than the rest
+            return kept[1]
         try:
             found = self._topic_sets.get(topics)
         except TypeError:  # an unhashable list of topics
             return frozenset(topics)
         if found is None:
             found = self._topic_sets[topics] = frozenset(topics)
+        self._topic_sets_by_identity[id(topics)] = (topics, found)  # holding topics keeps its id unique
         return found
 
     def same_subscriptions(self) -> bool:

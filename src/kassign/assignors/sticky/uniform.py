@@ -76,11 +76,20 @@ def _keep_owned(
     racks: RackContext | None,
     owner: np.ndarray,
     given_up: np.ndarray,
-) -> None:
+) -> bool:
+    """Step 1; says whether anything was kept or given up (a new group keeps nothing)."""
     topic_of = layout.topic_of
     num_topics = max(len(layout.topics), 1)
+    touched = False
     for m in walk_order:
         ids = owned[m]
+        if len(ids) == 0:  # nothing to keep: only the waiting lists change (no array work per new member)
+            if quotas.min > 0:
+                quotas.under.append(m)
+            elif quotas.over_min < quotas.expected_over_min:
+                quotas.at_min.append(m)
+            continue
+        touched = True
         if racks is not None and len(ids):
             mismatched = racks.mismatched(m, ids)
             given_up[ids[mismatched]] = m  # may move to a same-rack member, or come back to m
@@ -104,6 +113,7 @@ def _keep_owned(
         owner[keep] = m
         given_up[ids[len(keep) :]] = m
         quotas.count[m] = len(keep)
+    return touched
 
 
 def _next_rack_member(racks: RackContext, partition: int, candidates: list[int], start: int) -> int:
@@ -221,10 +231,11 @@ def assign_uniform(
     if members == 0 or layout.total == 0:
         return UniformResult(owner, np.zeros(0, dtype=np.int64))
     quotas = _Quotas(layout.total, members)
-    _keep_owned(layout, owned, walk_order, quotas, racks, owner, given_up)
-    unassigned = np.flatnonzero(owner == NO_OWNER)
-    quotas.under.sort(key=lambda m: name_rank[m])
-    quotas.at_min.sort(key=lambda m: name_rank[m])
+    touched = _keep_owned(layout, owned, walk_order, quotas, racks, owner, given_up)
+    unassigned = np.flatnonzero(owner == NO_OWNER) if touched else np.arange(layout.total, dtype=np.int64)
+    rank = name_rank.tolist()
+    quotas.under.sort(key=rank.__getitem__)
+    quotas.at_min.sort(key=rank.__getitem__)
     if racks is not None:
         order = np.argsort(racks.members_on_partition_racks[unassigned], kind="stable")
         left = _rack_round_robin(unassigned[order], quotas, racks, owner)
@@ -233,6 +244,8 @@ def assign_uniform(
         _round_robin_blocks(unassigned, quotas, owner)
     if quotas.under:
         raise StickyInvariantError(f"{len(quotas.under)} member(s) stay below the minimum of {quotas.min}")
+    if not touched and len(contested) == 0:  # nothing was given up, so nothing is in flight
+        return UniformResult(owner, np.zeros(0, dtype=np.int64))
     previous = given_up[unassigned]
     moved = (previous != NO_OWNER) & (previous != owner[unassigned])
     contested_mask = np.zeros(layout.total, dtype=bool)
