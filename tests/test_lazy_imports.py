@@ -36,3 +36,20 @@ def test_public_names_load_on_first_use():
                           "sorted(set(kassign.__all__) - set(dir(kassign))))"], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.split(None, 1) == ["8", "[]\n"], out.stderr[-2000:]
+
+
+def test_a_parquet_input_and_a_broker_list_are_judged_without_numba_or_arrow_datasets(tmp_path):
+    """The pipeline command reads the input's columns and ``--brokers`` before Spark's JVM starts: neither may
+    load numba (the placers' kernels) or pyarrow.dataset (a quarter second each on this machine)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"key": ["a"], "size": [3]}), tmp_path / "in.parquet")
+    code = ("from kassign.spark.options import PipelineOptions, check_options\n"
+            "from kassign.brokers import parse_broker_list\n"
+            f"check_options(PipelineOptions(out={str(tmp_path / 'out')!r}, input={str(tmp_path / 'in.parquet')!r}, "
+            "size_column='size', brokers=parse_broker_list('0:a,1:b,2')))\n"
+            "import sys\nprint(' '.join(m for m in ('numba', 'pyarrow.dataset') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == []

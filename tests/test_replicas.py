@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import kassign
 from kassign.errors import KassignError, ReplicaPlacementError
-from kassign.replicas import parse_broker_list, rack_alternated_brokers, reassignment_json
+from kassign.brokers import parse_broker_list
+from kassign.replicas import rack_alternated_brokers, reassignment_json
 from tests.conftest import vector_params
 
 

@@ -11,13 +11,8 @@ from hypothesis import strategies as st
 import kassign
 from kassign.errors import KassignError, ReplicaPlacementError
 from kassign.javarandom import JavaRandom
-from kassign.replicas import parse_striped_broker_list
-from kassign.replicas_striped import (
-    StripedPlacer,
-    check_striped_request,
-    normalise_striped_brokers,
-    place_striped,
-)
+from kassign.brokers import normalise_striped_brokers, parse_striped_broker_list
+from kassign.replicas_striped import StripedPlacer, check_striped_request, place_striped
 from kassign.javaorder import JavaOrderUndefined, hashmap_positions, java_string_hash, signed32
 from tests.conftest import vector_params
 

@@ -30,14 +30,12 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kassign.cluster import broker_entries
 from kassign.errors import KassignError, ReplicaPlacementError
 from kassign.javarandom import JavaRandom, check_seed, random_seed
-from kassign.limits import is_whole_number, partition_budget, whole_number
-from kassign.replicas_striped import INT_MAX, SHORT_MAX, SHORT_MIN, normalise_striped_brokers, place_striped
-from kassign.text import utf8_problem
+from kassign.limits import partition_budget, whole_number
+from kassign.brokers import INT_MAX, Broker, normalise_brokers, normalise_striped_brokers
+from kassign.replicas_striped import SHORT_MAX, SHORT_MIN, place_striped
 
-Broker = tuple[int, "str | None"]
 
 
 def _replica_index(first: int, shift: int, replica: int, num_brokers: int) -> int:
@@ -79,28 +77,6 @@ def _request_numbers(partitions: Any, replication_factor: Any, start_index: Any,
     return numbers
 
 
-def _normalise_brokers(brokers: Any) -> list[Broker]:
-    result: list[Broker] = []
-    seen: set[int] = set()
-    for entry in broker_entries(brokers):
-        if is_whole_number(entry):
-            broker_id, rack = entry, None
-        elif isinstance(entry, (tuple, list)) and len(entry) == 2:
-            broker_id, rack = entry
-        else:
-            raise KassignError(f"a broker must be an (id, rack_or_None) pair, got {entry!r}")
-        broker_id = whole_number(broker_id, "broker id", low=0)
-        if rack is not None and (not isinstance(rack, str) or not rack):
-            raise KassignError(f"broker {broker_id}: rack must be a non-empty string or None, got {rack!r}")
-        if rack is not None and utf8_problem(rack, "rack"):  # Kafka's racks are UTF-8 text
-            raise KassignError(f"broker {broker_id}: {utf8_problem(rack, 'rack')}")
-        if broker_id in seen:
-            raise KassignError(f"broker {broker_id} is listed twice")
-        seen.add(broker_id)
-        result.append((broker_id, rack))
-    return result
-
-
 PLACERS = ("legacy", "striped")
 
 
@@ -140,7 +116,7 @@ def assign_replicas(
         raise KassignError(f"unknown replica placer {placer!r}; choose one of {', '.join(PLACERS)}")
     partitions, replication_factor, start_index, start_partition = _request_numbers(
         partitions, replication_factor, start_index, start_partition)
-    broker_list = _normalise_brokers(brokers)
+    broker_list = normalise_brokers(brokers)
     _check_request(broker_list, partitions, replication_factor)
     racks = [rack for _, rack in broker_list]
     rng = random.Random(seed)
@@ -270,45 +246,3 @@ def reassignment_json(topic: str, assignment: Mapping[int, Sequence[int]]) -> di
     }
 
 
-def parse_broker_list(text: str) -> list[Broker]:
-    """``0:rack1,1:rack3,2`` -> ``[(0, 'rack1'), (1, 'rack3'), (2, None)]``."""
-    brokers: list[Broker] = []
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            raise KassignError(f"bad broker list {text!r}: empty entry; write id or id:rack, comma-separated")
-        broker_text, _, rack = item.partition(":")
-        try:
-            broker_id = int(broker_text)
-        except ValueError:
-            raise KassignError(f"bad broker list {text!r}: {broker_text!r} is not a broker id; write id or id:rack") from None
-        if ":" in item and not rack:
-            raise KassignError(f"bad broker list {text!r}: broker {broker_id} has an empty rack after ':'")
-        brokers.append((broker_id, rack or None))
-    return _normalise_brokers(brokers)
-
-
-def parse_striped_broker_list(text: str) -> list[tuple[int, str | None, bool]]:
-    """``0:rack1,1:rack1:fenced,2,3::fenced`` -> ``[(0, 'rack1', False), (1, 'rack1', True),
-    (2, None, False), (3, None, True)]``: a ``:fenced`` suffix marks a fenced broker (so a rack
-    cannot be called ``fenced``; ``3:fenced`` and ``3::fenced`` both mean rack-less and fenced);
-    the rest is read as in ``parse_broker_list``."""
-    brokers: list[tuple[int, str | None, bool]] = []
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            raise KassignError(f"bad broker list {text!r}: empty entry; write id, id:rack, id:rack:fenced or id::fenced")
-        fenced = item.endswith(":fenced")
-        head = item[: -len(":fenced")] if fenced else item
-        broker_text, colon, rack = head.partition(":")
-        try:
-            broker_id = int(broker_text)
-        except ValueError:
-            raise KassignError(
-                f"bad broker list {text!r}: {broker_text!r} is not a broker id; write id, id:rack, id:rack:fenced "
-                "or id::fenced"
-            ) from None
-        if colon and not rack and not fenced:
-            raise KassignError(f"bad broker list {text!r}: broker {broker_id} has an empty rack after ':'")
-        brokers.append((broker_id, rack or None, fenced))
-    return normalise_striped_brokers(brokers)

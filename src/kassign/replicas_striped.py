@@ -59,21 +59,13 @@ parallel integer lists.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-import numpy as np
-
-from kassign.cluster import broker_entries
+from kassign.brokers import StripedBroker
 from kassign.errors import KassignError, ReplicaPlacementError
 from kassign.javaorder import JavaOrderUndefined, hashmap_positions, java_string_hash, java_string_key
 from kassign.javarandom import JavaRandom, java_shuffle
-from kassign.limits import is_whole_number
-from kassign.text import utf8_problem
 
-StripedBroker = tuple[int, "str | None", bool]
-
-INT_MAX = (1 << 31) - 1
 SHORT_MAX = (1 << 15) - 1
 SHORT_MIN = -(1 << 15)
 _INVALID_RF = "InvalidReplicationFactorException"
@@ -85,35 +77,6 @@ _EQUAL_HASHES = (
 
 
 # --- input --------------------------------------------------------------------------------
-
-
-def normalise_striped_brokers(brokers: Iterable[Any]) -> list[StripedBroker]:
-    """``[(id, rack_or_None, fenced), ...]`` checked; ``(id, rack)`` pairs and bare ids are unfenced."""
-    result: list[StripedBroker] = []
-    seen: set[int] = set()
-    for entry in broker_entries(brokers, fenced=True):
-        if is_whole_number(entry):
-            fields: tuple[Any, ...] = (entry, None, False)
-        elif isinstance(entry, (tuple, list)) and len(entry) in (2, 3):
-            fields = tuple(entry) if len(entry) == 3 else (entry[0], entry[1], False)
-        else:
-            raise KassignError(f"a broker must be (id, rack_or_None, fenced) or (id, rack_or_None), got {entry!r}")
-        broker_id, rack, fenced = fields
-        if not is_whole_number(broker_id) or not 0 <= broker_id <= INT_MAX:
-            raise KassignError(f"broker id must be a whole number from 0 to {INT_MAX}, got {broker_id!r}")
-        broker_id = int(broker_id)
-        if rack is not None and (not isinstance(rack, str) or not rack):
-            raise KassignError(f"broker {broker_id}: rack must be a non-empty string or None, got {rack!r}")
-        if rack is not None and utf8_problem(rack, "rack"):  # Kafka's racks are UTF-8 text
-            raise KassignError(f"broker {broker_id}: {utf8_problem(rack, 'rack')}")
-        if not isinstance(fenced, (bool, np.bool_)):
-            raise KassignError(f"broker {broker_id}: fenced must be True or False, got {fenced!r}")
-        fenced = bool(fenced)
-        if broker_id in seen:
-            raise KassignError(f"broker {broker_id} is listed twice")
-        seen.add(broker_id)
-        result.append((broker_id, rack, fenced))
-    return result
 
 
 def check_striped_request(brokers: Sequence[StripedBroker], replication_factor: int) -> None:

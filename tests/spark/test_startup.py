@@ -54,3 +54,26 @@ def test_an_unwritable_cache_means_no_sharing(tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     assert startup.java_options(blocked / "cache", None, {}) == ""
+
+
+def test_a_new_archive_once_the_jdk_writes_its_own_again(tmp_path, monkeypatch):
+    """Ours extends the JDK's own archive (lib/server/classes.jsa), which the JVM then refuses as a base once
+    that is written again (``java -Xshare:dump``) even though the launcher is unchanged: a new one is made."""
+    home = tmp_path / "jdk"
+    (home / "bin").mkdir(parents=True)
+    (home / "lib" / "server").mkdir(parents=True)
+    java = home / "bin" / "java"
+    java.write_text("#!/bin/sh\n")
+    java.chmod(0o755)
+    base = home / "lib" / "server" / "classes.jsa"
+    base.write_bytes(b"base")
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    cache = tmp_path / "cache"
+
+    def archive_name() -> str:
+        return startup.java_options(cache, None, {}).split()[0].split("=", 1)[1].split(".jsa")[0]
+
+    before = archive_name()
+    assert archive_name() == before
+    os.utime(base, ns=(base.stat().st_atime_ns, base.stat().st_mtime_ns + 10**9))
+    assert archive_name() != before

@@ -10,7 +10,7 @@ from kassign.errors import KassignError
 
 
 def _brokers(text: str) -> list[tuple[int, str | None]]:
-    from kassign.replicas import parse_broker_list
+    from kassign.brokers import parse_broker_list
 
     return parse_broker_list(text)
 

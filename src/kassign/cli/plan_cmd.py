@@ -15,7 +15,7 @@ from kassign.errors import KassignError
 from kassign.plan import human_bytes, parse_describe, plan_reassignment
 from kassign.plan._document import kafka_generate
 from kassign.plan._report import figures
-from kassign.replicas import parse_broker_list
+from kassign.brokers import parse_broker_list
 
 HELP = """Plan moving replicas onto BROKERS, as evenly as possible with the fewest moves.
 

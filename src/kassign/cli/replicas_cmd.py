@@ -8,13 +8,8 @@ from kassign.cli.common import emit_json, json_option, print_table
 from kassign.errors import KassignError, ReplicaPlacementError
 from kassign.javarandom import random_seed
 from kassign.plots import check_plot_path, replica_chart
-from kassign.replicas import (
-    assign_replicas,
-    check_topic_name,
-    parse_broker_list,
-    parse_striped_broker_list,
-    reassignment_json,
-)
+from kassign.brokers import parse_broker_list, parse_striped_broker_list
+from kassign.replicas import assign_replicas, check_topic_name, reassignment_json
 
 HELP = """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, as Kafka does.
 

@@ -110,9 +110,11 @@ def _local_columns(path: str, fmt: str) -> list[str] | None:
     """
     if fmt not in ("parquet", "csv"):
         return None
-    import pyarrow.dataset as ds
-
     try:
+        if fmt == "parquet":
+            return _parquet_columns(Path(path))
+        import pyarrow.dataset as ds
+
         return list(ds.dataset(path, format=fmt).schema.names)
     except Exception as err:
         if fmt == "parquet":
@@ -120,6 +122,33 @@ def _local_columns(path: str, fmt: str) -> list[str] | None:
             raise KassignError(f"input {path!r} is not a Parquet file or directory ({detail}); "
                                "give --format csv or --format json for text input") from None
         return None  # unreadable for pyarrow's CSV reader: Spark gets the final word
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    """The columns Spark reads from a Parquet file or directory: the first data file's schema (Spark's part
+    files share one), then the ``name=value`` directories it sits in (Spark discovers those as columns).
+    Read with ``pyarrow.parquet``, not ``pyarrow.dataset``: the command is still waiting to start Spark's JVM,
+    and the dataset module alone takes a quarter of a second to load."""
+    import pyarrow.parquet as pq
+
+    first = path if path.is_file() else _first_data_file(path)
+    if first is None:
+        return []
+    columns = list(pq.read_schema(first).names)
+    directories = first.relative_to(path).parts[:-1] if first != path else ()
+    found = [part.split("=", 1)[0] for part in directories if "=" in part]
+    return columns + [name for name in found if name not in columns]
+
+
+def _first_data_file(directory: Path) -> Path | None:
+    """The first file in name order under ``directory``, skipping names starting with '.' or '_' (Spark's
+    and Arrow's hidden files: _SUCCESS, checksums, staging directories)."""
+    for folder, subfolders, files in os.walk(directory):
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith((".", "_")))
+        for name in sorted(files):
+            if not name.startswith((".", "_")):
+                return Path(folder) / name
+    return None
 
 
 def _check_local_input(opts: PipelineOptions) -> None:
