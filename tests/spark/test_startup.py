@@ -77,3 +77,41 @@ def test_a_new_archive_once_the_jdk_writes_its_own_again(tmp_path, monkeypatch):
     assert archive_name() == before
     os.utime(base, ns=(base.stat().st_atime_ns, base.stat().st_mtime_ns + 10**9))
     assert archive_name() != before
+
+
+def test_a_second_archive_written_beside_the_adopted_one_is_deleted_once_finished(tmp_path):
+    """Two first runs at once both write an archive; the one not adopted would stay on disk (about 180 MB)."""
+    first = startup.java_options(tmp_path, None, {})
+    mine = first.split()[0].split("=", 1)[1]
+    open(mine, "wb").write(b"x" * 10)
+    startup.note_jvm(first, _dead_pid())
+    adopted = startup.java_options(tmp_path, None, {})
+    final = adopted.split()[0].split("=", 1)[1]
+    other = f"{final}.999999.tmp"  # another run's copy, written meanwhile
+    open(other, "wb").write(b"y" * 10)
+    with open(other + ".jvm", "w") as note:
+        note.write(str(os.getpid()))  # still being written: kept
+    assert startup.java_options(tmp_path, None, {}) == adopted
+    assert os.path.exists(other)
+    with open(other + ".jvm", "w") as note:
+        note.write(str(_dead_pid()))  # finished: deleted, and its note with it
+    assert startup.java_options(tmp_path, None, {}) == adopted
+    assert sorted(p.name for p in tmp_path.iterdir()) == [os.path.basename(final)]
+
+
+def test_archives_unused_for_two_weeks_are_deleted_and_the_used_one_is_marked(tmp_path):
+    first = startup.java_options(tmp_path, None, {})
+    open(first.split()[0].split("=", 1)[1], "wb").write(b"x")
+    startup.note_jvm(first, _dead_pid())
+    adopted = startup.java_options(tmp_path, None, {})
+    used = adopted.split()[0].split("=", 1)[1]
+    stale, recent = tmp_path / "spark-driver-0000000000000000.jsa", tmp_path / "spark-driver-1111111111111111.jsa"
+    stale.write_bytes(b"old kassign")
+    recent.write_bytes(b"the other installation")
+    month_ago = os.stat(used).st_mtime - 30 * 86400
+    for path in (stale, used):
+        os.utime(path, (month_ago, month_ago))
+    os.utime(recent, (month_ago + 20 * 86400, month_ago + 20 * 86400))  # ten days ago
+    assert startup.java_options(tmp_path, None, {}) == adopted
+    assert not stale.exists() and recent.exists()
+    assert os.stat(used).st_mtime > month_ago + 29 * 86400  # used now

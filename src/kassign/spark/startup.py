@@ -14,6 +14,8 @@ The rule:
   exits (``note_jvm`` records that JVM's process id beside it); a later start adopts a written archive
   once that JVM is gone (without the note: once the file is a minute old). A JVM killed while
   writing leaves a file the next JVM refuses and ignores: sharing is then simply off, never an error;
+- an archive no start has used for two weeks is deleted (an upgrade's predecessor), as is a second copy
+  that another first run finished writing after one was adopted;
 - the JVM's own notes about the archive are silenced; ``KASSIGN_JVM_CDS=0`` turns all of it off.
 
 Only for a JVM that PySpark starts itself (not under spark-submit, where the JVM already runs).
@@ -30,6 +32,7 @@ from pathlib import Path
 
 _QUIET = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
 _SETTLE_SECONDS = 60
+_STALE_DAYS = 14
 
 
 def _key(jar: Path | None, conf: Mapping[str, str]) -> str:
@@ -77,6 +80,32 @@ def _written(archive: Path) -> bool:
         return time.time() - archive.stat().st_mtime > _SETTLE_SECONDS
 
 
+def _drop_unused_copies(final: Path) -> None:
+    """Delete the archives other runs finished writing after ``final`` was adopted (two first runs at once
+    both write one): never used, and each as big as ``final``."""
+    for written in final.parent.glob(final.name + ".*.tmp"):
+        if _written(written):
+            try:
+                written.unlink(missing_ok=True)
+                written.with_name(written.name + ".jvm").unlink(missing_ok=True)
+            except OSError:  # another user's: left alone
+                pass
+
+
+def _forget_stale_archives(used: Path) -> None:
+    """Mark ``used`` as used now (its modification time) and delete the archives of other JVMs, pyspark
+    releases or class paths that no start has used for ``_STALE_DAYS`` days: an upgrade of kassign leaves
+    its predecessor's archive behind, and two installations used in turn must not delete each other's."""
+    try:  # housekeeping only: a cache shared read-only still serves its archive
+        os.utime(used)
+        oldest = time.time() - _STALE_DAYS * 86400
+        for other in used.parent.glob("spark-driver-*.jsa"):
+            if other != used and other.stat().st_mtime < oldest:
+                other.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def note_jvm(options: str, jvm_pid: int | None) -> None:
     """Record the process id of the JVM that will write the archive named in ``options`` (if it writes one)."""
     for option in options.split():
@@ -97,6 +126,8 @@ def java_options(cache: Path, jar: Path | None, conf: Mapping[str, str]) -> str:
         name = f"spark-driver-{_key(jar, conf)}.jsa"
         final = cache / name
         if final.is_file() and final.stat().st_size > 0:
+            _drop_unused_copies(final)
+            _forget_stale_archives(final)
             return f"-XX:SharedArchiveFile={final} {_QUIET}"
         for written in cache.glob(name + ".*.tmp"):
             if _written(written):
