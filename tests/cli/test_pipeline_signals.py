@@ -91,3 +91,23 @@ def test_a_signal_while_the_jvm_starts_leaves_no_jvm(tmp_path):
             process.kill()
             process.wait()
     _ended_cleanly(process, stderr, signal.SIGINT, tmp_path, jvms)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the JVM through /proc")
+def test_the_stop_before_exit_stops_the_jvm_and_spark(tmp_path):
+    """The command's stop leaves PySpark's accumulator server to end with the process (not waited for), and
+    still stops Spark: no active context, and the JVM gone once the process has exited."""
+    code = ("import os\nfrom kassign.spark.session import spark_session\n"
+            "from kassign.cli.pipeline_cmd import stop_before_exit\nfrom pyspark import SparkContext\n"
+            "spark = spark_session('local[1]', {}, app_name='stop test')\nassert spark.range(5).count() == 5\n"
+            "jvm = spark.sparkContext._gateway.proc.pid\nserver = spark.sparkContext._accumulatorServer\n"
+            "stop_before_exit(spark)\n"
+            "print(jvm, SparkContext._active_spark_context is None, server.server_shutdown, flush=True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    jvm, stopped, flagged = done.stdout.split()
+    assert (stopped, flagged) == ("True", "True")
+    gone = time.monotonic() + 15
+    while _alive(int(jvm)) and time.monotonic() < gone:
+        time.sleep(0.2)
+    assert not _alive(int(jvm)), "the JVM outlived the process"
