@@ -45,6 +45,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -590,6 +591,17 @@ def _set_aside_table(spark: SparkSession, out: Path, tagged: DataFrame, found: i
 _warm_ups: dict[tuple[str, ...], threading.Thread] = {}
 
 
+def _yield_to_spark() -> None:
+    """Give the calling thread the lowest CPU priority (Linux, where a thread has its own nice value): work
+    that is only needed later then runs on whatever the JVM's start and Spark's tasks leave idle, such as the
+    scan's last wave of tasks, instead of taking its share of both cores (a 3% shorter pipeline, 6 pairs)."""
+    if sys.platform == "linux":
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except OSError:
+            pass
+
+
 def prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
     """Load the report's charting script and the assignors' compiled kernels (together about a
     second) in a background thread, by importing them and assigning a two-partition group once
@@ -600,6 +612,7 @@ def prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
         return _warm_ups[key]
 
     def prepare() -> None:
+        _yield_to_spark()
         import kassign.spark.report_html  # noqa: F401
         from kassign.report_page import _plotly_js_packed
 
