@@ -6,7 +6,6 @@ import base64
 import gzip
 import json
 import re
-import sys
 from collections import Counter, defaultdict
 
 import pyarrow.parquet as pq
@@ -203,23 +202,3 @@ def test_bad_input_is_a_one_line_error(spark, tmp_path, run):
             run_pipeline(spark, opts)
         assert "\n" not in str(err.value)
 
-
-@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
-def test_the_driver_warm_up_thread_yields_the_cpu_and_the_main_thread_keeps_its_priority():
-    import os
-    import threading
-
-    from kassign.spark.pipeline import _yield_to_spark
-
-    seen = {}
-
-    def warm_up() -> None:
-        _yield_to_spark()
-        seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-
-    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    thread = threading.Thread(target=warm_up)
-    thread.start()
-    thread.join()
-    assert seen["nice"] == 19
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before

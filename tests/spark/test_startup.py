@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from kassign.spark import startup
 
 
@@ -115,3 +117,23 @@ def test_archives_unused_for_two_weeks_are_deleted_and_the_used_one_is_marked(tm
     assert startup.java_options(tmp_path, None, {}) == adopted
     assert not stale.exists() and recent.exists()
     assert os.stat(used).st_mtime > month_ago + 29 * 86400  # used now
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
+def test_a_thread_that_yields_to_spark_gets_the_lowest_priority_and_others_keep_theirs():
+    import threading
+
+    from kassign.spark.startup import yield_to_spark
+
+    seen = {}
+
+    def warm_up() -> None:
+        yield_to_spark()
+        seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    thread = threading.Thread(target=warm_up)
+    thread.start()
+    thread.join()
+    assert seen["nice"] == 19
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before

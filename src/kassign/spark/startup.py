@@ -26,6 +26,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -138,3 +140,14 @@ def java_options(cache: Path, jar: Path | None, conf: Mapping[str, str]) -> str:
         return f"-XX:ArchiveClassesAtExit={cache / (name + f'.{os.getpid()}.tmp')} {_QUIET}"
     except (OSError, ValueError):  # an unwritable cache: start without sharing
         return ""
+
+
+def yield_to_spark() -> None:
+    """Give the calling thread the lowest CPU priority (Linux, where a thread has its own nice value): work
+    that is only needed later then runs on what the JVM's start and Spark's tasks leave idle (the scan's
+    last wave of tasks, say) instead of taking its share of both cores."""
+    if sys.platform == "linux":
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except OSError:
+            pass
