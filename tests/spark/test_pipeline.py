@@ -201,4 +201,3 @@ def test_bad_input_is_a_one_line_error(spark, tmp_path, run):
         with pytest.raises(KassignError, match=message) as err:
             run_pipeline(spark, opts)
         assert "\n" not in str(err.value)
-

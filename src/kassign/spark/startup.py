@@ -42,18 +42,20 @@ def _key(jar: Path | None, conf: Mapping[str, str]) -> str:
 
     java = shutil.which("java", path=os.path.join(os.environ["JAVA_HOME"], "bin")) if os.environ.get("JAVA_HOME") \
         else shutil.which("java")
-    parts = [pyspark.__version__, os.path.realpath(java) if java else "java?",
-             str(os.stat(os.path.realpath(java)).st_mtime) if java else "", _base_archive_stamp(java), str(jar or ""),
-             conf.get("spark.jars", ""), conf.get("spark.driver.extraClassPath", "")]
+    real = Path(os.path.realpath(java)) if java else None
+    parts = [pyspark.__version__, str(real) if real else "java?", str(real.stat().st_mtime) if real else "",
+             _base_archive_stamp(real), str(jar or ""), conf.get("spark.jars", ""),
+             conf.get("spark.driver.extraClassPath", "")]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-def _base_archive_stamp(java: str | None) -> str:
-    """When the JDK's own archive was written: ours is an extension of it, refused once it is written again
-    (``java -Xshare:dump``, or a JDK update that leaves the launcher alone), so a new one must be made then."""
-    if not java:
+def _base_archive_stamp(java: Path | None) -> str:
+    """When the JDK's own archive was written (``java``: the launcher, links resolved): ours is an extension of
+    it, refused once it is written again (``java -Xshare:dump``, or a JDK update that leaves the launcher
+    alone), so a new one must be made then."""
+    if java is None:
         return ""
-    home = Path(os.path.realpath(java)).parent.parent
+    home = java.parent.parent
     stamps = []
     for base in (home / "lib" / "server" / "classes.jsa", home / "lib" / "server" / "classes_nocoops.jsa"):
         try:

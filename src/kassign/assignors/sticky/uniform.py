@@ -90,7 +90,7 @@ def _keep_owned(
                 quotas.at_min.append(m)
             continue
         touched = True
-        if racks is not None and len(ids):
+        if racks is not None:
             mismatched = racks.mismatched(m, ids)
             given_up[ids[mismatched]] = m  # may move to a same-rack member, or come back to m
             ids = ids[~mismatched]
