@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kassign.spark.digest import KEY_STATS_COLUMNS, digest_figures
+from kassign.spark.digest import HOT_KEY_ORDER, KEY_STATS_COLUMNS, _top_keys, digest_figures, hot_key_contenders
 
 SCHEMA = pa.schema([("topic", pa.string()), ("key", pa.string()), ("partition", pa.int32()), ("reason", pa.string()),
                     ("records", pa.int64()), ("bytes", pa.int64()), ("key_display", pa.string()), ("hash", pa.int64())])
@@ -101,3 +101,52 @@ def test_no_keyed_record_still_writes_an_empty_key_stats_table(tmp_path):
     assert digest.sweep == {} and digest.hot_keys == {}
     table = pq.read_table((tmp_path / "key_stats").as_posix())
     assert table.num_rows == 0 and table.column_names == list(KEY_STATS_COLUMNS)
+
+
+def _top_by_sorting_everything(table: pa.Table, hot_keys: int) -> list[dict]:
+    ordered = table.sort_by(HOT_KEY_ORDER).to_pylist()
+    taken: dict[tuple, int] = defaultdict(int)
+    top = []
+    for row in ordered:
+        slot = (row["topic"], row["partition"])
+        if taken[slot] < hot_keys:
+            taken[slot] += 1
+            top.append(row)
+    return top
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 3),
+                               st.sampled_from([0, 5, 5, 7, 2**40]),
+                               st.text("xyz", max_size=3)), min_size=8, max_size=80),
+       hot_keys=st.integers(0, 3), null_bytes=st.booleans())
+def test_hot_keys_from_the_contenders_equal_sorting_every_row(rows, hot_keys, null_bytes):
+    """Ties on bytes at the cut, a null among the bytes, and fewer rows than hot keys (keyed rows always have a
+    topic and a partition)."""
+    sizes = [r[2] for r in rows]
+    if null_bytes:
+        sizes[len(sizes) // 2] = None
+    table = pa.table({"topic": pa.array([r[0] for r in rows], pa.string()),
+                      "partition": pa.array([r[1] for r in rows], pa.int32()),
+                      "key_bytes": pa.array(sizes, pa.int64()),
+                      "key_display": pa.array([r[3] for r in rows], pa.string())})
+    contenders = hot_key_contenders(table, hot_keys)
+    assert _top_keys(table, hot_keys).to_pylist() == _top_by_sorting_everything(table, hot_keys)
+    assert _top_by_sorting_everything(contenders, hot_keys) == _top_by_sorting_everything(table, hot_keys)
+    if table["key_bytes"].null_count == 0 and hot_keys and table.num_rows > 4 * hot_keys:
+        per_partition = defaultdict(int)
+        for row in contenders.to_pylist():
+            per_partition[(row["topic"], row["partition"])] += 1
+        ties = defaultdict(int)  # a partition keeps more than hot_keys rows only for ties at the cut
+        for row in table.to_pylist():
+            ties[(row["topic"], row["partition"], row["key_bytes"])] += 1
+        assert all(n <= hot_keys or n <= hot_keys + max(ties.values()) for n in per_partition.values())
+
+
+def test_a_key_stats_write_that_fails_fails_the_digest(tmp_path):
+    rows = [{"topic": "t", "key": "k", "partition": 0, "reason": None, "records": 3, "bytes": 30,
+             "key_display": "k", "hash": 7}]
+    write_figures(tmp_path / "figures", rows, 1)
+    (tmp_path / "key_stats" / "part-0.parquet").mkdir(parents=True)  # where the file must go: a directory
+    with pytest.raises(OSError):
+        digest_figures(tmp_path / "figures", tmp_path / "key_stats", 4, hot_keys=3)

@@ -1,5 +1,6 @@
-"""The splits' partial key figures merged on the driver equal Spark's merge, row for row, on a real local Spark;
-past ``spark.driver.maxResultSize`` the pipeline falls back to Spark's merge with the same answers."""
+"""The splits' key figures merged by the driver equal Spark's merge, row for row, on a real local Spark;
+past ``spark.driver.maxResultSize`` or the driver's bound the pipeline falls back to Spark's merge with the
+same answers."""
 
 from __future__ import annotations
 
@@ -28,14 +29,14 @@ def _rows(table: pa.Table) -> list[tuple]:
 def _both_merges(spark, df, opts, counts):
     """(Spark's merge with its key columns, the driver's) as sorted row lists."""
     from kassign.spark.pipeline import (driver_key_figures, key_figures, key_serialiser, normalise,
-                                        partial_key_figures, with_key_columns)
+                                        rows_to_count, with_key_columns)
 
     tagged = normalise(df, opts, "parquet")
     key_type = key_serialiser(df, opts)
     in_spark = with_key_columns(key_figures(tagged, counts, opts, key_type), opts, key_type)
     spark_rows = sorted((tuple(r[c] for c in key_merge.FIGURE_COLUMNS) for r in in_spark.collect()), key=repr)
-    partial, group = partial_key_figures(tagged, counts, opts)
-    on_driver = driver_key_figures(partial, group, counts, opts, key_type)
+    placed, group = rows_to_count(tagged, counts, opts)
+    on_driver = driver_key_figures(placed, group, counts, opts, key_type)
     return spark_rows, _rows(on_driver), on_driver
 
 
@@ -121,37 +122,103 @@ def _result_limit(spark, size: str):
         conf.set(key_merge.RESULT_LIMIT, before)
 
 
-def test_partial_counts_beyond_the_result_limit_are_merged_in_spark_with_the_same_answers(spark, tmp_path):
-    from kassign.spark.pipeline import PipelineOptions, _placed_for_counting, _split_counts, normalise, run_pipeline
+def _placed(spark, tmp_path, rows: int, keys: int):
+    """(options, the rows to count, their grouping columns) of a Parquet input with two topics."""
+    from kassign.spark.pipeline import PipelineOptions, _placed_for_counting, normalise
 
-    _jvm_or_skip(spark)
     data = tmp_path / "input.parquet"
-    _text_input(spark, 40_000, 20_000).write.parquet(data.as_uri())  # a split's partial counts: over 100 KiB
+    _text_input(spark, rows, keys).write.parquet(data.as_uri())
     opts = dict(input=str(data), key_column="key", size_column="size", topic_column="topic", partitions=6,
                 write_partitioned=False, write_sample=False)
     tagged = normalise(spark.read.parquet(data.as_uri()), PipelineOptions(out=str(tmp_path / "x"), **opts), "parquet")
-    placed, group = _placed_for_counting(tagged, {}, PipelineOptions(out=str(tmp_path / "x"), **opts))
-    partial = _split_counts(placed, group)
-    with _result_limit(spark, "64k"):
-        assert key_merge.collect_partials(partial) is None
-    assert key_merge.collect_partials(partial).num_rows > 0
-    driver = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "driver"), **opts))
-    with _result_limit(spark, "64k"):
-        fallback = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "spark"), **opts))
-    assert json.dumps(driver, sort_keys=True) == json.dumps(fallback, sort_keys=True).replace(
-        str(tmp_path / "spark"), str(tmp_path / "driver"))
+    return (opts, *_placed_for_counting(tagged, {}, PipelineOptions(out=str(tmp_path / "x"), **opts)))
+
+
+def _sorted(table: pa.Table, group: list[str]) -> pa.Table:
+    return table.sort_by([(c, "ascending") for c in group])
+
+
+def _same_pipeline_answers(spark, tmp_path, opts, fallback: contextlib.AbstractContextManager) -> None:
+    """The pipeline's summary and key_stats with the driver's merge equal those of Spark's merge (``fallback``)."""
     import pyarrow.parquet as pq
 
+    from kassign.spark.pipeline import PipelineOptions, run_pipeline
+
+    driver = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "driver"), **opts))
+    with fallback:
+        in_spark = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "spark"), **opts))
+    assert json.dumps(driver, sort_keys=True) == json.dumps(in_spark, sort_keys=True).replace(
+        str(tmp_path / "spark"), str(tmp_path / "driver"))
     stats = [pq.read_table(tmp_path / name / "key_stats").sort_by([("topic", "ascending"), ("key", "ascending")])
              for name in ("driver", "spark")]
     assert stats[0].num_rows > 0 and stats[0].equals(stats[1])
 
 
+def test_split_counts_beyond_the_result_limit_are_merged_in_spark_with_the_same_answers(spark, tmp_path):
+    _jvm_or_skip(spark)
+    opts, placed, group = _placed(spark, tmp_path, 40_000, 20_000)  # a split's tables: over 100 KiB
+    with _result_limit(spark, "64k"):
+        assert key_merge.merge_on_driver(placed, group) is None
+    assert key_merge.merge_on_driver(placed, group).num_rows > 0
+    _same_pipeline_answers(spark, tmp_path, opts, _result_limit(spark, "64k"))
+
+
+@contextlib.contextmanager
+def _driver_bound(monkeypatch, max_driver_bytes: int):
+    """``merge_on_driver`` with the merged tables bounded by ``max_driver_bytes``, wherever it is called from."""
+    merge = key_merge.merge_on_driver
+    with monkeypatch.context() as patch:
+        patch.setattr(key_merge, "merge_on_driver",
+                      lambda placed, group: merge(placed, group, max_driver_bytes=max_driver_bytes))
+        yield
+
+
+def test_merged_tables_beyond_the_drivers_bound_are_merged_in_spark_with_the_same_answers(spark, tmp_path,
+                                                                                          monkeypatch):
+    _jvm_or_skip(spark)
+    opts, placed, group = _placed(spark, tmp_path, 40_000, 20_000)
+    assert key_merge.merge_on_driver(placed, group, max_driver_bytes=64 << 10) is None
+    whole = key_merge.merge_on_driver(placed, group, max_driver_bytes=64 << 20)
+    assert whole.column("records").to_numpy().sum() == 40_000  # every row counted once
+    _same_pipeline_answers(spark, tmp_path, opts, _driver_bound(monkeypatch, 64 << 10))
+
+
+def test_tables_flushed_many_times_per_split_merge_to_the_same_figures(spark, tmp_path):
+    _jvm_or_skip(spark)
+    _, placed, group = _placed(spark, tmp_path, 20_000, 3_000)
+    once = key_merge.merge_on_driver(placed, group)
+    flushed = key_merge.merge_on_driver(placed, group, max_groups=200, max_bytes=1 << 14)
+    assert once.num_rows > 2_000 and _sorted(flushed, group).equals(_sorted(once, group))
+    assert once.column("records").to_numpy().sum() == 20_000  # every row counted once
+
+
+def test_the_merge_leaves_no_file_behind(spark, tmp_path, monkeypatch):
+    import tempfile
+
+    _jvm_or_skip(spark)
+    _, placed, group = _placed(spark, tmp_path, 2_000, 100)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    assert key_merge.merge_on_driver(placed, group).num_rows > 0
+    assert key_merge.merge_on_driver(placed, group, max_driver_bytes=1) is None
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
 def test_other_failures_are_not_taken_for_the_limit(spark):
     _jvm_or_skip(spark)
-    failing = spark.range(3).selectExpr("raise_error('kassign test: not the result limit') AS x")
+    failing = spark.range(3).selectExpr("CAST(id AS STRING) AS key",
+                                        "CAST(raise_error('kassign test: not the result limit') AS BIGINT) AS bytes")
     with pytest.raises(Exception, match="not the result limit"):
-        key_merge.collect_partials(failing)
+        key_merge.merge_on_driver(failing, ["key"])
+
+
+def test_a_file_that_is_not_a_column_file_is_refused(tmp_path):
+    from kassign.errors import KassignError
+
+    path = tmp_path / "figures.columns"
+    path.write_bytes(b"PAR1" + bytes(20))
+    with pytest.raises(KassignError, match="not a column file"):
+        key_merge.read_column_file(path, pa.schema([("key", pa.string())]))
 
 
 _AWKWARD = [b"", b"plain", "ключ".encode(), b"\xff", b"\xc0\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"ok\x00nul",

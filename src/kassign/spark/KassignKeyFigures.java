@@ -1,9 +1,20 @@
 package kassign.spark;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
+import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.concurrent.LinkedBlockingQueue;
 
+import org.apache.spark.SparkContext;
+import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Row;
@@ -22,9 +33,14 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 
+import scala.reflect.ClassTag;
+import scala.runtime.AbstractFunction2;
+import scala.runtime.BoxedUnit;
+
 /**
- * The pipeline's per-key counting, first half: within each input split, records and bytes per
- * group of ([topic,] key, partition, reason), in bounded hash tables of our own.
+ * The pipeline's per-key counting: within each input split, records and bytes per group of
+ * ([topic,] key, partition, reason), in bounded hash tables of our own; then the splits' tables
+ * added up, by the driver JVM ({@link #mergeOnDriver}) or by Spark ({@link #partial}).
  *
  * Why not Spark's own partial aggregation: with many keys (200,000 in the pipeline benchmark)
  * its one hash map per task is far bigger than the cache, so nearly every row waits for memory
@@ -35,10 +51,12 @@ import org.apache.spark.unsafe.types.UTF8String;
  * encoding the rows.
  *
  * The result is exact because nothing is approximated here: each split emits partial counts
- * (one row per group it saw, or more when the tables filled up and were flushed), and the caller
- * merges them with Spark's own aggregation, which spills to disk when it must. Rows per split
- * are therefore at most the rows read, usually the distinct groups, and memory per task is
- * bounded by {@code maxGroups} and {@code maxBytes}, never by the input.
+ * (one group for each it saw, or more when the tables filled up and were flushed), and these are
+ * added up exactly, on the driver as the splits finish (the tables sent as blocks of bytes, merged
+ * into tables of the same kind), or, when they are too many for the driver, as rows by Spark's own
+ * aggregation, which spills to disk when it must. Groups per split are therefore at most the rows
+ * read, usually the distinct groups, and memory per task is bounded by {@code maxGroups} and
+ * {@code maxBytes}, never by the input.
  *
  * Example: the split's rows ("a", null, null, 10), ("b", null, null, 30), ("a", null, null, 5),
  * (null, 3, null, 7), (null, null, "bad size", null) as (key, partition, reason, bytes) give
@@ -73,6 +91,317 @@ public final class KassignKeyFigures {
         RDD<InternalRow> rows = placed.queryExecution().toRdd().toJavaRDD()
             .mapPartitions(new PerSplit(shape, maxGroups, maxBytes)).rdd();
         return placed.sparkSession().internalCreateDataFrame(rows, out, false);
+    }
+
+    /**
+     * The figures of {@link #partial}, merged on the driver instead of in Spark or Python: each split
+     * sends its tables as they are (a block of bytes per flush, no row or Arrow conversion per group),
+     * and a driver thread adds every block into tables of its own as the splits finish, while later
+     * splits still run. The merged groups are written to {@code path} as column buffers
+     * ({@link ColumnFile}): the grouping columns, {@code records} and {@code bytes}.
+     *
+     * Returns the number of groups, or -1 when the merged tables would hold more than
+     * {@code maxDriverBytes} (0: a quarter of the driver's heap); the caller then merges in Spark,
+     * whose aggregation spills. What the splits send is bounded by {@code spark.driver.maxResultSize}
+     * as for any collect. Exact under task retries: Spark hands the driver one successful result per
+     * split.
+     */
+    public static long mergeOnDriver(Dataset<Row> placed, int maxGroups, int maxBytes, long maxDriverBytes,
+                                     String path) throws Exception {
+        StructType in = placed.schema();
+        int fields = in.fields().length;
+        Shape shape = new Shape(fields - 1, kindsOf(in, fields - 1));
+        long bound = maxDriverBytes > 0 ? maxDriverBytes : Runtime.getRuntime().maxMemory() / 4;
+        RDD<InternalRow> rows = placed.queryExecution().toRdd();
+        Merger merger = new Merger(bound);
+        Thread thread = new Thread(merger, "kassign-merge-splits");
+        thread.setDaemon(true);
+        thread.start();
+        List<Object> splits = new ArrayList<>();
+        for (int i = 0; i < rows.getNumPartitions(); i++) {
+            splits.add(i);
+        }
+        SparkContext context = placed.sparkSession().sparkContext();
+        ClassTag<byte[][]> tag = scala.reflect.ClassTag$.MODULE$.apply(byte[][].class);
+        try {
+            context.runJob(rows, new SplitBlocks(shape, maxGroups, maxBytes),
+                scala.jdk.javaapi.CollectionConverters.asScala(splits).toSeq(), new Arrived(merger), tag);
+        } catch (Exception err) {  // Scala declares none: Spark's own exceptions arrive unchecked here
+            merger.stop();
+            thread.join();
+            merger.rethrowFailure();
+            if (merger.overflowed) {
+                return -1;
+            }
+            throw err;
+        }
+        merger.finish();
+        thread.join();
+        merger.rethrowFailure();
+        if (merger.overflowed) {
+            return -1;
+        }
+        return ColumnFile.write(shape, merger.tables, path);
+    }
+
+    /** The task side of {@link #mergeOnDriver}: the split counted by {@link Buckets}, each flush of its tables as one block. */
+    static final class SplitBlocks extends AbstractFunction2<TaskContext, scala.collection.Iterator<InternalRow>, byte[][]>
+            implements java.io.Serializable {
+        private final Shape shape;
+        private final int maxGroups;
+        private final int maxBytes;
+
+        SplitBlocks(Shape shape, int maxGroups, int maxBytes) {
+            this.shape = shape;
+            this.maxGroups = maxGroups;
+            this.maxBytes = maxBytes;
+        }
+
+        @Override
+        public byte[][] apply(TaskContext task, scala.collection.Iterator<InternalRow> rows) {
+            Iterator<InternalRow> input = scala.jdk.javaapi.CollectionConverters.asJava(rows);
+            Buckets buckets = maxGroups > 0 && maxBytes > 0 ? new Buckets(shape, maxGroups, maxBytes)
+                : new Buckets(shape, Integer.MAX_VALUE, PerSplit.taskBudget());
+            List<byte[]> blocks = new ArrayList<>();
+            while (input.hasNext()) {
+                do {
+                    buckets.readChunk(input);
+                    buckets.countChunk();
+                } while (!buckets.full() && input.hasNext());
+                blocks.add(buckets.block());
+                buckets.clear();
+            }
+            return blocks.toArray(new byte[0][]);
+        }
+    }
+
+    /** Hands each split's blocks to the merger as Spark reports the split done (on Spark's scheduler thread: no work here). */
+    static final class Arrived extends AbstractFunction2<Object, byte[][], BoxedUnit> {
+        private final Merger merger;
+
+        Arrived(Merger merger) {
+            this.merger = merger;
+        }
+
+        private boolean stopped;
+
+        @Override
+        public BoxedUnit apply(Object split, byte[][] blocks) {
+            if (stopped) {
+                return BoxedUnit.UNIT;  // a split that was still running when the job failed
+            }
+            if (merger.overflowed || merger.failure != null) {
+                stopped = true;  // Spark fails the job with this: its figures are no longer wanted here
+                throw new IllegalStateException("kassign: the splits' figures are no longer merged on the driver");
+            }
+            merger.arrived(blocks);
+            return BoxedUnit.UNIT;
+        }
+    }
+
+    /** The driver's tables, fed block by block on a thread of its own. */
+    static final class Merger implements Runnable {
+        private static final byte[][] END = new byte[0][];
+        private final LinkedBlockingQueue<byte[][]> queue = new LinkedBlockingQueue<>();
+        private final long bound;
+        final Table[] tables = new Table[Buckets.COUNT];
+        volatile boolean overflowed;
+        volatile Throwable failure;
+
+        Merger(long bound) {
+            this.bound = bound;
+            for (int b = 0; b < Buckets.COUNT; b++) {
+                tables[b] = new Table();
+            }
+        }
+
+        void arrived(byte[][] blocks) {
+            queue.add(blocks);
+        }
+
+        void finish() {
+            queue.add(END);
+        }
+
+        void rethrowFailure() {
+            if (failure != null) {
+                throw new IllegalStateException("kassign: merging the splits' figures on the driver failed", failure);
+            }
+        }
+
+        /** Ends the thread without merging what is still queued (the job failed). */
+        void stop() {
+            queue.clear();
+            queue.add(END);
+        }
+
+        @Override
+        public void run() {
+            try {
+                while (true) {
+                    byte[][] blocks = queue.take();
+                    if (blocks == END) {
+                        return;
+                    }
+                    for (byte[] block : blocks) {
+                        if (overflowed) {
+                            continue;  // drained, not merged: the caller merges in Spark instead
+                        }
+                        add(block);
+                        if (footprint() > bound) {
+                            overflowed = true;
+                            Arrays.fill(tables, null);
+                        }
+                    }
+                }
+            } catch (Throwable err) {
+                failure = err;
+            }
+        }
+
+        private long footprint() {
+            long bytes = 0;
+            for (Table table : tables) {
+                bytes += table.footprint();
+            }
+            return bytes;
+        }
+
+        /** Adds a block of {@link Buckets#block()}: each bucket's arena, group by group, into the same bucket here. */
+        private void add(byte[] block) {
+            int at = 0;
+            for (int b = 0; b < Buckets.COUNT; b++) {
+                int used = (int) Platform.getLong(block, Platform.BYTE_ARRAY_OFFSET + at);
+                at += 8;
+                tables[b].addArena(block, at, used);
+                at += used;
+            }
+        }
+    }
+
+    /**
+     * Merged groups as column buffers in one file, which Python wraps as Arrow arrays without a step
+     * per value ({@code kassign.spark.key_merge.read_column_file}). Native byte order: the file never
+     * leaves the driver's machine.
+     *
+     * Layout: the 8 bytes {@code KKFCOLS1}, the row count (a long), then each column's buffers, a
+     * buffer being its length (a long) and its bytes padded to 8. A text or binary column has a
+     * validity bitmap (Arrow's: bit i of byte i/8, least significant first, set for a value), int32
+     * offsets (rows + 1) and the bytes; an int or long column a validity bitmap and the values. The
+     * grouping columns come first, then {@code records} (a long column) and {@code bytes} (a long
+     * column, null where no bytes were counted).
+     *
+     * Example: groups ("a", 2 records, 15 bytes) and ("bc", 1, null) of one text column give the key
+     * column's bitmap 0b11, offsets 0, 1, 3 and bytes "abc"; records 2, 1; bytes bitmap 0b01 and 15, 0.
+     */
+    static final class ColumnFile {
+        private static final byte[] MAGIC = "KKFCOLS1".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+        private ColumnFile() {
+        }
+
+        /** Writes every group of {@code tables}; returns the row count, or -1 when a text column passes 2 GiB. */
+        static long write(Shape shape, Table[] tables, String path) throws IOException {
+            int rows = 0;
+            long[] text = new long[shape.columns];
+            for (Table table : tables) {
+                for (int at = 0; !table.emitted(at); at = table.after(at)) {
+                    rows++;
+                    table.measure(shape, at, text);
+                }
+            }
+            for (long bytes : text) {
+                if (bytes > Integer.MAX_VALUE) {
+                    return -1;
+                }
+            }
+            Column[] columns = new Column[shape.columns + 2];
+            for (int i = 0; i < shape.columns; i++) {
+                columns[i] = new Column(shape.kinds[i], rows, (int) text[i]);
+            }
+            columns[shape.columns] = new Column(LONG, rows, 0);
+            columns[shape.columns + 1] = new Column(LONG, rows, 0);
+            int row = 0;
+            for (Table table : tables) {
+                for (int at = 0; !table.emitted(at); at = table.after(at)) {
+                    table.fill(shape, at, columns, row++);
+                }
+            }
+            try (FileChannel out = FileChannel.open(Paths.get(path), StandardOpenOption.CREATE,
+                    StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+                ByteBuffer head = ByteBuffer.allocate(16).order(ByteOrder.nativeOrder());
+                head.put(MAGIC).putLong(rows).flip();
+                writeAll(out, head);
+                for (Column column : columns) {
+                    column.writeTo(out);
+                }
+            }
+            return rows;
+        }
+
+        private static void writeAll(FileChannel out, ByteBuffer buffer) throws IOException {
+            while (buffer.hasRemaining()) {
+                out.write(buffer);
+            }
+        }
+
+        /** One column's buffers, filled row by row. */
+        static final class Column {
+            final int kind;
+            final byte[] validity;
+            final byte[] offsets;  // text and binary only
+            final byte[] values;
+            int end;  // text and binary: bytes written so far
+
+            Column(int kind, int rows, int textBytes) {
+                this.kind = kind;
+                this.validity = new byte[(rows + 7) / 8];
+                boolean variable = kind == TEXT || kind == BINARY;
+                this.offsets = variable ? new byte[4 * (rows + 1)] : null;
+                this.values = new byte[variable ? textBytes : (kind == INT ? 4 : 8) * rows];
+            }
+
+            void valid(int row) {
+                validity[row >>> 3] |= (byte) (1 << (row & 7));
+            }
+
+            void putInt(int row, int value) {
+                Platform.putInt(values, Platform.BYTE_ARRAY_OFFSET + 4L * row, value);
+            }
+
+            void putLong(int row, long value) {
+                Platform.putLong(values, Platform.BYTE_ARRAY_OFFSET + 8L * row, value);
+            }
+
+            /** Row {@code row}'s bytes ({@code length} at {@code start} of {@code from}); null when length is -1. */
+            void putBytes(int row, byte[] from, int start, int length) {
+                if (length >= 0) {
+                    valid(row);
+                    System.arraycopy(from, start, values, end, length);
+                    end += length;
+                }
+                Platform.putInt(offsets, Platform.BYTE_ARRAY_OFFSET + 4L * (row + 1), end);
+            }
+
+            void writeTo(FileChannel out) throws IOException {
+                buffer(out, validity);
+                if (offsets != null) {
+                    buffer(out, offsets);
+                }
+                buffer(out, values);
+            }
+
+            private static void buffer(FileChannel out, byte[] bytes) throws IOException {
+                ByteBuffer length = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+                length.putLong(bytes.length).flip();
+                writeAll(out, length);
+                writeAll(out, ByteBuffer.wrap(bytes));
+                int pad = padded(bytes.length) - bytes.length;
+                if (pad > 0) {
+                    writeAll(out, ByteBuffer.wrap(new byte[pad]));
+                }
+            }
+        }
     }
 
     static final int TEXT = 0;
@@ -248,11 +577,15 @@ public final class KassignKeyFigures {
             if (maxGroups > 0 && maxBytes > 0) {
                 return new Drain(input, new Buckets(shape, maxGroups, maxBytes));
             }
-            // An eighth of the heap shared by as many tasks as there are cores (Spark's own memory
-            // is elsewhere in the heap): 64 MiB a task with 1 GiB and 2 cores, at least 8 MiB.
+            return new Drain(input, new Buckets(shape, Integer.MAX_VALUE, taskBudget()));
+        }
+
+        /** A task's memory for chunk and tables: an eighth of the heap shared by as many tasks as there
+         * are cores (Spark's own memory is elsewhere in the heap), 64 MiB a task with 1 GiB and 2 cores,
+         * at least 8 MiB. */
+        static int taskBudget() {
             long share = Runtime.getRuntime().maxMemory() / 8 / Runtime.getRuntime().availableProcessors();
-            int budget = (int) Math.max(8L << 20, Math.min(64L << 20, share));
-            return new Drain(input, new Buckets(shape, Integer.MAX_VALUE, budget));
+            return (int) Math.max(8L << 20, Math.min(64L << 20, share));
         }
     }
 
@@ -371,7 +704,7 @@ public final class KassignKeyFigures {
                     int header = Platform.getInt(stream, base);
                     int length = header & ~NULL_BYTES;
                     boolean counted = (header & NULL_BYTES) == 0;
-                    table.add(Platform.getInt(stream, base + 4), stream, at + ROW_HEADER, length, counted,
+                    table.add(Platform.getInt(stream, base + 4), stream, at + ROW_HEADER, length, 1L, counted,
                               Platform.getLong(stream, base + 8));
                     at += padded(ROW_HEADER + length);
                 }
@@ -394,6 +727,25 @@ public final class KassignKeyFigures {
             for (Table table : tables) {
                 table.clear();
             }
+        }
+
+        /** The tables as one block: for each bucket in turn, its arena's length (a long) and the arena. */
+        byte[] block() {
+            long size = 0;
+            for (Table table : tables) {
+                size += 8 + table.used();
+            }
+            if (size > Integer.MAX_VALUE - 16) {
+                throw new IllegalStateException("kassign: a split's tables exceed one block; set smaller bounds");
+            }
+            byte[] block = new byte[(int) size];
+            int at = 0;
+            for (Table table : tables) {
+                Platform.putLong(block, Platform.BYTE_ARRAY_OFFSET + at, table.used());
+                at += 8;
+                at = table.copyArena(block, at);
+            }
+            return block;
         }
     }
 
@@ -449,10 +801,12 @@ public final class KassignKeyFigures {
             used = 0;
         }
 
-        /** Counts one row whose group is encoded in {@code length} bytes at {@code start} of {@code keys}. */
-        void add(int hash, byte[] keys, int start, int length, boolean counted, long bytes) {
+        /** Adds {@code records} rows (and their {@code bytes}, where {@code counted}) to the group encoded in
+         * {@code length} bytes at {@code start} of {@code keys}: a split's rows one by one, or another
+         * table's figures when the driver merges the splits. */
+        void add(int hash, byte[] keys, int start, int length, long records, boolean counted, long bytes) {
             long figures = Platform.BYTE_ARRAY_OFFSET + find(hash, keys, start, length);
-            Platform.putLong(arena, figures, Platform.getLong(arena, figures) + 1);
+            Platform.putLong(arena, figures, Platform.getLong(arena, figures) + records);
             if (counted) {
                 Platform.putLong(arena, figures + 8, Platform.getLong(arena, figures + 8) + bytes);
                 Platform.putInt(arena, figures + 20, 1);
@@ -512,6 +866,85 @@ public final class KassignKeyFigures {
                     }
                     slots[slot] = entry;
                 }
+            }
+        }
+
+        int used() {
+            return used;
+        }
+
+        /** Copies the arena's groups to {@code into} at {@code at}; returns where they end. */
+        int copyArena(byte[] into, int at) {
+            System.arraycopy(arena, 0, into, at, used);
+            return at + used;
+        }
+
+        /** Adds every group of another table's arena ({@code used} bytes at {@code start} of {@code from}). */
+        void addArena(byte[] from, int start, int used) {
+            long base = Platform.BYTE_ARRAY_OFFSET;
+            for (int at = start; at < start + used; ) {
+                long records = Platform.getLong(from, base + at);
+                long bytes = Platform.getLong(from, base + at + 8);
+                int length = Platform.getInt(from, base + at + 16);
+                boolean counted = Platform.getInt(from, base + at + 20) != 0;
+                int key = at + HEADER;
+                add(hashOf(from, key, length), from, key, length, records, counted, bytes);
+                at += padded(HEADER + length);
+            }
+        }
+
+        /** Adds the text and binary lengths of the group at {@code at} to {@code text}, per column. */
+        void measure(Shape shape, int at, long[] text) {
+            long p = Platform.BYTE_ARRAY_OFFSET + at + HEADER;
+            for (int i = 0; i < shape.columns; i++) {
+                int kind = shape.kinds[i];
+                if (kind == INT) {
+                    p += 5;
+                } else if (kind == LONG) {
+                    p += 9;
+                } else {
+                    int length = Platform.getInt(arena, p);
+                    p += 4;
+                    if (length > 0) {
+                        text[i] += length;
+                        p += length;
+                    }
+                }
+            }
+        }
+
+        /** Writes the group at {@code at} as row {@code row} of {@code columns} (grouping columns, records, bytes). */
+        void fill(Shape shape, int at, ColumnFile.Column[] columns, int row) {
+            long base = Platform.BYTE_ARRAY_OFFSET + at;
+            long p = base + HEADER;
+            for (int i = 0; i < shape.columns; i++) {
+                ColumnFile.Column column = columns[i];
+                if (shape.kinds[i] == INT) {
+                    if (Platform.getByte(arena, p + 4) != 0) {
+                        column.valid(row);
+                        column.putInt(row, Platform.getInt(arena, p));
+                    }
+                    p += 5;
+                } else if (shape.kinds[i] == LONG) {
+                    if (Platform.getByte(arena, p + 8) != 0) {
+                        column.valid(row);
+                        column.putLong(row, Platform.getLong(arena, p));
+                    }
+                    p += 9;
+                } else {
+                    int length = Platform.getInt(arena, p);
+                    p += 4;
+                    column.putBytes(row, arena, (int) (p - Platform.BYTE_ARRAY_OFFSET), length);
+                    p += Math.max(length, 0);
+                }
+            }
+            ColumnFile.Column records = columns[shape.columns];
+            records.valid(row);
+            records.putLong(row, Platform.getLong(arena, base));
+            if (Platform.getInt(arena, base + 20) != 0) {
+                ColumnFile.Column bytes = columns[shape.columns + 1];
+                bytes.valid(row);
+                bytes.putLong(row, Platform.getLong(arena, base + 8));
             }
         }
 

@@ -33,6 +33,7 @@ bytes, staying keys).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,29 +120,38 @@ def _add_totals(digest: Digest, table: pa.Table) -> None:
         digest.keyless_bytes[row["topic"]] = digest.keyless_bytes.get(row["topic"], 0) + (row["keyless_bytes_sum"] or 0)
 
 
+def _topic_rows(topic: pa.ChunkedArray) -> Iterator[tuple[str, np.ndarray]]:
+    """Each distinct topic of the column with a mask of its rows: from the column's dictionary encoding,
+    not by sorting and comparing a Python string per row (a few topics, many rows)."""
+    encoded = topic.combine_chunks().dictionary_encode()
+    indices = encoded.indices.to_numpy(zero_copy_only=False)
+    for number, name in enumerate(encoded.dictionary.to_pylist()):
+        yield name, indices == number
+
+
 def _add_java(digest: Digest, good: pa.Table, counts: Mapping[str, int]) -> None:
     """Live: records and bytes per partition where Java's partitioner puts them (keyless ones where they are)."""
-    topics = good["topic"].to_numpy(zero_copy_only=False)
     actual = good["partition"].to_numpy(zero_copy_only=False).astype(np.int64)
     hashes = good["hash"].fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     records = good["records"].to_numpy(zero_copy_only=False).astype(np.int64)
     sizes = good["bytes"].fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    for topic in np.unique(topics):
-        rows = topics == topic
-        n = counts[str(topic)]
+    for topic, rows in sorted(_topic_rows(good["topic"])):
+        n = counts[topic]
         h = hashes[rows]
         java = np.where(h >= 0, h % n, actual[rows])
         per_records = np.bincount(java, weights=records[rows].astype(np.float64), minlength=n)
         per_bytes = np.bincount(java, weights=sizes[rows].astype(np.float64), minlength=n)
         for p in np.flatnonzero(per_records):
-            slot = digest.java.setdefault((str(topic), int(p)), [0, 0])
+            slot = digest.java.setdefault((topic, int(p)), [0, 0])
             slot[0] += int(per_records[p])
             slot[1] += int(per_bytes[p])
 
 
 def _top_keys(candidates: pa.Table, hot_keys: int) -> pa.Table:
-    """The first ``hot_keys`` rows of each (topic, partition) in hot-key order."""
-    ordered = candidates.sort_by(HOT_KEY_ORDER)
+    """The first ``hot_keys`` rows of each (topic, partition) in hot-key order. Only rows whose bytes reach
+    their partition's ``hot_keys``-th biggest can be among them (``hot_key_contenders``), so only those are
+    sorted by every column of the order, text included."""
+    ordered = hot_key_contenders(candidates, hot_keys).sort_by(HOT_KEY_ORDER)
     topic = ordered["topic"].to_numpy(zero_copy_only=False)
     partition = ordered["partition"].to_numpy(zero_copy_only=False)
     starts = np.flatnonzero(np.r_[True, (topic[1:] != topic[:-1]) | (partition[1:] != partition[:-1])])
@@ -149,20 +159,36 @@ def _top_keys(candidates: pa.Table, hot_keys: int) -> pa.Table:
     return ordered.filter(pa.array(rank < hot_keys))
 
 
+def hot_key_contenders(table: pa.Table, hot_keys: int) -> pa.Table:
+    """The rows of ``table`` whose ``key_bytes`` are at least the ``hot_keys``-th biggest of their (topic,
+    partition), ties included: every row among the first ``hot_keys`` of its partition in hot-key order is
+    one (those ahead of a row with fewer bytes number ``hot_keys`` already). ``table`` itself where some bytes
+    are null (their place in the order is Arrow's to say) or it is small."""
+    if table.num_rows <= 4 * hot_keys or table["key_bytes"].null_count or hot_keys <= 0:
+        return table
+    topic = table["topic"].combine_chunks().dictionary_encode().indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    partition = table["partition"].fill_null(-1).to_numpy(zero_copy_only=False)
+    size = table["key_bytes"].to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.lexsort((-size, partition, topic))  # by (topic, partition), biggest first
+    topic, partition = topic[order], partition[order]
+    starts = np.flatnonzero(np.r_[True, (topic[1:] != topic[:-1]) | (partition[1:] != partition[:-1])])
+    counts = np.diff(np.r_[starts, len(order)])
+    threshold = np.empty(len(order), np.int64)
+    threshold[order] = np.repeat(size[order[starts + np.minimum(counts, hot_keys) - 1]], counts)
+    return table.filter(pa.array(size >= threshold))
+
+
 def _add_sweep(digest: Digest, keyed: pa.Table, max_partitions: int, first: np.ndarray | None = None,
                counts: Mapping[str, int] | None = None) -> None:
     """The sweep, and for each count what changing to it moves: a key moves when Java's partition for it
     under that count differs from its partition under today's count (``counts``; without them, the rows'
     partition, which is Java's). ``first`` marks one row per key (a live topic's split key has several)."""
-    topics = keyed["topic"].to_numpy(zero_copy_only=False)
     hashes = keyed["hash"].to_numpy(zero_copy_only=False).astype(np.int64)
     sizes = keyed["key_bytes"].to_numpy(zero_copy_only=False).astype(np.float64)  # exact below 2^53 per batch
     partitions = keyed["partition"].to_numpy(zero_copy_only=False).astype(np.int64)
-    one_per_key = np.ones(len(topics), bool) if first is None else first
-    for topic in np.unique(topics):
-        rows = topics == topic
+    one_per_key = np.ones(keyed.num_rows, bool) if first is None else first
+    for name, rows in sorted(_topic_rows(keyed["topic"])):
         h, w, once = hashes[rows], sizes[rows], one_per_key[rows]
-        name = str(topic)
         today = h % counts[name] if counts is not None else partitions[rows]
         per_count = digest.sweep.setdefault(name, [np.zeros(n, np.int64) for n in range(1, max_partitions + 1)])
         moved = digest.moved_bytes.setdefault(name, np.zeros(max_partitions, np.int64))
@@ -230,6 +256,43 @@ def _table_pieces(table: pa.Table, whole_keys: bool) -> Iterator[pa.Table]:
         start = end
 
 
+class _KeyStats:
+    """key_stats' Parquet file, written piece by piece on a thread of its own: Arrow lets go of the GIL while it
+    encodes and compresses, so writing a piece overlaps its sweep and hot keys. Pieces are written in order."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kassign-key-stats")
+        self._writes: list[Future] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._closed = False
+
+    @property
+    def written(self) -> bool:
+        return bool(self._writes)
+
+    def write(self, table: pa.Table) -> None:
+        self._writes.append(self._pool.submit(self._write, table))
+
+    def _write(self, table: pa.Table) -> None:
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self._path.as_posix(), table.schema)
+        self._writer.write_table(table)
+
+    def close(self) -> None:
+        """Waits for every piece and closes the file, raising the first failed write's error; once only."""
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.shutdown(wait=True)
+        try:
+            for write in self._writes:
+                write.result()
+        finally:
+            if self._writer is not None:
+                self._writer.close()
+
+
 def digest_figures(figures: Path | pa.Table, key_stats_path: Path, max_partitions: int, hot_keys: int,
                    live: LiveFigures | None = None) -> Digest:
     """Stream the key figures once: totals per partition and reason, hot keys, the sweep; write key_stats.
@@ -238,7 +301,7 @@ def digest_figures(figures: Path | pa.Table, key_stats_path: Path, max_partition
     digest = Digest()
     candidates: pa.Table | None = None
     key_stats_path.mkdir(parents=True, exist_ok=True)
-    writer: pq.ParquetWriter | None = None
+    key_stats = _KeyStats(key_stats_path / "part-0.parquet")
     columns = ["topic", "key", "partition", "reason", "records", "bytes", "key_display", "hash"]
     try:
         for table in _pieces(figures, columns, live is not None and live.forensics is not None):
@@ -257,21 +320,19 @@ def digest_figures(figures: Path | pa.Table, key_stats_path: Path, max_partition
             if not keyed.num_rows:
                 continue
             keyed = keyed.select(_KEY_STATS_SOURCE).rename_columns(list(KEY_STATS_COLUMNS))
-            if writer is None:
-                writer = pq.ParquetWriter((key_stats_path / "part-0.parquet").as_posix(), keyed.schema)
-            writer.write_table(keyed)
+            key_stats.write(keyed)
             _add_sweep(digest, keyed, max_partitions, first, live.counts if live is not None else None)
             top = _top_keys(keyed, hot_keys)
             candidates = top if candidates is None else _top_keys(pa.concat_tables([candidates, top]), hot_keys)
-        if writer is None:  # no keyed record: an empty table with the columns
+        key_stats.close()
+        if not key_stats.written:  # no keyed record: an empty table with the columns
             schema = figures.schema if isinstance(figures, pa.Table) else ds.dataset(
                 figures.as_posix(), format="parquet").schema
             empty = pa.table({new: pa.array([], schema.field(old).type)
                               for old, new in zip(_KEY_STATS_SOURCE, KEY_STATS_COLUMNS)})
             pq.write_table(empty, (key_stats_path / "part-0.parquet").as_posix())
     finally:
-        if writer is not None:
-            writer.close()
+        key_stats.close()
         if live is not None and live.forensics is not None:
             live.forensics.close()
     for row in (candidates.to_pylist() if candidates is not None else []):

@@ -1,8 +1,9 @@
-"""The one pass's second half on the driver: the splits' partial key figures merged, each key's columns added.
+"""The one pass's second half on the driver: the splits' key figures merged, each key's columns added.
 
 Rule: every input split counts its rows per ([topic,] key, partition, reason) in kassign's JVM tables
-(``KassignKeyFigures``); the driver collects those partial counts as one Arrow table, sums records
-and bytes per group, and then, once per distinct key, adds what the later stages need:
+(``KassignKeyFigures``); the driver JVM adds each split's tables into its own as the split finishes
+(``merge_on_driver``), hands the merged groups to Python as Arrow columns, and then, once per distinct
+key, this module adds what the later stages need:
 
 - ``partition``: a keyed record's partition under Java's rule, ``toPositive(murmur2(key)) % n`` with
   the topic's count ``n`` (keyless rows keep the partition the producer model gave them in the scan;
@@ -14,36 +15,47 @@ and bytes per group, and then, once per distinct key, adds what the later stages
 The hash is ``kassign.partitioner.hashes_for_keys``, the definition the Arrow engine's Spark column and
 the scalar ``partition_for_key`` share; the JVM engine's copy of it is tested equal on every vector.
 
-Example: two splits send ("a", null, null, 2, 15), ("b", null, null, 1, 30) and ("a", null, null, 1, 5),
+Example: two splits count ("a", null, null, 2, 15), ("b", null, null, 1, 30) and ("a", null, null, 1, 5),
 (null, 3, null, 1, 7) as (key, partition, reason, records, bytes); merged for a topic of 12 partitions, as
 (key, partition, reason, records, bytes, key_display, hash): ("a", 4, null, 3, 20, "a", 584102524), ("b", 8, null, 1, 30, "b", 294391796) (the hashes' remainders
 mod 12 are 4 and 8) and the keyless (null, 3, null, 1, 7).
 
-Why here and not in a Spark aggregation: the partial rows (1.16 M from 7 splits of 10 M records with
-200 k keys) are about 45 MB; sending them to the driver and summing them with Arrow's hash
-aggregate takes a fraction of a second, where Spark's merge needs a shuffle, a second stage, its
-own hash aggregate (1.5-2.6 s of CPU), a Parquet write of the result and the driver reading it back.
+Why on the driver and not in a Spark aggregation: the splits' tables (1.16 M groups from 7 splits of 10 M
+records with 200 k keys, about 45 MB) reach the driver as the splits end, and adding them up there overlaps
+the splits still running, where Spark's merge needs a shuffle, a second stage, its own hash aggregate
+(1.5-2.6 s of CPU), a Parquet write of the result and the driver reading it back. Why in the driver JVM
+and not in Python: sending the partial groups as rows to Python (an Arrow conversion per group in the
+tasks) and summing them there with Arrow's hash aggregate cost 0.9 s more of a 10 M-row pipeline run
+(median of 6 alternating runs).
 
-Bound: the partial counts come to the driver only while they fit in ``spark.driver.maxResultSize``
-(Spark's own limit on what tasks send the driver, 1 GiB unless set). When they do not, Spark stops
-the collection and ``collect_partials`` returns None: the caller then merges in Spark, whose
-aggregation spills to disk, and streams the result (the earlier path, memory independent of keys).
+Bound: the splits' tables come to the driver only while they fit in ``spark.driver.maxResultSize``
+(Spark's own limit on what tasks send the driver, 1 GiB unless set), and are merged there only while the
+merged tables stay within a quarter of the driver's heap. Past either, ``merge_on_driver`` returns None:
+the caller then merges in Spark, whose aggregation spills to disk, and streams the result (memory
+independent of keys).
 
-Data layout: Arrow tables throughout; the keyed rows' hashes as one int32 numpy array from a batch
-kernel over the key column's own buffers, partitions and display text built from numpy arrays.
+Data layout: the merged groups cross from the JVM as one file of column buffers (validity bitmaps, int32
+offsets, values), wrapped as Arrow arrays without a step per value; the keyed rows' hashes as one int32
+numpy array from a batch kernel over the key column's own buffers, partitions and display text built from
+numpy arrays.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
+from pyspark.sql import types as T
 
 from kassign import hashing
+from kassign.errors import KassignError
 from kassign.keys import flatten_keys
 from kassign.partitioner import hashes_for_keys
 
@@ -54,22 +66,63 @@ FIGURE_COLUMNS = ["topic", "key", "partition", "reason", "records", "bytes", "ke
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
-def collect_partials(partial: DataFrame) -> pa.Table | None:
-    """``partial``'s rows as one Arrow table; None when they exceed ``spark.driver.maxResultSize``."""
+_MAGIC = b"KKFCOLS1"
+_ARROW_TYPES = {T.StringType: pa.string(), T.BinaryType: pa.binary(), T.IntegerType: pa.int32(), T.LongType: pa.int64()}
+
+
+def merge_on_driver(placed: DataFrame, group: list[str], max_groups: int = 0, max_bytes: int = 0,
+                    max_driver_bytes: int = 0) -> pa.Table | None:
+    """Records and bytes per ``group`` of ``placed`` (the grouping columns, then ``bytes``), each split
+    counted in kassign's JVM tables and the splits merged by the driver JVM as they finish
+    (``KassignKeyFigures.mergeOnDriver``), as one Arrow table. None when the splits' figures exceed
+    ``spark.driver.maxResultSize`` or the merged tables ``max_driver_bytes`` (0: a quarter of the
+    driver's heap): then merge in Spark. ``max_groups``/``max_bytes`` bound a split's tables (0: sized
+    from the heap)."""
+    spark = placed.sparkSession
+    fd, path = tempfile.mkstemp(prefix="kassign-merged-", suffix=".columns")
+    os.close(fd)
     try:
-        return partial.toArrow()
-    except Exception as err:  # Spark's and py4j's wrappers both carry the job's abort message
-        if RESULT_LIMIT not in str(err):
-            raise
-        log.info("the splits' key figures exceed %s; merging them in Spark instead", RESULT_LIMIT)
-        return None
+        try:
+            rows = spark._jvm.kassign.spark.KassignKeyFigures.mergeOnDriver(
+                placed._jdf, max_groups, max_bytes, max_driver_bytes, path)
+        except Exception as err:  # Spark's and py4j's wrappers both carry the job's abort message
+            if RESULT_LIMIT not in str(err):
+                raise
+            log.info("the splits' key figures exceed %s; merging them in Spark instead", RESULT_LIMIT)
+            return None
+        if rows < 0:
+            log.info("the merged key figures exceed the driver's bound; merging them in Spark instead")
+            return None
+        schema = pa.schema([pa.field(f.name, _ARROW_TYPES[type(f.dataType)]) for f in placed.schema.fields[:-1]]
+                           + [pa.field("records", pa.int64(), nullable=False), pa.field("bytes", pa.int64())])
+        return read_column_file(Path(path), schema)
+    finally:
+        os.unlink(path)
 
 
-def merge_partials(partials: pa.Table, group: list[str]) -> pa.Table:
-    """Records and bytes summed per ``group`` (a null is a group value of its own, as in Spark's
-    GROUP BY; bytes stay null where every partial count's bytes are null, as Spark's sum)."""
-    merged = partials.group_by(group).aggregate([("records", "sum"), ("bytes", "sum")])
-    return merged.rename_columns([*group, "records", "bytes"])
+def read_column_file(path: Path, schema: pa.Schema) -> pa.Table:
+    """The columns ``KassignKeyFigures.ColumnFile`` wrote, as Arrow arrays over the file's bytes (one read,
+    no step per value); ``schema``: the file's columns, in order."""
+    data = pa.py_buffer(path.read_bytes())
+    if data.size < 16 or data[:8].to_pybytes() != _MAGIC:
+        raise KassignError(f"kassign's merged key figures in {path} are not a column file")
+    rows = int(np.frombuffer(data, np.int64, 1, 8)[0])
+    at = 16
+
+    def buffer() -> pa.Buffer:
+        nonlocal at
+        size = int(np.frombuffer(data, np.int64, 1, at)[0])
+        piece = data.slice(at + 8, size)
+        at += 8 + (size + 7) // 8 * 8
+        return piece
+
+    columns = []
+    for field in schema:
+        variable = pa.types.is_string(field.type) or pa.types.is_binary(field.type)
+        column = pa.Array.from_buffers(field.type, rows, [buffer() for _ in range(3 if variable else 2)], null_count=-1)
+        column.validate()
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def key_columns(merged: pa.Table, counts: Mapping[str, int], default_count: int, key_type: str | None,

@@ -311,25 +311,24 @@ def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOpti
     return keyless.unionByName(not_keyless).groupBy("topic", "key", "partition", "reason").agg(*figures)
 
 
-def partial_key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions) -> tuple[DataFrame, list[str]] | None:
-    """The JVM engine's per-split counts (``KassignKeyFigures``), not yet merged, and their grouping
-    columns; None on the Arrow engine. ``driver_key_figures`` merges them."""
+def rows_to_count(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions) -> tuple[DataFrame, list[str]] | None:
+    """The JVM engine's rows to count per key (``_placed_for_counting``) and their grouping columns; None on
+    the Arrow engine. ``driver_key_figures`` counts and merges them."""
     _check_null_key_model(opts)
     if not _on_the_jvm(opts):
         return None
-    placed, group = _placed_for_counting(tagged, counts, opts)
-    return _split_counts(placed, group), group
+    return _placed_for_counting(tagged, counts, opts)
 
 
-def driver_key_figures(partial: DataFrame, group: list[str], counts: Mapping[str, int], opts: PipelineOptions,
+def driver_key_figures(placed: DataFrame, group: list[str], counts: Mapping[str, int], opts: PipelineOptions,
                        key_type: str | None = None) -> pa.Table | None:
-    """``with_key_columns(key_figures(...))`` (live topics: ``live_key_figures``) with the splits' partial
-    counts merged on the driver (``kassign.spark.key_merge``): one Spark stage instead of two. None when the
-    partial counts exceed ``spark.driver.maxResultSize`` (then merge in Spark)."""
-    partials = key_merge.collect_partials(partial)
-    if partials is None:
+    """``with_key_columns(key_figures(...))`` (live topics: ``live_key_figures``) with the splits' counts
+    merged by the driver (``kassign.spark.key_merge.merge_on_driver``; ``placed``: the grouping columns,
+    then ``bytes``): one Spark stage instead of two. None when the splits' counts exceed
+    ``spark.driver.maxResultSize`` or the driver's bound (then merge in Spark)."""
+    merged = key_merge.merge_on_driver(placed, group)
+    if merged is None:
         return None
-    merged = key_merge.merge_partials(partials, group)
     if opts.live:  # partitions are where the records are; every row names its topic
         return key_merge.key_columns(merged, counts, opts.partitions, None, None, live=True)
     return key_merge.key_columns(merged, counts, opts.partitions, key_type, _constant_topic(opts))
@@ -354,7 +353,7 @@ def _live_figures_on_driver(records: DataFrame, counts: Mapping[str, int], opts:
     if not _on_the_jvm(opts):
         return None
     group = ["topic", "key", "partition", "reason"]
-    return driver_key_figures(_split_counts(records, group), group, counts, opts)
+    return driver_key_figures(records.select(*group, "bytes"), group, counts, opts)
 
 
 def live_records(df: DataFrame) -> DataFrame:
@@ -644,11 +643,11 @@ def _file_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
     known_counts = dict(opts.scenario["topics"]) if opts.scenario is not None else {}
 
     spark.sparkContext.setJobDescription("kassign stages 1-2: partition every record, count per key (one pass)")
-    partial = partial_key_figures(tagged, known_counts, opts)
+    to_count = rows_to_count(tagged, known_counts, opts)
     # Started now (unless the caller did so while the JVM started), while the driver only waits for
     # Spark: earlier, it would hold the GIL that the query's many py4j calls need.
     prepare_driver_meanwhile(opts.strategies)
-    figures = driver_key_figures(*partial, known_counts, opts, key_type) if partial is not None else None
+    figures = driver_key_figures(*to_count, known_counts, opts, key_type) if to_count is not None else None
     if figures is not None:
         digest = digest_figures(figures, out / "key_stats", opts.max_partitions, HOT_KEYS)
     else:
