@@ -89,7 +89,7 @@ public final class KassignKeyFigures {
             .add("records", DataTypes.LongType, false)
             .add("bytes", DataTypes.LongType, true);
         RDD<InternalRow> rows = placed.queryExecution().toRdd().toJavaRDD()
-            .mapPartitions(new PerSplit(shape, maxGroups, maxBytes)).rdd();
+            .mapPartitions(new PerSplit(new Counting(shape, maxGroups, maxBytes))).rdd();
         return placed.sparkSession().internalCreateDataFrame(rows, out, false);
     }
 
@@ -124,7 +124,7 @@ public final class KassignKeyFigures {
         SparkContext context = placed.sparkSession().sparkContext();
         ClassTag<byte[][]> tag = scala.reflect.ClassTag$.MODULE$.apply(byte[][].class);
         try {
-            context.runJob(rows, new SplitBlocks(shape, maxGroups, maxBytes),
+            context.runJob(rows, new SplitBlocks(new Counting(shape, maxGroups, maxBytes)),
                 scala.jdk.javaapi.CollectionConverters.asScala(splits).toSeq(), new Arrived(merger), tag);
         } catch (Exception err) {  // Scala declares none: Spark's own exceptions arrive unchecked here
             merger.stop();
@@ -147,27 +147,19 @@ public final class KassignKeyFigures {
     /** The task side of {@link #mergeOnDriver}: the split counted by {@link Buckets}, each flush of its tables as one block. */
     static final class SplitBlocks extends AbstractFunction2<TaskContext, scala.collection.Iterator<InternalRow>, byte[][]>
             implements java.io.Serializable {
-        private final Shape shape;
-        private final int maxGroups;
-        private final int maxBytes;
+        private final Counting counting;
 
-        SplitBlocks(Shape shape, int maxGroups, int maxBytes) {
-            this.shape = shape;
-            this.maxGroups = maxGroups;
-            this.maxBytes = maxBytes;
+        SplitBlocks(Counting counting) {
+            this.counting = counting;
         }
 
         @Override
         public byte[][] apply(TaskContext task, scala.collection.Iterator<InternalRow> rows) {
             Iterator<InternalRow> input = scala.jdk.javaapi.CollectionConverters.asJava(rows);
-            Buckets buckets = maxGroups > 0 && maxBytes > 0 ? new Buckets(shape, maxGroups, maxBytes)
-                : new Buckets(shape, Integer.MAX_VALUE, PerSplit.taskBudget());
+            Buckets buckets = counting.buckets();
             List<byte[]> blocks = new ArrayList<>();
             while (input.hasNext()) {
-                do {
-                    buckets.readChunk(input);
-                    buckets.countChunk();
-                } while (!buckets.full() && input.hasNext());
+                buckets.countUntilFull(input);
                 blocks.add(buckets.block());
                 buckets.clear();
             }
@@ -572,32 +564,46 @@ public final class KassignKeyFigures {
         }
     }
 
-    /** The task side: the split's rows counted by {@link Buckets}, emitted whenever the tables fill up and at the end. */
-    static final class PerSplit implements FlatMapFunction<Iterator<InternalRow>, InternalRow> {
-        private final Shape shape;
+    /** How a task counts: the grouping columns' shape and its tables' bounds. */
+    static final class Counting implements java.io.Serializable {
+        final Shape shape;
         private final int maxGroups;
         private final int maxBytes;
 
-        PerSplit(Shape shape, int maxGroups, int maxBytes) {
+        /** {@code maxGroups} and {@code maxBytes} as {@link Buckets} takes them; 0 for both: sized from the heap. */
+        Counting(Shape shape, int maxGroups, int maxBytes) {
             this.shape = shape;
             this.maxGroups = maxGroups;
             this.maxBytes = maxBytes;
         }
 
-        @Override
-        public Iterator<InternalRow> call(Iterator<InternalRow> input) {
+        Buckets buckets() {
             if (maxGroups > 0 && maxBytes > 0) {
-                return new Drain(input, new Buckets(shape, maxGroups, maxBytes));
+                return new Buckets(shape, maxGroups, maxBytes);
             }
-            return new Drain(input, new Buckets(shape, Integer.MAX_VALUE, taskBudget()));
+            return new Buckets(shape, Integer.MAX_VALUE, taskBudget());
         }
 
         /** A task's memory for chunk and tables: an eighth of the heap shared by as many tasks as there
          * are cores (Spark's own memory is elsewhere in the heap), 64 MiB a task with 1 GiB and 2 cores,
          * at least 8 MiB. */
-        static int taskBudget() {
+        private static int taskBudget() {
             long share = Runtime.getRuntime().maxMemory() / 8 / Runtime.getRuntime().availableProcessors();
             return (int) Math.max(8L << 20, Math.min(64L << 20, share));
+        }
+    }
+
+    /** The task side of {@link #partial}: the split's rows counted, emitted as rows whenever the tables fill up and at the end. */
+    static final class PerSplit implements FlatMapFunction<Iterator<InternalRow>, InternalRow> {
+        private final Counting counting;
+
+        PerSplit(Counting counting) {
+            this.counting = counting;
+        }
+
+        @Override
+        public Iterator<InternalRow> call(Iterator<InternalRow> input) {
+            return new Drain(input, counting.buckets());
         }
     }
 
@@ -627,10 +633,7 @@ public final class KassignKeyFigures {
                 if (!input.hasNext()) {
                     return false;
                 }
-                do {
-                    buckets.readChunk(input);
-                    buckets.countChunk();
-                } while (!buckets.full() && input.hasNext());
+                buckets.countUntilFull(input);
                 bucket = 0;
                 at = 0;
             }
@@ -690,6 +693,14 @@ public final class KassignKeyFigures {
                 streams[b] = new Scratch(2 * chunkBytes / COUNT);
                 tables[b] = new Table();
             }
+        }
+
+        /** Counts chunks of {@code input} (at least one row) until the tables are full or the input ends. */
+        void countUntilFull(Iterator<InternalRow> input) {
+            do {
+                readChunk(input);
+                countChunk();
+            } while (!full() && input.hasNext());
         }
 
         /** Streams rows of {@code input} until the chunk holds {@code chunkBytes} (at least one row). */
