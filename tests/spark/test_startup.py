@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -137,3 +138,30 @@ def test_a_thread_that_yields_to_spark_gets_the_lowest_priority_and_others_keep_
     thread.join()
     assert seen["nice"] == 19
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
+
+
+def test_an_old_keys_unadopted_copy_and_its_note_go_with_it_but_not_a_copy_still_being_written(tmp_path):
+    """A finished copy of another key's archive that no start adopted is as big as an archive: after two weeks
+    it goes, with its note; so does a note whose copy is gone. A copy whose JVM still runs stays, however old."""
+    first = startup.java_options(tmp_path, None, {})
+    open(first.split()[0].split("=", 1)[1], "wb").write(b"x")
+    startup.note_jvm(first, _dead_pid())
+    adopted = startup.java_options(tmp_path, None, {})
+    old = "spark-driver-0000000000000000.jsa"
+    finished, finished_note = tmp_path / f"{old}.123.tmp", tmp_path / f"{old}.123.tmp.jvm"
+    writing, writing_note = tmp_path / f"{old}.456.tmp", tmp_path / f"{old}.456.tmp.jvm"
+    orphan_note = tmp_path / f"{old}.789.tmp.jvm"
+    recent, recent_note = tmp_path / f"{old}.321.tmp", tmp_path / f"{old}.321.tmp.jvm"
+    for path in (finished, writing, recent):
+        path.write_bytes(b"a copy")
+    finished_note.write_text(str(_dead_pid()))
+    writing_note.write_text(str(os.getpid()))  # alive: this test's own process
+    orphan_note.write_text(str(_dead_pid()))
+    recent_note.write_text(str(_dead_pid()))
+    month_ago = time.time() - 30 * 86400
+    for path in (finished, finished_note, writing, writing_note, orphan_note):
+        os.utime(path, (month_ago, month_ago))
+    assert startup.java_options(tmp_path, None, {}) == adopted
+    assert not finished.exists() and not finished_note.exists() and not orphan_note.exists()
+    assert writing.exists() and writing_note.exists()
+    assert recent.exists() and recent_note.exists()  # ten minutes old: another key's, left alone

@@ -99,12 +99,23 @@ def _drop_unused_copies(final: Path) -> None:
 def _forget_stale_archives(used: Path) -> None:
     """Mark ``used`` as used now (its modification time) and delete the archives of other JVMs, pyspark
     releases or class paths that no start has used for ``_STALE_DAYS`` days: an upgrade of kassign leaves
-    its predecessor's archive behind, and two installations used in turn must not delete each other's."""
+    its predecessor's archive behind, and two installations used in turn must not delete each other's.
+    Their copies go too: a finished copy that no start adopted (as big as an archive) with its note, and a
+    note whose copy is gone; never a copy whose JVM still writes it."""
     try:  # housekeeping only: a cache shared read-only still serves its archive
         os.utime(used)
         oldest = time.time() - _STALE_DAYS * 86400
-        for other in used.parent.glob("spark-driver-*.jsa"):
-            if other != used and other.stat().st_mtime < oldest:
+        for other in used.parent.glob("spark-driver-*"):
+            if other.name.startswith(used.name) or other.stat().st_mtime >= oldest:
+                continue  # the archive in use and its own copies (``_drop_unused_copies``), or used lately
+            if other.name.endswith(".tmp"):
+                if _written(other):
+                    other.unlink(missing_ok=True)
+                    other.with_name(other.name + ".jvm").unlink(missing_ok=True)
+            elif other.name.endswith(".jvm"):
+                if not other.with_name(other.name[:-len(".jvm")]).exists():
+                    other.unlink(missing_ok=True)
+            elif other.name.endswith(".jsa"):
                 other.unlink(missing_ok=True)
     except OSError:
         pass
