@@ -67,7 +67,10 @@ import scala.runtime.BoxedUnit;
  * -1 for null, then the bytes; int and long keys as the value and a null flag). A chunk's rows
  * are these encodings, with hash and bytes, appended to 256 byte[] streams; a table keeps its
  * groups with their figures end to end in one byte[] arena, its open addressing in one long[]
- * of (hash, arena offset). No object per row; a group becomes an object only when emitted.
+ * of (hash, arena offset). No object per row; a group becomes an object only when emitted as a
+ * row ({@link #partial}); sent to the driver ({@link #mergeOnDriver}), a split's tables are one
+ * block of bytes, each table's arena after its length, and the merged groups leave the driver JVM
+ * as column buffers.
  */
 public final class KassignKeyFigures {
     private KassignKeyFigures() {
@@ -101,8 +104,8 @@ public final class KassignKeyFigures {
      * ({@link ColumnFile}): the grouping columns, {@code records} and {@code bytes}.
      *
      * Returns the number of groups, or -1 when the merged tables would hold more than
-     * {@code maxDriverBytes} (0: a quarter of the driver's heap); the caller then merges in Spark,
-     * whose aggregation spills. What the splits send is bounded by {@code spark.driver.maxResultSize}
+     * {@code maxDriverBytes} (0: a quarter of the driver's heap) or a column would not fit one Java
+     * array; the caller then merges in Spark, whose aggregation spills. What the splits send is bounded by {@code spark.driver.maxResultSize}
      * as for any collect. Exact under task retries: Spark hands the driver one successful result per
      * split.
      */
