@@ -86,9 +86,8 @@ public final class KassignKeyFigures {
      */
     public static Dataset<Row> partial(Dataset<Row> placed, int maxGroups, int maxBytes) {
         StructType in = placed.schema();
-        int fields = in.fields().length;
-        Shape shape = new Shape(fields - 1, kindsOf(in, fields - 1));
-        StructType out = new StructType(Arrays.copyOf(in.fields(), fields - 1))
+        Shape shape = shapeOf(in);
+        StructType out = new StructType(Arrays.copyOf(in.fields(), shape.columns))
             .add("records", DataTypes.LongType, false)
             .add("bytes", DataTypes.LongType, true);
         RDD<InternalRow> rows = placed.queryExecution().toRdd().toJavaRDD()
@@ -111,9 +110,7 @@ public final class KassignKeyFigures {
      */
     public static long mergeOnDriver(Dataset<Row> placed, int maxGroups, int maxBytes, long maxDriverBytes,
                                      String path) throws Exception {
-        StructType in = placed.schema();
-        int fields = in.fields().length;
-        Shape shape = new Shape(fields - 1, kindsOf(in, fields - 1));
+        Shape shape = shapeOf(placed.schema());
         long bound = maxDriverBytes > 0 ? maxDriverBytes : Runtime.getRuntime().maxMemory() / 4;
         RDD<InternalRow> rows = placed.queryExecution().toRdd();
         Merger merger = new Merger(bound);
@@ -173,12 +170,11 @@ public final class KassignKeyFigures {
     /** Hands each split's blocks to the merger as Spark reports the split done (on Spark's scheduler thread: no work here). */
     static final class Arrived extends AbstractFunction2<Object, byte[][], BoxedUnit> {
         private final Merger merger;
+        private boolean stopped;
 
         Arrived(Merger merger) {
             this.merger = merger;
         }
-
-        private boolean stopped;
 
         @Override
         public BoxedUnit apply(Object split, byte[][] blocks) {
@@ -346,14 +342,12 @@ public final class KassignKeyFigures {
 
         /** One column's buffers, filled row by row. */
         static final class Column {
-            final int kind;
             final byte[] validity;
             final byte[] offsets;  // text and binary only
             final byte[] values;
             int end;  // text and binary: bytes written so far
 
             Column(int kind, int rows, int textBytes) {
-                this.kind = kind;
                 this.validity = new byte[(rows + 7) / 8];
                 boolean variable = kind == TEXT || kind == BINARY;
                 this.offsets = variable ? new byte[4 * (rows + 1)] : null;
@@ -407,6 +401,12 @@ public final class KassignKeyFigures {
     static final int BINARY = 1;
     static final int INT = 2;
     static final int LONG = 3;
+
+    /** The shape of {@code schema}'s grouping columns: every column but the last, which must be bigint bytes. */
+    private static Shape shapeOf(StructType schema) {
+        int groupColumns = schema.fields().length - 1;
+        return new Shape(groupColumns, kindsOf(schema, groupColumns));
+    }
 
     private static int[] kindsOf(StructType schema, int groupColumns) {
         int[] kinds = new int[groupColumns];

@@ -120,13 +120,18 @@ def _add_totals(digest: Digest, table: pa.Table) -> None:
         digest.keyless_bytes[row["topic"]] = digest.keyless_bytes.get(row["topic"], 0) + (row["keyless_bytes_sum"] or 0)
 
 
-def _topic_rows(topic: pa.ChunkedArray) -> Iterator[tuple[str, np.ndarray]]:
-    """Each distinct topic of the column with a mask of its rows: from the column's dictionary encoding,
-    not by sorting and comparing a Python string per row (a few topics, many rows)."""
+def _topic_numbers(topic: pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
+    """The column's distinct topics, and each row's number among them (-1 for null): from the column's
+    dictionary encoding, not by sorting and comparing a Python string per row (a few topics, many rows)."""
     encoded = topic.combine_chunks().dictionary_encode()
-    indices = encoded.indices.to_numpy(zero_copy_only=False)
-    for number, name in enumerate(encoded.dictionary.to_pylist()):
-        yield name, indices == number
+    return encoded.dictionary.to_pylist(), encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+
+
+def _topic_rows(topic: pa.ChunkedArray) -> Iterator[tuple[str, np.ndarray]]:
+    """Each distinct topic of the column with a mask of its rows."""
+    names, numbers = _topic_numbers(topic)
+    for number, name in enumerate(names):
+        yield name, numbers == number
 
 
 def _add_java(digest: Digest, good: pa.Table, counts: Mapping[str, int]) -> None:
@@ -166,7 +171,7 @@ def hot_key_contenders(table: pa.Table, hot_keys: int) -> pa.Table:
     are null (their place in the order is Arrow's to say) or it is small."""
     if table.num_rows <= 4 * hot_keys or table["key_bytes"].null_count or hot_keys <= 0:
         return table
-    topic = table["topic"].combine_chunks().dictionary_encode().indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    _, topic = _topic_numbers(table["topic"])
     partition = table["partition"].fill_null(-1).to_numpy(zero_copy_only=False)
     size = table["key_bytes"].to_numpy(zero_copy_only=False).astype(np.int64)
     order = np.lexsort((-size, partition, topic))  # by (topic, partition), biggest first

@@ -88,12 +88,17 @@ def _drop_unused_copies(final: Path) -> None:
     """Delete the archives other runs finished writing after ``final`` was adopted (two first runs at once
     both write one): never used, and each as big as ``final``."""
     for written in final.parent.glob(final.name + ".*.tmp"):
-        if _written(written):
-            try:
-                written.unlink(missing_ok=True)
-                written.with_name(written.name + ".jvm").unlink(missing_ok=True)
-            except OSError:  # another user's: left alone
-                pass
+        try:
+            _delete_if_written(written)
+        except OSError:  # another user's: left alone
+            pass
+
+
+def _delete_if_written(copy: Path) -> None:
+    """Delete an archive copy and its note once its JVM has finished writing it (never while it writes)."""
+    if _written(copy):
+        copy.unlink(missing_ok=True)
+        copy.with_name(copy.name + ".jvm").unlink(missing_ok=True)
 
 
 def _forget_stale_archives(used: Path) -> None:
@@ -109,9 +114,7 @@ def _forget_stale_archives(used: Path) -> None:
             if other.name.startswith(used.name) or other.stat().st_mtime >= oldest:
                 continue  # the archive in use and its own copies (``_drop_unused_copies``), or used lately
             if other.name.endswith(".tmp"):
-                if _written(other):
-                    other.unlink(missing_ok=True)
-                    other.with_name(other.name + ".jvm").unlink(missing_ok=True)
+                _delete_if_written(other)
             elif other.name.endswith(".jvm"):
                 if not other.with_name(other.name[:-len(".jvm")]).exists():
                     other.unlink(missing_ok=True)
