@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import textwrap
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -12,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kassign
+import kassign.flat as flat_module
+from kassign import _accel
 from kassign.errors import KassignError
 from kassign.flat import FlatAssignment, member_lists, pair_objects, sliced
 from tests.conftest import vector_params
@@ -139,8 +143,6 @@ def test_member_lists_equal_one_slice_per_member(lengths: list[int], data) -> No
 def test_dict_without_kept_tuples_is_the_same(flat: FlatAssignment) -> None:
     """Layouts too big to keep their tuples build each row's tuple instead, with the same result;
     and a kept layout's tuples give the same dict when asked again."""
-    import kassign.flat as flat_module
-
     kept = flat.to_dict()
     assert flat.to_dict() == kept
     limit = flat_module._KEPT_PAIRS_AT_MOST
@@ -149,6 +151,39 @@ def test_dict_without_kept_tuples_is_the_same(flat: FlatAssignment) -> None:
         assert flat.to_dict() == kept == reference_dict(flat, [])
     finally:
         flat_module._KEPT_PAIRS_AT_MOST = limit
+
+
+@contextlib.contextmanager
+def python_builders(kept_pairs_at_most: int) -> Iterator[None]:
+    """The pure-Python builders (kassign._native set aside), with layouts of at most ``kept_pairs_at_most``
+    partitions keeping their tuples."""
+    native, limit = _accel.native, flat_module._KEPT_PAIRS_AT_MOST
+    _accel.native, flat_module._KEPT_PAIRS_AT_MOST = None, kept_pairs_at_most
+    try:
+        yield
+    finally:
+        _accel.native, flat_module._KEPT_PAIRS_AT_MOST = native, limit
+
+
+@settings(max_examples=200, deadline=None)
+@given(flat_assignments(), st.lists(st.sampled_from(["a", "new", "zz"]), max_size=2), st.booleans())
+def test_native_and_python_builders_give_the_same_dict(flat: FlatAssignment, extra: list[str], keep: bool) -> None:
+    """kassign._native.member_pairs, sharing kept tuples or making its own, equals the Python builders."""
+    if _accel.native is None:
+        pytest.skip("kassign._native is not built here: only the Python builders run")
+    limit = flat_module._KEPT_PAIRS_AT_MOST if keep else -1
+    with python_builders(limit):
+        expected = flat.to_dict(extra)
+    flat_module._KEPT_PAIRS_AT_MOST, was = limit, flat_module._KEPT_PAIRS_AT_MOST
+    try:
+        got = flat.to_dict(extra)
+    finally:
+        flat_module._KEPT_PAIRS_AT_MOST = was
+    assert got == expected and list(got) == list(expected)
+    assert all(type(pairs) is list for pairs in got.values())
+    assert all(type(pair) is tuple and type(pair[0]) is str and type(pair[1]) is int
+               for pairs in got.values() for pair in pairs)
+    assert len({id(pairs) for pairs in got.values()}) == len(got)  # no list shared between members
 
 
 def test_to_dict_keeps_the_collector_as_it_found_it() -> None:

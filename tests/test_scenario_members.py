@@ -1,6 +1,7 @@
 """Members read column by column (the plain JSON shape) and member by member (everything else)
-must agree: the bulk reader may only accept what the member-by-member reader accepts, with the
-same result, so every error still comes from one place with one message."""
+must agree: each bulk reader (in C where kassign._native is built, and in Python) may only accept
+what the member-by-member reader accepts, with the same result, so every error still comes from
+one place with one message."""
 
 from __future__ import annotations
 
@@ -23,9 +24,12 @@ from kassign.scenario import (
     Scenario,
     _check_instance_ids,
     _members_at_once,
+    _members_column_by_column,
+    _members_natively,
     _members_one_by_one,
     parse_scenario,
 )
+from kassign import _accel
 from tests.conftest import load_vectors
 
 NAMES = st.sampled_from(["t0", "t1", "t2"])
@@ -105,6 +109,9 @@ def read_member_by_member(members: Any) -> Members:
     return result
 
 
+BULK_READERS = {"column by column": _members_column_by_column, "natively": _members_natively}
+
+
 def assert_same(bulk: Members, one_by_one: Members) -> None:
     for column in ("ids", "subscriptions", "owned_topics", "generations", "racks", "instance_ids"):
         got, want = getattr(bulk, column), getattr(one_by_one, column)
@@ -112,20 +119,24 @@ def assert_same(bulk: Members, one_by_one: Members) -> None:
     for column in ("subscription", "owned_start", "owned_partitions"):
         got, want = getattr(bulk, column), getattr(one_by_one, column)
         assert got.dtype == want.dtype and np.array_equal(got, want), column
+    names, code = bulk.owned_topics_coded()
+    assert [names[c] for c in code.tolist()] == one_by_one.owned_topics
+    assert names == list(dict.fromkeys(one_by_one.owned_topics))  # distinct, in order of first listing
     assert dict(bulk.items()) == dict(one_by_one.items())
 
 
 def assert_readers_agree(members: Any) -> None:
-    """The bulk reader accepts only what the member-by-member reader accepts, with the same result;
+    """Each bulk reader accepts only what the member-by-member reader accepts, with the same result;
     parse_scenario raises exactly what the member-by-member reader (then the instance-id check) raises."""
-    bulk = _members_at_once(members)
-    try:
-        one_by_one = _members_one_by_one(members)
-    except ScenarioError as err:
-        assert bulk is None, f"the bulk reader accepted what the member-by-member reader refuses: {err}"
-    else:
-        if bulk is not None:
-            assert_same(bulk, one_by_one)
+    for name, reader in BULK_READERS.items():
+        bulk = reader(members)
+        try:
+            one_by_one = _members_one_by_one(members)
+        except ScenarioError as err:
+            assert bulk is None, f"the bulk reader {name} accepted what the member-by-member reader refuses: {err}"
+        else:
+            if bulk is not None:
+                assert_same(bulk, one_by_one)
     doc = {"topics": {"t0": 3, "t1": 1}, "members": members}
     try:
         expected = read_member_by_member(members)
@@ -164,20 +175,22 @@ def test_plain_documents_take_the_bulk_path() -> None:
         "c": {"topics": ("t1",), "instance_id": "host-c", "rack": "r1"},
         "d": {"topics": [], "owned": []},
     }
-    bulk = _members_at_once(members)
-    assert bulk is not None
-    assert_same(bulk, read_member_by_member(members))
-    assert bulk["a"].topics is bulk["b"].topics  # one tuple per distinct list
-    assert bulk["b"] == MemberSpec(("t0", "t1"), (("t0", 1),), 3, None, None)
+    for reader in bulk_readers():
+        bulk = reader(members)
+        assert bulk is not None
+        assert_same(bulk, read_member_by_member(members))
+        assert bulk["a"].topics is bulk["b"].topics  # one tuple per distinct list
+        assert bulk["b"] == MemberSpec(("t0", "t1"), (("t0", 1),), 3, None, None)
 
 
 @pytest.mark.parametrize("name", ["assign-sticky.jsonl", "assign-uniform.jsonl", "assign-range-server.jsonl"])
 def test_every_reference_scenario_takes_the_bulk_path(name: str) -> None:
     for line in load_vectors(name):
         members = line["scenario"]["members"]
-        bulk = _members_at_once(members)
-        assert bulk is not None
-        assert_same(bulk, read_member_by_member(members))
+        for reader in bulk_readers():
+            bulk = reader(members)
+            assert bulk is not None
+            assert_same(bulk, read_member_by_member(members))
 
 
 def test_a_scenario_built_from_member_specs_keeps_them_as_columns() -> None:
@@ -200,6 +213,21 @@ def test_long_owned_lists_read_alike() -> None:
     """Owned lists are measured a byte each below 256 pairs, and counted one by one from there."""
     members = {"a": {"topics": ["t0"], "owned": [["t0", p] for p in range(300)]},
                "b": {"topics": ["t0"], "owned": [["t0", 300]]}, "c": {"topics": ["t0"]}}
-    bulk = _members_at_once(members)
-    assert bulk is not None and bulk.owned_start.tolist() == [0, 300, 301, 301]
-    assert_same(bulk, read_member_by_member(members))
+    for reader in bulk_readers():
+        bulk = reader(members)
+        assert bulk is not None and bulk.owned_start.tolist() == [0, 300, 301, 301]
+        assert_same(bulk, read_member_by_member(members))
+
+
+def bulk_readers() -> list[Any]:
+    """The bulk readers a plain document must take: both where kassign._native is built."""
+    return [_members_column_by_column] + ([_members_natively] if _accel.native is not None else [])
+
+
+def test_plain_documents_take_the_native_path_where_it_is_built() -> None:
+    if _accel.native is None:
+        pytest.skip("kassign._native is not built here (or KASSIGN_NO_NATIVE is set): the Python readers serve")
+    members = {"a": {"topics": ["t0"], "owned": [["t0", 1]]}, "b": {"topics": ["t0"]}}
+    assert _members_natively(members) is not None
+    assert _members_at_once(members).owned_topic_codes is not None  # the native reader numbered them
+    assert _members_natively({"a": {"topics": ["t0"], "generation": np.int32(3)}}) is None  # left to Python

@@ -41,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
+from kassign import _accel
 from kassign.errors import KassignError
 from kassign.limits import is_whole_number
 
@@ -76,23 +77,35 @@ class FlatAssignment:
         every member of ``members`` present (with ``[]`` if it holds nothing)."""
         names, bounds, topic, partition = self.grouped()
         with no_cyclic_gc():
-            result: dict[str, Pairs] = dict(zip(names, self._member_lists(topic, partition, bounds)))
+            result = self._pairs_by_member(names, bounds, topic, partition)
         missing = [] if members is self.members else [m for m in members if m not in result]
         if missing:
             result.update((m, []) for m in missing)
             result = dict(sorted(result.items()))
         return result
 
-    def _member_lists(self, topic: np.ndarray, partition: np.ndarray, bounds: np.ndarray) -> Iterable[Pairs]:
-        """Each member's list of ``(topic, partition)`` tuples, rows ``bounds[i] .. bounds[i+1]-1``.
+    def _pairs_by_member(self, names: list[str], bounds: np.ndarray, topic: np.ndarray,
+                         partition: np.ndarray) -> dict[str, Pairs]:
+        """``{names[i]: list of (topic, partition) tuples}``, member ``i``'s rows ``bounds[i] .. bounds[i+1]-1``.
 
-        Many short lists on a layout small enough to keep its tuples: :func:`member_lists` over the
-        kept tuples. Otherwise each row's tuple is made and each list sliced out (few long lists
-        cost little per member)."""
+        On a layout small enough to keep its tuples, many short lists share the kept tuples. Where the
+        compiled part is built, one C pass makes every list (and any tuple not kept). Otherwise many
+        short lists are gathered count by count (:func:`member_lists`), few long ones sliced out of one
+        list of new tuples (few long lists cost little per member)."""
         offsets = np.asarray(self.offsets, dtype=np.int64)
-        if offsets[-1] <= _KEPT_PAIRS_AT_MOST and len(topic) <= _SHORT_LISTS * (len(bounds) - 1):
-            return member_lists(layout_pairs(self.topics, offsets)[offsets[topic] + partition], bounds)
-        return sliced(pair_objects(self.topics, topic, partition), bounds)
+        keep = offsets[-1] <= _KEPT_PAIRS_AT_MOST and len(topic) <= _SHORT_LISTS * (len(bounds) - 1)
+        native = _accel.native
+        if native is not None:
+            if keep:
+                flat = offsets[topic] + partition
+                return native.member_pairs(names, bounds, None, None, self.topics, flat,
+                                           layout_pairs(self.topics, offsets).tolist())
+            return native.member_pairs(names, bounds, topic, partition, self.topics, None, None)
+        if keep:
+            lists = member_lists(layout_pairs(self.topics, offsets)[offsets[topic] + partition], bounds)
+        else:
+            lists = sliced(pair_objects(self.topics, topic, partition), bounds)
+        return dict(zip(names, lists))
 
     def to_table(self) -> pa.Table:
         """Columns ``member`` (string), ``topic`` (string), ``partition`` (int32); one row per

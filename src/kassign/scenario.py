@@ -8,9 +8,11 @@ Members are kept as columns (:class:`Members`): a coordinator-sized group has te
 thousand members sharing a handful of subscriptions, and the consumer protocol's
 assignors read integers and arrays, not one object per member. Reading them goes two
 ways with one outcome. When every entry has the plain shape JSON gives, the document
-is checked column by column (:func:`_members_at_once`, a few C-level passes); any
-other document, well-formed or not, is read member by member (:class:`_MemberParser`),
-which accepts the rarer shapes Python callers pass and names the first problem.
+is checked column by column (:func:`_members_at_once`: in one C pass where kassign's
+compiled part is built, :func:`_members_natively`, else in a few C-level passes of
+Python's builtins, :func:`_members_column_by_column`); any other document, well-formed
+or not, is read member by member (:class:`_MemberParser`), which accepts the rarer shapes
+Python callers pass and names the first problem.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from kassign import _accel
 from kassign.assignors.base import (
     ConsumerPartitionAssignor,
     Subscription,
@@ -62,7 +65,10 @@ class Members(Mapping[str, MemberSpec]):
       member ``i`` lists ``subscriptions[subscription[i]]``;
     * ``owned_topics``, ``owned_partitions``: every owned pair, member after member, each
       member's in its listed order; member ``i``'s are ``owned_start[i] .. owned_start[i+1]-1``;
-    * ``generations``, ``racks``, ``instance_ids``: one entry per member.
+    * ``generations``, ``racks``, ``instance_ids``: one entry per member;
+    * ``owned_topic_codes``: where a reader numbered the owned topics as it read them, ``(names, code)``
+      with ``owned_topics[j] == names[code[j]]``, the names distinct and in order of first listing;
+      else None (see :meth:`owned_topics_coded`).
 
     As a mapping it is ``{member id: MemberSpec}``. The MemberSpecs are built on first
     use: the consumer protocol's assignors never ask for them. The columns are read-only.
@@ -70,7 +76,8 @@ class Members(Mapping[str, MemberSpec]):
 
     def __init__(self, ids: list[str], subscriptions: list[tuple[str, ...]], subscription: np.ndarray,
                  owned_start: np.ndarray, owned_topics: list[str], owned_partitions: np.ndarray,
-                 generations: list[int], racks: list[str | None], instance_ids: list[str | None]) -> None:
+                 generations: list[int], racks: list[str | None], instance_ids: list[str | None],
+                 owned_topic_codes: tuple[list[str], np.ndarray] | None = None) -> None:
         self.ids = ids
         self.subscriptions = subscriptions
         self.subscription = subscription
@@ -80,6 +87,17 @@ class Members(Mapping[str, MemberSpec]):
         self.generations = generations
         self.racks = racks
         self.instance_ids = instance_ids
+        self.owned_topic_codes = owned_topic_codes
+
+    def owned_topics_coded(self) -> tuple[list[str], np.ndarray]:
+        """``(names, code)``: the distinct owned topics in order of first listing, and each owned pair's
+        topic as its place among them."""
+        if self.owned_topic_codes is None:
+            number_of = {}
+            code = np.fromiter((number_of.setdefault(topic, len(number_of)) for topic in self.owned_topics),
+                               dtype=np.int64, count=len(self.owned_topics))
+            self.owned_topic_codes = (list(number_of), code)
+        return self.owned_topic_codes
 
     @classmethod
     def from_rows(cls, ids: list[str], subscriptions: list[tuple[str, ...]], rows: list[MemberRow]) -> Members:
@@ -317,6 +335,33 @@ def _members_one_by_one(doc: Mapping[Any, Any]) -> Members:
 
 
 def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
+    """The members read column by column if every entry has the plain shape JSON gives, else None
+    (see :func:`_members_column_by_column`)."""
+    members = _members_natively(doc)
+    return members if members is not None else _members_column_by_column(doc)
+
+
+def _members_natively(doc: Mapping[Any, Any]) -> Members | None:
+    """:func:`_members_column_by_column` in one C pass (``kassign._native.read_members``), for the plainest
+    shape only: exact ``dict``, ``str``, ``int``, ``list`` and ``tuple`` (and :class:`TopicPartition` pairs).
+    None where the compiled part is not built or the document has any other shape (a numpy integer, a
+    ``str`` subclass ...): the Python readers then decide."""
+    native = _accel.native
+    columns = None if native is None else native.read_members(doc, TopicPartition)
+    if columns is None:
+        return None
+    (ids, subscriptions, subscription, owned_start, owned_topics, owned_partitions, generations, racks,
+     instance_ids, owned_names, owned_code) = columns
+    return Members(ids, subscriptions, _int64s(subscription), _int64s(owned_start), owned_topics,
+                   _int64s(owned_partitions), generations, racks, instance_ids,
+                   owned_topic_codes=(owned_names, _int64s(owned_code)))
+
+
+def _int64s(buffer: bytearray) -> np.ndarray:
+    return np.frombuffer(buffer, dtype=np.int64)
+
+
+def _members_column_by_column(doc: Mapping[Any, Any]) -> Members | None:
     """The members read column by column, if every entry has the plain shape JSON gives: string
     ids; dicts of known fields with ``topics``; lists or tuples of names; owned pairs of a name and
     a whole number; whole numbers (ints or numpy integers) within Java's range; strings or null for

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import kassign
 from kassign.assignors.server import assign_server_side, build_server_group
 from kassign.assignors.server.group import _owned_topic_numbers
-from kassign.scenario import _members_at_once, parse_scenario
+from kassign.scenario import _members_at_once, _members_column_by_column, _members_natively, parse_scenario
 
 TOPIC_NAMES = ["t0", "t1", "t2", "t3", "gone"]  # "gone": named in owned lists, absent from topics
 
@@ -77,8 +77,13 @@ def test_fast_paths_equal_the_plain_ones(scenario: dict[str, Any], strategy: str
 @given(st.lists(st.sampled_from(TOPIC_NAMES), max_size=12), st.sets(st.sampled_from(TOPIC_NAMES)))
 def test_owned_topics_are_numbered_by_name_either_way(owned: list[str], existing: set[str]) -> None:
     """Numbered by the scenario's topics (all owned ones exist) or by the owned names themselves (some
-    are gone), each owned pair keeps its topic name; gone names come in order of first listing."""
-    names, number = _owned_topic_numbers(owned, dict.fromkeys(sorted(existing), 1))
-    assert [names[i] for i in number.tolist()] == owned
-    if not set(owned) <= existing:
-        assert names == list(dict.fromkeys(owned))
+    are gone), each owned pair keeps its topic name; gone names come in order of first listing. Either
+    from the codes the native reader makes as it reads, or from codes made on first use."""
+    doc = {"m": {"topics": [], "owned": [[topic, p] for p, topic in enumerate(owned)]}}
+    for members in (_members_column_by_column(doc), _members_natively(doc)):
+        if members is None:  # kassign._native not built
+            continue
+        names, number = _owned_topic_numbers(members, dict.fromkeys(sorted(existing), 1))
+        assert [names[i] for i in number.tolist()] == owned
+        if not set(owned) <= existing:
+            assert names == list(dict.fromkeys(owned))

@@ -59,7 +59,7 @@ from kassign.javaorder import (
     strictly_ascending,
     table_size_for,
 )
-from kassign.scenario import Scenario
+from kassign.scenario import Members, Scenario
 
 log = logging.getLogger(__name__)
 
@@ -412,7 +412,7 @@ def member_positions(member_ids: Sequence[str]) -> np.ndarray:
 def build_server_group(scenario: Scenario) -> ServerGroup:
     """Number the scenario's members and topics the way the server-side assignors see them."""
     members = scenario.members
-    owned_names, owned_name = _owned_topic_numbers(members.owned_topics, scenario.topics)
+    owned_names, owned_name = _owned_topic_numbers(members, scenario.topics)
     return assemble_server_group(
         member_ids=members.ids,
         instance_ids=members.instance_ids,
@@ -427,20 +427,17 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
     )
 
 
-def _owned_topic_numbers(owned_topics: list[str], topics: Mapping[str, int]) -> tuple[list[str], np.ndarray]:
+def _owned_topic_numbers(members: Members, topics: Mapping[str, int]) -> tuple[list[str], np.ndarray]:
     """``(names, number)``: owned pair ``j`` is of topic ``names[number[j]]``. Usually every owned topic
-    still exists: the names are then the scenario's topics, numbered without collecting the owned ones
-    first; otherwise the distinct owned names, in order of first listing."""
+    still exists: the names are then the scenario's topics; otherwise the distinct owned names, in order
+    of first listing. Each distinct owned name is looked up once (:meth:`Members.owned_topics_coded`)."""
+    owned_names, code = members.owned_topics_coded()
+    topic_number = dict(zip(topics, range(len(topics))))
     try:
-        return _numbered(list(topics), owned_topics)
+        number_of_owned = np.array([topic_number[name] for name in owned_names], dtype=np.int64)
     except KeyError:  # a topic that no longer exists
-        return _numbered(list(dict.fromkeys(owned_topics)), owned_topics)
-
-
-def _numbered(names: list[str], values: list[str]) -> tuple[list[str], np.ndarray]:
-    """``(names, number)`` with ``values[j] == names[number[j]]``; KeyError if some value is not a name."""
-    number_of = dict(zip(names, range(len(names))))
-    return names, np.fromiter(map(number_of.__getitem__, values), dtype=np.int64, count=len(values))
+        return owned_names, code
+    return list(topics), number_of_owned[code]
 
 
 def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[str | None],

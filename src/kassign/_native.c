@@ -1,0 +1,491 @@
+/* kassign._native: the dict API's two edges in C, where Python objects come and go by the thousand.
+ *
+ * read_members(doc, pair_type) reads a scenario's "members" object column by column, like
+ * kassign.scenario._members_at_once, for the plainest shape only: exact dicts, exact str names, exact
+ * ints, lists or tuples. It returns None for anything else (a str or int subclass, a numpy integer, an
+ * unknown field, a missing "topics", a number outside Java's int range ...), and the Python readers
+ * then decide, so every error message still comes from one place. What it accepts it reads to the
+ * same columns as the Python readers (tests/test_scenario_members.py runs every near miss and
+ * generated documents through all of them).
+ *
+ * member_pairs(names, bounds, topic, partition, topic_names, flat, pairs) builds the dict API's result
+ * {names[i]: [(topic, partition), ...]} from the grouped integer columns of kassign.flat: member i's rows
+ * are bounds[i] .. bounds[i+1]-1. Given a list of kept pairs (one tuple per flat id of a small layout)
+ * and the rows' flat ids, it shares those tuples; otherwise it makes one tuple per row from the shared
+ * topic names and one int object per partition number. A tuple of a str and an int cannot be part of a
+ * reference cycle, so each new tuple is untracked by the cyclic collector at once, as CPython's own
+ * collector does when it first examines such a tuple: a million of them are never traversed.
+ *
+ * Hot loops work on the int64 columns (buffers, read-only) and borrowed references; every new object is
+ * owned by exactly one container before the next allocation, so an error at any point frees all.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define JAVA_INT_MIN (-2147483647LL - 1)
+#define JAVA_INT_MAX 2147483647LL
+
+static PyObject *TOPICS, *OWNED, *GENERATION, *RACK, *INSTANCE_ID, *MINUS_ONE;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* A growable int64 column, handed to Python as a bytearray (numpy views it without a copy).       */
+
+typedef struct {
+    int64_t *values;
+    Py_ssize_t length, capacity;
+} Column;
+
+static int column_push(Column *column, int64_t value) {
+    if (column->length == column->capacity) {
+        Py_ssize_t capacity = column->capacity ? 2 * column->capacity : 64;
+        int64_t *grown = PyMem_Realloc(column->values, (size_t)capacity * sizeof(int64_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        column->values = grown;
+        column->capacity = capacity;
+    }
+    column->values[column->length++] = value;
+    return 0;
+}
+
+static PyObject *column_bytes(const int64_t *values, Py_ssize_t length) {
+    return PyByteArray_FromStringAndSize((const char *)values, length * (Py_ssize_t)sizeof(int64_t));
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* read_members                                                                                    */
+
+/* Outcome of reading one part of an entry: read, not the plain shape (decline), or a Python error. */
+enum { READ = 0, DECLINE = 1, FAILED = -1 };
+
+/* The distinct topic lists, numbered in order of first appearance (by content, as tuples). */
+typedef struct {
+    PyObject *lists;   /* list of tuples */
+    PyObject *numbers; /* dict: tuple -> int */
+    PyObject *last;    /* the list object numbered last (a strong reference), or NULL */
+    int64_t last_number;
+} Subscriptions;
+
+static int subscription_number(Subscriptions *subs, PyObject *topics, int64_t *number) {
+    if (topics == subs->last) {
+        *number = subs->last_number;
+        return READ;
+    }
+    if (!PyList_CheckExact(topics) && !PyTuple_CheckExact(topics))
+        return DECLINE;
+    PyObject *key = PySequence_Tuple(topics);
+    if (key == NULL)
+        return FAILED;
+    Py_ssize_t size = PyTuple_GET_SIZE(key);
+    for (Py_ssize_t i = 0; i < size; i++) {
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(key, i))) {
+            Py_DECREF(key);
+            return DECLINE;
+        }
+    }
+    PyObject *known = PyDict_GetItemWithError(subs->numbers, key);
+    if (known != NULL) {
+        *number = PyLong_AsLongLong(known);
+    } else if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return FAILED;
+    } else {
+        *number = PyList_GET_SIZE(subs->lists);
+        PyObject *value = PyLong_FromLongLong(*number);
+        int failed = value == NULL || PyDict_SetItem(subs->numbers, key, value) < 0 ||
+                     PyList_Append(subs->lists, key) < 0;
+        Py_XDECREF(value);
+        if (failed) {
+            Py_DECREF(key);
+            return FAILED;
+        }
+    }
+    Py_DECREF(key);
+    Py_INCREF(topics);
+    Py_XSETREF(subs->last, topics);
+    subs->last_number = *number;
+    return READ;
+}
+
+typedef struct {
+    PyObject *topics; /* list of str: each owned pair's topic */
+    PyObject *names;  /* list of str: the distinct owned topics, in order of first listing */
+    PyObject *code_of; /* dict: name -> its place in `names` */
+    Column start, partitions, codes; /* codes: each owned pair's topic as its place in `names` */
+} Owned;
+
+/* The place of `topic` in owned->names, added there if new. */
+static int topic_code(Owned *owned, PyObject *topic, int64_t *code) {
+    PyObject *known = PyDict_GetItemWithError(owned->code_of, topic);
+    if (known != NULL) {
+        *code = PyLong_AsLongLong(known);
+        return READ;
+    }
+    if (PyErr_Occurred())
+        return FAILED;
+    *code = PyList_GET_SIZE(owned->names);
+    PyObject *value = PyLong_FromLongLong(*code);
+    int failed = value == NULL || PyDict_SetItem(owned->code_of, topic, value) < 0 ||
+                 PyList_Append(owned->names, topic) < 0;
+    Py_XDECREF(value);
+    return failed ? FAILED : READ;
+}
+
+/* A whole number as kassign.scenario._java_int takes it on this path: an exact int in Java's range. */
+static int java_int(PyObject *value, int64_t *out) {
+    if (!PyLong_CheckExact(value))
+        return DECLINE;
+    int overflow = 0;
+    long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow || number < JAVA_INT_MIN || number > JAVA_INT_MAX)
+        return DECLINE;
+    *out = number;
+    return READ;
+}
+
+static int read_owned(Owned *owned, PyObject *list, PyTypeObject *pair_type) {
+    if (!PyList_CheckExact(list) && !PyTuple_CheckExact(list))
+        return DECLINE;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(list);
+    PyObject **items = PySequence_Fast_ITEMS(list);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *pair = items[i], *topic, *partition;
+        if (PyList_CheckExact(pair)) {
+            if (PyList_GET_SIZE(pair) != 2)
+                return DECLINE;
+            topic = PyList_GET_ITEM(pair, 0);
+            partition = PyList_GET_ITEM(pair, 1);
+        } else if (PyTuple_CheckExact(pair) || Py_IS_TYPE(pair, pair_type)) {
+            if (PyTuple_GET_SIZE(pair) != 2)
+                return DECLINE;
+            topic = PyTuple_GET_ITEM(pair, 0);
+            partition = PyTuple_GET_ITEM(pair, 1);
+        } else {
+            return DECLINE;
+        }
+        int64_t number, code;
+        if (!PyUnicode_CheckExact(topic) || java_int(partition, &number) != READ)
+            return DECLINE;
+        if (topic_code(owned, topic, &code) != READ || PyList_Append(owned->topics, topic) < 0 ||
+            column_push(&owned->partitions, number) < 0 || column_push(&owned->codes, code) < 0)
+            return FAILED;
+    }
+    return READ;
+}
+
+/* Puts `value` in place `i` of a list whose places all hold a reference already (the default at first). */
+static void replace_item(PyObject *list, Py_ssize_t i, PyObject *value) {
+    PyObject *old = PyList_GET_ITEM(list, i);
+    Py_INCREF(value);
+    PyList_SET_ITEM(list, i, value);
+    Py_DECREF(old);
+}
+
+/* The entry's field `name`, if it has one, into place `i` of `column`; counts it in `fields`.
+   `text`: a str or None; otherwise a whole number in Java's int range. */
+static int read_field(PyObject *entry, PyObject *name, int text, PyObject *column, Py_ssize_t i, Py_ssize_t *fields) {
+    PyObject *value = PyDict_GetItemWithError(entry, name);
+    if (value == NULL) /* absent: the default stays in place */
+        return PyErr_Occurred() ? FAILED : READ;
+    int64_t unused;
+    (*fields)++;
+    if (text ? value != Py_None && !PyUnicode_CheckExact(value) : java_int(value, &unused) != READ)
+        return DECLINE;
+    replace_item(column, i, value);
+    return READ;
+}
+
+/* One member's entry into the columns. */
+static int read_entry(PyObject *entry, Py_ssize_t i, Subscriptions *subs, int64_t *subscription, Owned *owned,
+                      PyObject *generations, PyObject *racks, PyObject *instance_ids, PyTypeObject *pair_type) {
+    if (!PyDict_CheckExact(entry))
+        return DECLINE;
+    Py_ssize_t fields = 1;
+    PyObject *value = PyDict_GetItemWithError(entry, TOPICS);
+    if (value == NULL)
+        return PyErr_Occurred() ? FAILED : DECLINE;
+    int outcome = subscription_number(subs, value, &subscription[i]);
+    if (outcome != READ)
+        return outcome;
+    value = PyDict_GetItemWithError(entry, OWNED);
+    if (value != NULL) {
+        fields++;
+        if ((outcome = read_owned(owned, value, pair_type)) != READ)
+            return outcome;
+    } else if (PyErr_Occurred()) {
+        return FAILED;
+    }
+    if (column_push(&owned->start, PyList_GET_SIZE(owned->topics)) < 0)
+        return FAILED;
+    if (fields == PyDict_GET_SIZE(entry)) /* the usual entry: the other fields are absent, their defaults in place */
+        return READ;
+    if ((outcome = read_field(entry, GENERATION, 0, generations, i, &fields)) != READ ||
+        (outcome = read_field(entry, RACK, 1, racks, i, &fields)) != READ ||
+        (outcome = read_field(entry, INSTANCE_ID, 1, instance_ids, i, &fields)) != READ)
+        return outcome;
+    /* a field of another name: the Python readers name it */
+    return fields == PyDict_GET_SIZE(entry) ? READ : DECLINE;
+}
+
+/* A list of `count` references to `value`. */
+static PyObject *repeated(PyObject *value, Py_ssize_t count) {
+    PyObject *list = PyList_New(count);
+    for (Py_ssize_t i = 0; list != NULL && i < count; i++) {
+        Py_INCREF(value);
+        PyList_SET_ITEM(list, i, value);
+    }
+    return list;
+}
+
+static PyObject *read_members(PyObject *module, PyObject *args) {
+    PyObject *doc;
+    PyTypeObject *pair_type;
+    if (!PyArg_ParseTuple(args, "OO!:read_members", &doc, &PyType_Type, &pair_type))
+        return NULL;
+    if (!PyDict_CheckExact(doc))
+        Py_RETURN_NONE;
+    /* the keys and values as lists of their own: nothing done while reading can change what is read */
+    PyObject *ids = PyDict_Keys(doc), *entries = PyDict_Values(doc);
+    Py_ssize_t count = entries == NULL ? 0 : PyList_GET_SIZE(entries);
+    Subscriptions subs = {PyList_New(0), PyDict_New(), NULL, -1};
+    Owned owned = {PyList_New(0), PyList_New(0), PyDict_New(), {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}};
+    /* each field's default in every place: an entry without the field leaves it */
+    PyObject *generations = repeated(MINUS_ONE, count), *racks = repeated(Py_None, count),
+             *instance_ids = repeated(Py_None, count);
+    int64_t *subscription = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    PyObject *result = NULL;
+    int outcome = FAILED;
+    if (ids == NULL || entries == NULL || subs.lists == NULL || subs.numbers == NULL || owned.topics == NULL ||
+        owned.names == NULL || owned.code_of == NULL || generations == NULL || racks == NULL || instance_ids == NULL)
+        goto done;
+    if (subscription == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    outcome = column_push(&owned.start, 0) < 0 ? FAILED : READ;
+    for (Py_ssize_t i = 0; i < count && outcome == READ; i++) {
+        outcome = !PyUnicode_CheckExact(PyList_GET_ITEM(ids, i))
+                      ? DECLINE
+                      : read_entry(PyList_GET_ITEM(entries, i), i, &subs, subscription, &owned, generations, racks,
+                                   instance_ids, pair_type);
+    }
+    if (outcome == READ) {
+        result = Py_BuildValue("(OONNONOOOON)", ids, subs.lists, column_bytes(subscription, count),
+                               column_bytes(owned.start.values, owned.start.length), owned.topics,
+                               column_bytes(owned.partitions.values, owned.partitions.length),
+                               generations, racks, instance_ids, owned.names,
+                               column_bytes(owned.codes.values, owned.codes.length));
+    } else if (outcome == DECLINE) {
+        result = Py_NewRef(Py_None);
+    }
+done:
+    Py_XDECREF(ids);
+    Py_XDECREF(entries);
+    Py_XDECREF(subs.lists);
+    Py_XDECREF(subs.numbers);
+    Py_XDECREF(subs.last);
+    Py_XDECREF(owned.topics);
+    Py_XDECREF(owned.names);
+    Py_XDECREF(owned.code_of);
+    Py_XDECREF(generations);
+    Py_XDECREF(racks);
+    Py_XDECREF(instance_ids);
+    PyMem_Free(owned.start.values);
+    PyMem_Free(owned.partitions.values);
+    PyMem_Free(owned.codes.values);
+    PyMem_Free(subscription);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* member_pairs                                                                                    */
+
+typedef struct {
+    Py_buffer view;
+    const int64_t *values;
+    Py_ssize_t length;
+} Int64s;
+
+/* Whether a buffer's struct format is one native-order signed 64-bit integer ("q", or "l" where long has 8 bytes). */
+static int is_int64_format(const char *format, Py_ssize_t itemsize) {
+    if (format == NULL || itemsize != 8)
+        return 0;
+    if (format[0] == '@' || format[0] == '=' || (format[0] == '<' && PY_LITTLE_ENDIAN) ||
+        (format[0] == '>' && !PY_LITTLE_ENDIAN))
+        format++;
+    return (strcmp(format, "q") == 0 || strcmp(format, "l") == 0);
+}
+
+static int int64s(PyObject *object, Int64s *out, const char *name) {
+    if (PyObject_GetBuffer(object, &out->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    if (!is_int64_format(out->view.format, out->view.itemsize)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a C-contiguous int64 array", name);
+        PyBuffer_Release(&out->view);
+        return -1;
+    }
+    out->values = out->view.buf;
+    out->length = out->view.len / 8;
+    return 0;
+}
+
+/* The tuple (topic_names[t], number p), made with shared parts and untracked (it holds no container). */
+static PyObject *new_pair(PyObject *topic, PyObject *number) {
+    PyObject *pair = PyTuple_New(2);
+    if (pair == NULL)
+        return NULL;
+    Py_INCREF(topic);
+    Py_INCREF(number);
+    PyTuple_SET_ITEM(pair, 0, topic);
+    PyTuple_SET_ITEM(pair, 1, number);
+    PyObject_GC_UnTrack(pair);
+    return pair;
+}
+
+static PyObject *member_pairs(PyObject *module, PyObject *args) {
+    PyObject *names, *bounds_object, *topic_object, *partition_object, *topic_names, *flat_object, *kept;
+    if (!PyArg_ParseTuple(args, "O!OOOO!OO:member_pairs", &PyList_Type, &names, &bounds_object, &topic_object,
+                          &partition_object, &PyList_Type, &topic_names, &flat_object, &kept))
+        return NULL;
+    Int64s bounds = {0}, topic = {0}, partition = {0}, flat = {0};
+    int have_bounds = 0, have_topic = 0, have_partition = 0, have_flat = 0;
+    PyObject **numbers = NULL, *result = NULL;
+    Py_ssize_t number_count = 0;
+    const Py_ssize_t members = PyList_GET_SIZE(names), topic_count = PyList_GET_SIZE(topic_names);
+    const int share = kept != Py_None;
+    if (share && !PyList_CheckExact(kept)) {
+        PyErr_SetString(PyExc_TypeError, "member_pairs: kept pairs must be a list or None");
+        return NULL;
+    }
+    if (int64s(bounds_object, &bounds, "bounds") < 0)
+        goto done;
+    have_bounds = 1;
+    if (share) {
+        if (int64s(flat_object, &flat, "flat") < 0)
+            goto done;
+        have_flat = 1;
+    } else {
+        if (int64s(topic_object, &topic, "topic") < 0)
+            goto done;
+        have_topic = 1;
+        if (int64s(partition_object, &partition, "partition") < 0)
+            goto done;
+        have_partition = 1;
+    }
+    const Py_ssize_t rows = share ? flat.length : topic.length;
+    if (bounds.length != members + 1 || bounds.values[0] != 0 || bounds.values[members] != rows ||
+        (!share && partition.length != rows)) {
+        PyErr_SetString(PyExc_ValueError, "member_pairs: bounds do not match the rows");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < members; i++) {
+        if (bounds.values[i] > bounds.values[i + 1]) {
+            PyErr_SetString(PyExc_ValueError, "member_pairs: bounds must not decrease");
+            goto done;
+        }
+    }
+    /* Every index is checked before any object is made: a bad one is an error, never a stray read. */
+    if (share) {
+        const Py_ssize_t pair_count = PyList_GET_SIZE(kept);
+        for (Py_ssize_t r = 0; r < rows; r++) {
+            if (flat.values[r] < 0 || flat.values[r] >= pair_count) {
+                PyErr_SetString(PyExc_IndexError, "member_pairs: a flat id outside the kept pairs");
+                goto done;
+            }
+        }
+    } else {
+        int64_t highest = -1;
+        for (Py_ssize_t r = 0; r < rows; r++) {
+            if (topic.values[r] < 0 || topic.values[r] >= topic_count || partition.values[r] < 0 ||
+                partition.values[r] > JAVA_INT_MAX) {
+                PyErr_SetString(PyExc_IndexError, "member_pairs: a topic or partition number out of range");
+                goto done;
+            }
+            if (partition.values[r] > highest)
+                highest = partition.values[r];
+        }
+        number_count = (Py_ssize_t)(highest + 1);
+        numbers = PyMem_Calloc((size_t)(number_count ? number_count : 1), sizeof(PyObject *));
+        if (numbers == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    result = _PyDict_NewPresized(members); /* one allocation instead of a dozen resizes */
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < members; i++) {
+        const Py_ssize_t first = (Py_ssize_t)bounds.values[i], size = (Py_ssize_t)bounds.values[i + 1] - first;
+        PyObject *list = PyList_New(size);
+        if (list == NULL || PyDict_SetItem(result, PyList_GET_ITEM(names, i), list) < 0) {
+            Py_XDECREF(list);
+            Py_CLEAR(result);
+            goto done;
+        }
+        Py_DECREF(list); /* the dict holds it */
+        for (Py_ssize_t k = 0; k < size; k++) {
+            const Py_ssize_t r = first + k;
+            PyObject *pair;
+            if (share) {
+                pair = PyList_GET_ITEM(kept, flat.values[r]);
+                Py_INCREF(pair);
+            } else {
+                const int64_t p = partition.values[r];
+                if (numbers[p] == NULL && (numbers[p] = PyLong_FromLongLong(p)) == NULL) {
+                    Py_CLEAR(result);
+                    goto done;
+                }
+                pair = new_pair(PyList_GET_ITEM(topic_names, topic.values[r]), numbers[p]);
+                if (pair == NULL) {
+                    Py_CLEAR(result);
+                    goto done;
+                }
+            }
+            PyList_SET_ITEM(list, k, pair);
+        }
+    }
+done:
+    if (numbers != NULL) {
+        for (Py_ssize_t p = 0; p < number_count; p++)
+            Py_XDECREF(numbers[p]);
+        PyMem_Free(numbers);
+    }
+    if (have_bounds)
+        PyBuffer_Release(&bounds.view);
+    if (have_topic)
+        PyBuffer_Release(&topic.view);
+    if (have_partition)
+        PyBuffer_Release(&partition.view);
+    if (have_flat)
+        PyBuffer_Release(&flat.view);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"read_members", read_members, METH_VARARGS,
+     "read_members(doc, pair_type) -> columns tuple, or None when the document is not of the plainest shape"},
+    {"member_pairs", member_pairs, METH_VARARGS,
+     "member_pairs(names, bounds, topic, partition, topic_names, flat, kept) -> {name: [(topic, partition)]}"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "kassign._native",
+                                        "The dict API's edges in C (see _native.c).", -1, methods};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    TOPICS = PyUnicode_InternFromString("topics");
+    OWNED = PyUnicode_InternFromString("owned");
+    GENERATION = PyUnicode_InternFromString("generation");
+    RACK = PyUnicode_InternFromString("rack");
+    INSTANCE_ID = PyUnicode_InternFromString("instance_id");
+    MINUS_ONE = PyLong_FromLong(-1);
+    if (!TOPICS || !OWNED || !GENERATION || !RACK || !INSTANCE_ID || !MINUS_ONE)
+        return NULL;
+    return PyModule_Create(&module_def);
+}

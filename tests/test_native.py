@@ -1,0 +1,138 @@
+"""kassign._native, the dict API's edges in C: built wherever a C compiler and Python's headers are,
+no reference leaked or dropped on any path (read, declined, failed), bad arguments refused instead of
+read out of bounds. Its results against the Python paths: tests/test_scenario_members.py (reading
+members) and tests/test_flat.py (building the result dict)."""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kassign import _accel
+from kassign.assignors.base import TopicPartition
+
+native = _accel.native
+needs_native = pytest.mark.skipif(native is None, reason="kassign._native is not built here (or KASSIGN_NO_NATIVE "
+                                                         "is set): the pure-Python paths serve")
+
+
+def test_built_wherever_a_compiler_is() -> None:
+    """A failed build is only a warning in pip's output (the extension is optional): caught here instead."""
+    if os.environ.get("KASSIGN_NO_NATIVE", "") not in ("", "0"):
+        pytest.skip("KASSIGN_NO_NATIVE is set")
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    headers = Path(sysconfig.get_paths()["include"], "Python.h").exists()
+    if not (compiler and headers):
+        pytest.skip(f"no C compiler ({compiler}) or no Python.h ({headers}): the pure-Python paths serve")
+    assert native is not None, "a C compiler and Python's headers are here, yet kassign._native did not build"
+
+
+def test_switched_off_by_the_environment() -> None:
+    code = "from kassign import _accel; print(_accel.native is None)"
+    env = {**os.environ, "KASSIGN_NO_NATIVE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True"
+
+
+def refcounts(objects: list[Any]) -> list[int]:
+    return [sys.getrefcount(o) for o in objects]
+
+
+class Trap:
+    """A key equal in hash to "rack" whose comparison raises: reading an entry that holds it fails."""
+
+    def __hash__(self) -> int:
+        return hash("rack")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("compared")
+
+
+def documents(topics: list[str], owned_topic: str, numbers: list[int]) -> dict[str, Any]:
+    """Documents that are read, declined at the last member, and failed at the last member."""
+    plain = {f"m{i}": {"topics": topics, "owned": [[owned_topic, numbers[i]]], "generation": numbers[i],
+                       "rack": owned_topic} for i in range(len(numbers))}
+    declined = {**plain, "last": {"topics": topics, "owned": [[owned_topic, np.int64(1)]]}}
+    failing = {**plain, "last": {"topics": topics, Trap(): 1}}
+    return {"read": plain, "declined": declined, "failing": failing}
+
+
+@needs_native
+@pytest.mark.parametrize("case", ["read", "declined", "failing"])
+def test_reading_keeps_every_reference_count(case: str) -> None:
+    topics, owned_topic = ["t0", "t1"], "t-owned-" + "x" * 3
+    numbers = [100_000 + i for i in range(20)]  # not cached small ints
+    doc = documents(topics, owned_topic, numbers)[case]
+    watched = [doc, topics, owned_topic, *numbers, *doc.values(), *doc]
+    before = refcounts(watched)
+    for _ in range(50):
+        try:
+            result = native.read_members(doc, TopicPartition)
+        except RuntimeError:
+            assert case == "failing"
+        else:
+            assert (result is None) == (case == "declined")
+            del result
+    assert refcounts(watched) == before
+
+
+@needs_native
+def test_building_keeps_every_reference_count_and_untracks_the_pairs() -> None:
+    names, topics = ["a", "b", "c"], ["topic-x", "topic-y"]
+    bounds = np.array([0, 2, 2, 5], dtype=np.int64)
+    topic = np.array([0, 1, 1, 0, 1], dtype=np.int64)
+    partition = np.array([3, 0, 70_000, 3, 1], dtype=np.int64)
+    kept = [(t, p) for t in topics for p in range(4)]
+    flat = np.array([3, 4, 5, 0, 7], dtype=np.int64)
+    watched = [*names, *topics, *kept]
+    before = refcounts(watched)
+    for _ in range(50):
+        built = native.member_pairs(names, bounds, topic, partition, topics, None, None)
+        assert built == {"a": [("topic-x", 3), ("topic-y", 0)], "b": [],
+                         "c": [("topic-y", 70_000), ("topic-x", 3), ("topic-y", 1)]}
+        assert built["a"][0] is not built["c"][1] and built["a"][0][1] is built["c"][1][1]  # one int per number
+        assert not gc.is_tracked(built["a"][0])  # a str and an int: no cycle possible
+        shared = native.member_pairs(names, bounds, None, None, topics, flat, kept)
+        assert shared == {"a": [kept[3], kept[4]], "b": [], "c": [kept[5], kept[0], kept[7]]}
+        assert shared["a"][0] is kept[3]
+        del built, shared
+    assert refcounts(watched) == before
+
+
+BAD_BUILDS = [
+    ({"bounds": np.array([0, 1], dtype=np.int64)}, ValueError, "bounds do not match"),
+    ({"bounds": np.array([0, 3, 2, 5], dtype=np.int64)}, ValueError, "must not decrease"),
+    ({"bounds": np.array([1, 2, 3, 5], dtype=np.int64)}, ValueError, "bounds do not match"),
+    ({"topic": np.array([0, 1, 2, 0, 1], dtype=np.int64)}, IndexError, "out of range"),
+    ({"topic": np.array([0, 1, -1, 0, 1], dtype=np.int64)}, IndexError, "out of range"),
+    ({"partition": np.array([0, -1, 0, 0, 0], dtype=np.int64)}, IndexError, "out of range"),
+    ({"partition": np.array([0, 2**31, 0, 0, 0], dtype=np.int64)}, IndexError, "out of range"),
+    ({"partition": np.zeros(4, dtype=np.int64)}, ValueError, "bounds do not match"),
+    ({"topic": np.zeros(5, dtype=np.int32)}, TypeError, "int64"),
+    ({"topic": np.zeros(10, dtype=np.int64)[::2]}, (TypeError, ValueError, BufferError), None),
+    ({"flat": np.array([0, 1, 2, 3, 8], dtype=np.int64), "kept": [("t", p) for p in range(8)]}, IndexError,
+     "outside the kept pairs"),
+    ({"kept": ("not", "a", "list")}, TypeError, "kept pairs"),
+]
+
+
+@needs_native
+@pytest.mark.parametrize(("change", "error", "message"), BAD_BUILDS)
+def test_bad_columns_are_refused_not_read(change: dict[str, Any], error: Any, message: str | None) -> None:
+    args = {"names": ["a", "b", "c"], "bounds": np.array([0, 2, 2, 5], dtype=np.int64),
+            "topic": np.zeros(5, dtype=np.int64), "partition": np.zeros(5, dtype=np.int64), "topic_names": ["t"],
+            "flat": None, "kept": None}
+    if "flat" in change or "kept" in change:
+        args.update(flat=np.zeros(5, dtype=np.int64), kept=[("t", 0)])
+    args.update(change)
+    with pytest.raises(error, match=message):
+        native.member_pairs(*args.values())
