@@ -46,6 +46,8 @@ log = logging.getLogger("kassign.assignors.sticky")
 def read_user_data_claims(view: GroupView) -> list[Claim]:
     """Every member's claim from its StickyAssignor user data; unreadable bytes count as no history."""
     subscriptions = [view.subscriptions[m] for m in view.members]
+    if not any(s.user_data for s in subscriptions):  # a new group: nobody has history to decode
+        return [Claim(member, DEFAULT_GENERATION, view.topic_set(member)) for member in view.members]
     batch = decode_many([s.user_data for s in subscriptions], view.layout.topics)
     claims = []
     for i, (member, subscription) in enumerate(zip(view.members, subscriptions)):

@@ -181,10 +181,18 @@ def _warn_dropped(claim: Claim, topic_idx: np.ndarray, negative: np.ndarray, bey
                     claim.member, out_of_range)
 
 
+def _lists_entries(claim: Claim) -> bool:
+    """Whether the claim names any topic entry (a claim without one claims nothing)."""
+    return bool(claim.entry_topics) or (claim.entry_topic_index is not None and len(claim.entry_topic_index) > 0)
+
+
 def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> ResolvedOwnership:
     """Settle every member's claims (see module docstring); claims are read in the order given."""
     n = layout.total
     owner = np.full(n, NO_OWNER, dtype=np.int32)
+    if not any(map(_lists_entries, claims)):  # a new group: nothing claimed, nothing to settle or warn about
+        empty = [np.zeros(0, dtype=np.int64) for _ in claims]
+        return ResolvedOwnership(layout, [c.member for c in claims], empty, np.zeros(0, dtype=np.int64), owner)
     holds = np.zeros(n, dtype=bool)  # False when the last claimant lost it to a same-generation tie
     contested = np.zeros(n, dtype=bool)
     generations = np.array([c.generation for c in claims], dtype=np.int64)
