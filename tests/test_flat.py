@@ -186,6 +186,15 @@ def test_native_and_python_builders_give_the_same_dict(flat: FlatAssignment, ext
     assert len({id(pairs) for pairs in got.values()}) == len(got)  # no list shared between members
 
 
+def test_members_and_topics_given_as_tuples() -> None:
+    """An assignor's own FlatAssignment may hold tuples where kassign's hold lists."""
+    flat = FlatAssignment(("b", "a"), ("t1", "t0"), np.array([0, 1, 3]), np.array([0, 1, 0]))
+    expected = {"a": [("t0", 0)], "b": [("t0", 1), ("t1", 0)]}
+    assert flat.to_dict() == expected
+    with python_builders(flat_module._KEPT_PAIRS_AT_MOST):
+        assert flat.to_dict() == expected
+
+
 def test_to_dict_keeps_the_collector_as_it_found_it() -> None:
     import gc
 

@@ -96,11 +96,12 @@ class FlatAssignment:
         keep = offsets[-1] <= _KEPT_PAIRS_AT_MOST and len(topic) <= _SHORT_LISTS * (len(bounds) - 1)
         native = _accel.native
         if native is not None:
+            topics = list(self.topics)  # the C pass takes lists (a few hundred names: no cost to speak of)
             if keep:
                 flat = offsets[topic] + partition
-                return native.member_pairs(names, bounds, None, None, self.topics, flat,
-                                           layout_pairs(self.topics, offsets).tolist())
-            return native.member_pairs(names, bounds, topic, partition, self.topics, None, None)
+                return native.member_pairs(names, bounds, None, None, topics, flat,
+                                           layout_pairs(topics, offsets).tolist())
+            return native.member_pairs(names, bounds, topic, partition, topics, None, None)
         if keep:
             lists = member_lists(layout_pairs(self.topics, offsets)[offsets[topic] + partition], bounds)
         else:

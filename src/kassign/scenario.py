@@ -93,10 +93,11 @@ class Members(Mapping[str, MemberSpec]):
         """``(names, code)``: the distinct owned topics in order of first listing, and each owned pair's
         topic as its place among them."""
         if self.owned_topic_codes is None:
-            number_of = {}
-            code = np.fromiter((number_of.setdefault(topic, len(number_of)) for topic in self.owned_topics),
-                               dtype=np.int64, count=len(self.owned_topics))
-            self.owned_topic_codes = (list(number_of), code)
+            names = list(dict.fromkeys(self.owned_topics))
+            number_of = dict(zip(names, range(len(names))))
+            code = np.fromiter(map(number_of.__getitem__, self.owned_topics), dtype=np.int64,
+                               count=len(self.owned_topics))
+            self.owned_topic_codes = (names, code)
         return self.owned_topic_codes
 
     @classmethod
