@@ -62,10 +62,32 @@ static PyObject *column_bytes(const int64_t *values, Py_ssize_t length) {
 /* Outcome of reading one part of an entry: read, not the plain shape (decline), or a Python error. */
 enum { READ = 0, DECLINE = 1, FAILED = -1 };
 
-/* The distinct topic lists, numbered in order of first appearance (by content, as tuples). */
+/* Distinct values numbered in order of first appearance: `values[n]` is the value numbered n. */
 typedef struct {
-    PyObject *lists;   /* list of tuples */
-    PyObject *numbers; /* dict: tuple -> int */
+    PyObject *values; /* list */
+    PyObject *number_of; /* dict: value -> its number */
+} Numbering;
+
+/* The number of `value`, a new one (and `value` added) if it has none yet. */
+static int number_of(Numbering *numbering, PyObject *value, int64_t *number) {
+    PyObject *known = PyDict_GetItemWithError(numbering->number_of, value);
+    if (known != NULL) {
+        *number = PyLong_AsLongLong(known);
+        return READ;
+    }
+    if (PyErr_Occurred())
+        return FAILED;
+    *number = PyList_GET_SIZE(numbering->values);
+    PyObject *boxed = PyLong_FromLongLong(*number);
+    int failed = boxed == NULL || PyDict_SetItem(numbering->number_of, value, boxed) < 0 ||
+                 PyList_Append(numbering->values, value) < 0;
+    Py_XDECREF(boxed);
+    return failed ? FAILED : READ;
+}
+
+/* The distinct topic lists, numbered by content (as tuples) in order of first appearance. */
+typedef struct {
+    Numbering lists;
     PyObject *last;    /* the list object numbered last (a strong reference), or NULL */
     int64_t last_number;
 } Subscriptions;
@@ -80,31 +102,14 @@ static int subscription_number(Subscriptions *subs, PyObject *topics, int64_t *n
     PyObject *key = PySequence_Tuple(topics);
     if (key == NULL)
         return FAILED;
-    Py_ssize_t size = PyTuple_GET_SIZE(key);
-    for (Py_ssize_t i = 0; i < size; i++) {
-        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(key, i))) {
-            Py_DECREF(key);
-            return DECLINE;
-        }
-    }
-    PyObject *known = PyDict_GetItemWithError(subs->numbers, key);
-    if (known != NULL) {
-        *number = PyLong_AsLongLong(known);
-    } else if (PyErr_Occurred()) {
-        Py_DECREF(key);
-        return FAILED;
-    } else {
-        *number = PyList_GET_SIZE(subs->lists);
-        PyObject *value = PyLong_FromLongLong(*number);
-        int failed = value == NULL || PyDict_SetItem(subs->numbers, key, value) < 0 ||
-                     PyList_Append(subs->lists, key) < 0;
-        Py_XDECREF(value);
-        if (failed) {
-            Py_DECREF(key);
-            return FAILED;
-        }
-    }
+    int outcome = READ;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key) && outcome == READ; i++)
+        outcome = PyUnicode_CheckExact(PyTuple_GET_ITEM(key, i)) ? READ : DECLINE;
+    if (outcome == READ)
+        outcome = number_of(&subs->lists, key, number);
     Py_DECREF(key);
+    if (outcome != READ)
+        return outcome;
     Py_INCREF(topics);
     Py_XSETREF(subs->last, topics);
     subs->last_number = *number;
@@ -113,27 +118,9 @@ static int subscription_number(Subscriptions *subs, PyObject *topics, int64_t *n
 
 typedef struct {
     PyObject *topics; /* list of str: each owned pair's topic */
-    PyObject *names;  /* list of str: the distinct owned topics, in order of first listing */
-    PyObject *code_of; /* dict: name -> its place in `names` */
-    Column start, partitions, codes; /* codes: each owned pair's topic as its place in `names` */
+    Numbering names;  /* the distinct owned topics, in order of first listing */
+    Column start, partitions, codes; /* codes: each owned pair's topic as its number in `names` */
 } Owned;
-
-/* The place of `topic` in owned->names, added there if new. */
-static int topic_code(Owned *owned, PyObject *topic, int64_t *code) {
-    PyObject *known = PyDict_GetItemWithError(owned->code_of, topic);
-    if (known != NULL) {
-        *code = PyLong_AsLongLong(known);
-        return READ;
-    }
-    if (PyErr_Occurred())
-        return FAILED;
-    *code = PyList_GET_SIZE(owned->names);
-    PyObject *value = PyLong_FromLongLong(*code);
-    int failed = value == NULL || PyDict_SetItem(owned->code_of, topic, value) < 0 ||
-                 PyList_Append(owned->names, topic) < 0;
-    Py_XDECREF(value);
-    return failed ? FAILED : READ;
-}
 
 /* A whole number as kassign.scenario._java_int takes it on this path: an exact int in Java's range. */
 static int java_int(PyObject *value, int64_t *out) {
@@ -170,7 +157,7 @@ static int read_owned(Owned *owned, PyObject *list, PyTypeObject *pair_type) {
         int64_t number, code;
         if (!PyUnicode_CheckExact(topic) || java_int(partition, &number) != READ)
             return DECLINE;
-        if (topic_code(owned, topic, &code) != READ || PyList_Append(owned->topics, topic) < 0 ||
+        if (number_of(&owned->names, topic, &code) != READ || PyList_Append(owned->topics, topic) < 0 ||
             column_push(&owned->partitions, number) < 0 || column_push(&owned->codes, code) < 0)
             return FAILED;
     }
@@ -251,16 +238,17 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
     /* the keys and values as lists of their own: nothing done while reading can change what is read */
     PyObject *ids = PyDict_Keys(doc), *entries = PyDict_Values(doc);
     Py_ssize_t count = entries == NULL ? 0 : PyList_GET_SIZE(entries);
-    Subscriptions subs = {PyList_New(0), PyDict_New(), NULL, -1};
-    Owned owned = {PyList_New(0), PyList_New(0), PyDict_New(), {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}};
+    Subscriptions subs = {{PyList_New(0), PyDict_New()}, NULL, -1};
+    Owned owned = {PyList_New(0), {PyList_New(0), PyDict_New()}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}};
     /* each field's default in every place: an entry without the field leaves it */
     PyObject *generations = repeated(MINUS_ONE, count), *racks = repeated(Py_None, count),
              *instance_ids = repeated(Py_None, count);
     int64_t *subscription = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
     PyObject *result = NULL;
     int outcome = FAILED;
-    if (ids == NULL || entries == NULL || subs.lists == NULL || subs.numbers == NULL || owned.topics == NULL ||
-        owned.names == NULL || owned.code_of == NULL || generations == NULL || racks == NULL || instance_ids == NULL)
+    if (ids == NULL || entries == NULL || subs.lists.values == NULL || subs.lists.number_of == NULL ||
+        owned.topics == NULL || owned.names.values == NULL || owned.names.number_of == NULL || generations == NULL ||
+        racks == NULL || instance_ids == NULL)
         goto done;
     if (subscription == NULL) {
         PyErr_NoMemory();
@@ -274,10 +262,10 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
                                    instance_ids, pair_type);
     }
     if (outcome == READ) {
-        result = Py_BuildValue("(OONNONOOOON)", ids, subs.lists, column_bytes(subscription, count),
+        result = Py_BuildValue("(OONNONOOOON)", ids, subs.lists.values, column_bytes(subscription, count),
                                column_bytes(owned.start.values, owned.start.length), owned.topics,
                                column_bytes(owned.partitions.values, owned.partitions.length),
-                               generations, racks, instance_ids, owned.names,
+                               generations, racks, instance_ids, owned.names.values,
                                column_bytes(owned.codes.values, owned.codes.length));
     } else if (outcome == DECLINE) {
         result = Py_NewRef(Py_None);
@@ -285,12 +273,12 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
 done:
     Py_XDECREF(ids);
     Py_XDECREF(entries);
-    Py_XDECREF(subs.lists);
-    Py_XDECREF(subs.numbers);
+    Py_XDECREF(subs.lists.values);
+    Py_XDECREF(subs.lists.number_of);
     Py_XDECREF(subs.last);
     Py_XDECREF(owned.topics);
-    Py_XDECREF(owned.names);
-    Py_XDECREF(owned.code_of);
+    Py_XDECREF(owned.names.values);
+    Py_XDECREF(owned.names.number_of);
     Py_XDECREF(generations);
     Py_XDECREF(racks);
     Py_XDECREF(instance_ids);
