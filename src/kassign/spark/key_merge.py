@@ -72,19 +72,20 @@ _ARROW_TYPES = {T.StringType: pa.string(), T.BinaryType: pa.binary(), T.IntegerT
 
 def merge_on_driver(placed: DataFrame, group: list[str], max_groups: int = 0, max_bytes: int = 0,
                     max_driver_bytes: int = 0) -> pa.Table | None:
-    """Records and bytes per ``group`` of ``placed`` (the grouping columns, then ``bytes``), each split
+    """Records and bytes per ``group`` of ``placed`` (rows with those columns and ``bytes``), each split
     counted in kassign's JVM tables and the splits merged by the driver JVM as they finish
     (``KassignKeyFigures.mergeOnDriver``), as one Arrow table. None when the splits' figures exceed
     ``spark.driver.maxResultSize`` or the merged tables ``max_driver_bytes`` (0: a quarter of the
     driver's heap): then merge in Spark. ``max_groups``/``max_bytes`` bound a split's tables (0: sized
     from the heap)."""
     spark = placed.sparkSession
+    counted = placed.select(*group, "bytes")  # the layout KassignKeyFigures reads: the grouping columns, then bytes
     fd, path = tempfile.mkstemp(prefix="kassign-merged-", suffix=".columns")
     os.close(fd)
     try:
         try:
             rows = spark._jvm.kassign.spark.KassignKeyFigures.mergeOnDriver(
-                placed._jdf, max_groups, max_bytes, max_driver_bytes, path)
+                counted._jdf, max_groups, max_bytes, max_driver_bytes, path)
         except Exception as err:  # Spark's and py4j's wrappers both carry the job's abort message
             if RESULT_LIMIT not in str(err):
                 raise
@@ -93,7 +94,7 @@ def merge_on_driver(placed: DataFrame, group: list[str], max_groups: int = 0, ma
         if rows < 0:
             log.info("the merged key figures exceed the driver's bound; merging them in Spark instead")
             return None
-        schema = pa.schema([pa.field(f.name, _ARROW_TYPES[type(f.dataType)]) for f in placed.schema.fields[:-1]]
+        schema = pa.schema([pa.field(f.name, _ARROW_TYPES[type(f.dataType)]) for f in counted.schema.fields[:-1]]
                            + [pa.field("records", pa.int64(), nullable=False), pa.field("bytes", pa.int64())])
         return read_column_file(Path(path), schema)
     finally:

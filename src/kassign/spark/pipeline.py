@@ -323,8 +323,8 @@ def rows_to_count(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOp
 def driver_key_figures(placed: DataFrame, group: list[str], counts: Mapping[str, int], opts: PipelineOptions,
                        key_type: str | None = None) -> pa.Table | None:
     """``with_key_columns(key_figures(...))`` (live topics: ``live_key_figures``) with the splits' counts
-    merged by the driver (``kassign.spark.key_merge.merge_on_driver``; ``placed``: the grouping columns,
-    then ``bytes``): one Spark stage instead of two. None when the splits' counts exceed
+    merged by the driver (``kassign.spark.key_merge.merge_on_driver``; ``placed``: rows with the grouping
+    columns and ``bytes``): one Spark stage instead of two. None when the splits' counts exceed
     ``spark.driver.maxResultSize`` or the driver's bound (then merge in Spark)."""
     merged = key_merge.merge_on_driver(placed, group)
     if merged is None:
@@ -353,7 +353,7 @@ def _live_figures_on_driver(records: DataFrame, counts: Mapping[str, int], opts:
     if not _on_the_jvm(opts):
         return None
     group = ["topic", "key", "partition", "reason"]
-    return driver_key_figures(records.select(*group, "bytes"), group, counts, opts)
+    return driver_key_figures(records, group, counts, opts)
 
 
 def live_records(df: DataFrame) -> DataFrame:
