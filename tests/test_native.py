@@ -136,3 +136,64 @@ def test_bad_columns_are_refused_not_read(change: dict[str, Any], error: Any, me
     args.update(change)
     with pytest.raises(error, match=message):
         native.member_pairs(*args.values())
+
+
+def big_build(rows: int, members: int = 1_000) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Arguments of member_pairs for ``rows`` new pairs over ``members`` members and 50 topics."""
+    names = [f"m{i:04d}" for i in range(members)]
+    bounds = np.linspace(0, rows, members + 1).astype(np.int64)
+    topic = np.arange(rows, dtype=np.int64) % 50
+    partition = np.arange(rows, dtype=np.int64) // 50
+    return names, bounds, topic, partition, [f"t{i}" for i in range(50)]
+
+
+def virtual_size() -> int:
+    """This process's mapped memory in bytes (pages mapped, touched or not)."""
+    return int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+needs_huge_arenas = pytest.mark.skipif(native is None or not native.arenas_served()[0],
+                                       reason="arenas in huge pages are built on Linux only")
+
+
+@needs_huge_arenas
+def test_a_large_build_takes_its_arenas_in_huge_pages_and_only_it() -> None:
+    names, bounds, topic, partition, topics = big_build(300_000)
+    before = native.arenas_served()[1]
+    built = native.member_pairs(names, bounds, topic, partition, topics, None, None)
+    served = native.arenas_served()[1] - before
+    assert served >= 300_000 * 56 // (1 << 20) - 2  # about one 1 MiB arena per 18,000 pairs of 56 bytes
+    assert built[names[-1]][-1] == (topics[int(topic[-1])], int(partition[-1]))
+    # Afterwards CPython's own allocator serves again: other objects, or a small build, take none.
+    others = [(i, str(i)) for i in range(300_000)]
+    small = native.member_pairs(*big_build(1_000, members=10), None, None)
+    shared = native.member_pairs(names[:2], np.array([0, 1, 2]), None, None, topics, np.array([0, 1]), [("t", 0)] * 2)
+    assert native.arenas_served()[1] - before == served
+    assert len(others) == 300_000 and len(small) == 10 and len(shared) == 2
+
+
+@needs_huge_arenas
+def test_huge_page_arenas_are_given_back() -> None:
+    """Results built and dropped again and again map no more memory than the first: CPython unmaps
+    the arenas like its own, and the half chunk a build leaves unused is unmapped at once."""
+    def build_and_drop(rows: int) -> None:
+        names, bounds, topic, partition, topics = big_build(rows)
+        built = native.member_pairs(names, bounds, topic, partition, topics, None, None)
+        assert sum(map(len, built.values())) == rows
+        del built
+        gc.collect()
+
+    build_and_drop(400_000)
+    first = virtual_size()
+    for round_number in range(40):
+        build_and_drop(400_000 + round_number * 9_000)  # arena counts odd and even: a spare half at times
+    assert virtual_size() - first < 24 << 20
+
+
+@needs_native
+def test_a_large_build_equals_the_python_builder() -> None:
+    from kassign.flat import pair_objects, sliced
+    names, bounds, topic, partition, topics = big_build(150_000, members=700)
+    built = native.member_pairs(names, bounds, topic, partition, topics, None, None)
+    expected = dict(zip(names, sliced(pair_objects(topics, topic, partition), bounds)))
+    assert built == expected

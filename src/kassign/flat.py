@@ -280,18 +280,22 @@ def _partitions_of(value: Any, who: str, member: str) -> Iterable[Any]:
 
 
 @njit(cache=True)
-def _group_by_owner(owner, member_rank, topic_order, offsets):
-    """Counting sort of the assigned partitions by their owner's rank, walking topics in ``topic_order``:
-    ``(bounds, topic, partition)``, rank ``r``'s pairs at ``bounds[r] .. bounds[r+1]-1``."""
+def _owner_bounds(owner, member_rank):
+    """``bounds``: rank ``r``'s assigned partitions will be at ``bounds[r] .. bounds[r+1]-1``."""
     bounds = np.zeros(len(member_rank) + 1, dtype=np.int64)
     for f in range(len(owner)):
         if owner[f] >= 0:
             bounds[member_rank[owner[f]] + 1] += 1
     for i in range(len(member_rank)):
         bounds[i + 1] += bounds[i]
+    return bounds
+
+
+@njit(cache=True)
+def _fill_by_owner(owner, member_rank, topic_order, offsets, bounds, topic, partition):
+    """Counting sort of the assigned partitions by their owner's rank into ``topic`` and ``partition``,
+    walking topics in ``topic_order``, partitions ascending."""
     fill = bounds[:-1].copy()
-    topic = np.empty(bounds[-1], dtype=np.int64)
-    partition = np.empty(bounds[-1], dtype=np.int64)
     for t in topic_order:
         first = offsets[t]
         for f in range(first, offsets[t + 1]):
@@ -300,6 +304,17 @@ def _group_by_owner(owner, member_rank, topic_order, offsets):
                 topic[fill[r]] = t
                 partition[fill[r]] = f - first
                 fill[r] += 1
+
+
+def _group_by_owner(owner: np.ndarray, member_rank: np.ndarray, topic_order: np.ndarray,
+                    offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(bounds, topic, partition)``, rank ``r``'s pairs at ``bounds[r] .. bounds[r+1]-1``. The two columns
+    are numpy's (numpy maps a large array in huge pages where it can: a million rows fault in a few
+    pages instead of four thousand), filled by the compiled counting sort."""
+    bounds = _owner_bounds(owner, member_rank)
+    topic = np.empty(int(bounds[-1]), dtype=np.int64)
+    partition = np.empty(int(bounds[-1]), dtype=np.int64)
+    _fill_by_owner(owner, member_rank, topic_order, offsets, bounds, topic, partition)
     return bounds, topic, partition
 
 

@@ -227,12 +227,13 @@ def test_uniform_assignment_is_complete_balanced_and_sticky(scenario):
         assert len(kept) >= min(len(owned), quota)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     counts=st.lists(st.integers(0, 6), min_size=1, max_size=8),
     extra_members=st.integers(0, 3),
+    spread=st.sampled_from(["all, as None", "all, as ids", "scattered ids"]),
 )
-def test_vectorised_round_robin_matches_the_partition_by_partition_loop(counts, extra_members):
+def test_vectorised_round_robin_matches_the_partition_by_partition_loop(counts, extra_members, spread):
     members = len(counts) + extra_members
     total = sum(counts) + members * 3 + 2
     quotas_a, quotas_b = _Quotas(total, members), _Quotas(total, members)
@@ -242,12 +243,16 @@ def test_vectorised_round_robin_matches_the_partition_by_partition_loop(counts, 
         q.count[:] = start
         q.under = [m for m in range(members) if start[m] < q.min]
         q.at_min = [m for m in range(members) if start[m] == q.min and q.min < q.max]
-    unassigned = np.arange(total - int(start.sum()), dtype=np.int64)
-    owner_a = np.full(len(unassigned), -1, dtype=np.int32)
+    left = total - int(start.sum())
+    # The unassigned ids among the owner array's slots: all of them, or every other one of twice as many.
+    unassigned = np.arange(left, dtype=np.int64) * (2 if spread == "scattered ids" else 1)
+    owner_a = np.full(int(unassigned[-1]) + 1 if left else 0, -1, dtype=np.int32)
     owner_b = owner_a.copy()
     _round_robin_loop(unassigned.tolist(), quotas_a, owner_a)
-    _round_robin_blocks(unassigned, quotas_b, owner_b)
+    _round_robin_blocks(None if spread == "all, as None" else unassigned, quotas_b, owner_b)
     assert owner_a.tolist() == owner_b.tolist()
+    assert quotas_a.count.tolist() == quotas_b.count.tolist()
+    assert (quotas_a.under, quotas_a.at_min) == (quotas_b.under, quotas_b.at_min)
 
 
 @st.composite

@@ -37,6 +37,11 @@ log = logging.getLogger("kassign.assignors.sticky")
 
 NO_OWNER = -1
 
+# No partitions: one read-only empty array shared by every claim and member that has none (a new group of
+# two thousand members would otherwise make four thousand).
+NO_IDS = np.zeros(0, dtype=np.int64)
+NO_IDS.flags.writeable = False
+
 # Builds a TopicPartition from a (topic, partition) tuple without NamedTuple's argument parsing.
 
 
@@ -93,7 +98,7 @@ class Claim:
     subscribed: frozenset[str]
     entry_topics: list[str] = field(default_factory=list)
     entry_sizes: list[int] = field(default_factory=list)
-    partitions: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    partitions: np.ndarray = field(default_factory=lambda: NO_IDS)
     # Layout topic index per entry when already known (batch decoding), -1 for unknown topics.
     entry_topic_index: np.ndarray | None = None
 
@@ -126,7 +131,7 @@ class ResolvedOwnership:
     members: list[str]
     owned: list[np.ndarray]  # per member (claim order): partitions it rightfully keeps claim to
     contested: np.ndarray  # partitions claimed twice in one generation: owned by nobody
-    owner: np.ndarray  # int32 [N]: rightful previous owner member index, or NO_OWNER
+    owner: np.ndarray  # int32 [N], read-only: rightful previous owner member index, or NO_OWNER
 
     def owned_partitions(self) -> dict[str, tuple[TopicPartition, ...]]:
         return {m: self.layout.materialize(ids) for m, ids in zip(self.members, self.owned)}
@@ -189,10 +194,10 @@ def _lists_entries(claim: Claim) -> bool:
 def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> ResolvedOwnership:
     """Settle every member's claims (see module docstring); claims are read in the order given."""
     n = layout.total
-    owner = np.full(n, NO_OWNER, dtype=np.int32)
     if not any(map(_lists_entries, claims)):  # a new group: nothing claimed, nothing to settle or warn about
-        empty = [np.zeros(0, dtype=np.int64) for _ in claims]
-        return ResolvedOwnership(layout, [c.member for c in claims], empty, np.zeros(0, dtype=np.int64), owner)
+        nobody = np.broadcast_to(np.int32(NO_OWNER), (n,))  # read-only, and no memory for a million partitions
+        return ResolvedOwnership(layout, [c.member for c in claims], [NO_IDS] * len(claims), NO_IDS, nobody)
+    owner = np.full(n, NO_OWNER, dtype=np.int32)
     holds = np.zeros(n, dtype=bool)  # False when the last claimant lost it to a same-generation tie
     contested = np.zeros(n, dtype=bool)
     generations = np.array([c.generation for c in claims], dtype=np.int64)
@@ -217,8 +222,10 @@ def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> Res
                 others = ", ".join(claims[o].member for o in np.unique(previous[mask]).tolist())
                 _warn_conflict(reason, claim, others, int(mask.sum()))
     if not any(map(len, claimed)):  # nobody claims anything (a new group): nothing to settle
-        return ResolvedOwnership(layout, [c.member for c in claims], claimed, np.zeros(0, dtype=np.int64), owner)
+        owner.flags.writeable = False
+        return ResolvedOwnership(layout, [c.member for c in claims], claimed, NO_IDS, owner)
     rightful = np.where(holds & ~contested, owner, NO_OWNER).astype(np.int32)
+    rightful.flags.writeable = False
     owned = [ids[rightful[ids] == m] for m, ids in enumerate(claimed)]
     return ResolvedOwnership(layout, [c.member for c in claims], owned, np.flatnonzero(contested), rightful)
 

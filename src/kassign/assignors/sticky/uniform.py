@@ -75,12 +75,11 @@ def _keep_owned(
     quotas: _Quotas,
     racks: RackContext | None,
     owner: np.ndarray,
-    given_up: np.ndarray,
-) -> bool:
-    """Step 1; says whether anything was kept or given up (a new group keeps nothing)."""
+    given_up: np.ndarray | None,
+) -> None:
+    """Step 1. ``given_up`` may be None only when nobody owns anything (a new group keeps nothing)."""
     topic_of = layout.topic_of
     num_topics = max(len(layout.topics), 1)
-    touched = False
     for m in walk_order:
         ids = owned[m]
         if len(ids) == 0:  # nothing to keep: only the waiting lists change (no array work per new member)
@@ -89,7 +88,7 @@ def _keep_owned(
             elif quotas.over_min < quotas.expected_over_min:
                 quotas.at_min.append(m)
             continue
-        touched = True
+        assert given_up is not None
         if racks is not None:
             mismatched = racks.mismatched(m, ids)
             given_up[ids[mismatched]] = m  # may move to a same-rack member, or come back to m
@@ -113,7 +112,6 @@ def _keep_owned(
         owner[keep] = m
         given_up[ids[len(keep) :]] = m
         quotas.count[m] = len(keep)
-    return touched
 
 
 def _next_rack_member(racks: RackContext, partition: int, candidates: list[int], start: int) -> int:
@@ -182,33 +180,42 @@ def _round_robin_loop(partitions: Sequence[int], quotas: _Quotas, owner: np.ndar
             at_min.append(member)
 
 
-def _round_robin_blocks(partitions: np.ndarray, quotas: _Quotas, owner: np.ndarray) -> None:
-    """Step 3 vectorised: the same sequence as ``_round_robin_loop`` built per block of identical rounds."""
+def _round_robin_blocks(partitions: np.ndarray | None, quotas: _Quotas, owner: np.ndarray) -> None:
+    """Step 3 vectorised: the same sequence as ``_round_robin_loop`` written per block of identical rounds.
+
+    ``partitions``: the unassigned partitions, ascending; None for every partition of ``owner`` (a new
+    group), whose blocks are then written as slices: no index array, no copy of the member sequence."""
+    count = len(owner) if partitions is None else len(partitions)
     under = np.array(quotas.under, dtype=np.int64)
     deficit = quotas.min - quotas.count[under] if len(under) else np.zeros(0, dtype=np.int64)
     need = int(deficit.sum())
-    if need > len(partitions):
+    if need > count:
         raise StickyInvariantError("members are below the minimum but no partitions are left")
-    pieces = []
-    done = 0
+    done = position = 0
     for threshold in np.unique(deficit).tolist():
-        active = under[deficit >= threshold]  # members still short during rounds [done, threshold)
-        pieces.append(np.tile(active, threshold - done))
-        done = threshold
-    if pieces:
-        owner[partitions[:need]] = np.concatenate(pieces)
-        quotas.count[under] += deficit
+        active = under[deficit >= threshold].astype(owner.dtype)  # members still short during rounds [done, threshold)
+        rounds = threshold - done
+        end = position + rounds * len(active)
+        if partitions is None:
+            owner[position:end].reshape(rounds, len(active))[...] = active
+        else:
+            owner[partitions[position:end]] = np.tile(active, rounds)
+        position, done = end, threshold
+    quotas.count[under] += deficit
     # Members reach the minimum in the round of their deficit, in list order within a round.
     reached = under[np.argsort(deficit, kind="stable")].tolist()
     at_min = quotas.at_min + reached
-    extra = partitions[need:]
-    if len(extra) > len(at_min):
+    extra = count - need
+    if extra > len(at_min):
         raise StickyInvariantError("partitions remain but every member is at its maximum")
-    receivers = np.array(at_min[: len(extra)], dtype=np.int64)
-    owner[extra] = receivers
+    receivers = np.array(at_min[:extra], dtype=np.int64)
+    if partitions is None:
+        owner[need:] = receivers
+    else:
+        owner[partitions[need:]] = receivers
     quotas.count[receivers] += 1
     quotas.under = []
-    quotas.at_min = at_min[len(extra) :]
+    quotas.at_min = at_min[extra:]
 
 
 def assign_uniform(
@@ -227,28 +234,34 @@ def assign_uniform(
     """
     members = len(owned)
     owner = np.full(layout.total, NO_OWNER, dtype=np.int32)
-    given_up = np.full(layout.total, NO_OWNER, dtype=np.int32)  # member that had to let the partition go
     if members == 0 or layout.total == 0:
         return UniformResult(owner, np.zeros(0, dtype=np.int64))
+    # The member that had to let each partition go; a new group (nobody owns anything) gives up nothing.
+    history = any(map(len, owned))
+    given_up = np.full(layout.total, NO_OWNER, dtype=np.int32) if history else None
     quotas = _Quotas(layout.total, members)
-    touched = _keep_owned(layout, owned, walk_order, quotas, racks, owner, given_up)
-    unassigned = np.flatnonzero(owner == NO_OWNER) if touched else np.arange(layout.total, dtype=np.int64)
+    _keep_owned(layout, owned, walk_order, quotas, racks, owner, given_up)
+    unassigned = np.flatnonzero(owner == NO_OWNER) if history else None  # None: every partition, in order
     rank = name_rank.tolist()
     quotas.under.sort(key=rank.__getitem__)
     quotas.at_min.sort(key=rank.__getitem__)
     if racks is not None:
-        order = np.argsort(racks.members_on_partition_racks[unassigned], kind="stable")
-        left = _rack_round_robin(unassigned[order], quotas, racks, owner)
+        everything = np.arange(layout.total, dtype=np.int64) if unassigned is None else unassigned
+        order = np.argsort(racks.members_on_partition_racks[everything], kind="stable")
+        left = _rack_round_robin(everything[order], quotas, racks, owner)
         _round_robin_loop(left, quotas, owner)
     else:
         _round_robin_blocks(unassigned, quotas, owner)
     if quotas.under:
         raise StickyInvariantError(f"{len(quotas.under)} member(s) stay below the minimum of {quotas.min}")
-    if not touched and len(contested) == 0:  # nothing was given up, so nothing is in flight
+    if given_up is None and len(contested) == 0:  # nothing was given up, so nothing is in flight
         return UniformResult(owner, np.zeros(0, dtype=np.int64))
-    previous = given_up[unassigned]
-    moved = (previous != NO_OWNER) & (previous != owner[unassigned])
+    if unassigned is None:
+        unassigned = np.arange(layout.total, dtype=np.int64)
     contested_mask = np.zeros(layout.total, dtype=bool)
     contested_mask[contested] = True  # claimed twice in one generation: handed out only once everyone let go
-    transferring = unassigned[moved | contested_mask[unassigned]]
-    return UniformResult(owner, transferring)
+    in_flight = contested_mask[unassigned]
+    if given_up is not None:
+        previous = given_up[unassigned]
+        in_flight |= (previous != NO_OWNER) & (previous != owner[unassigned])
+    return UniformResult(owner, unassigned[in_flight])
