@@ -17,7 +17,8 @@ import kassign
 import kassign.flat as flat_module
 from kassign import _accel
 from kassign.errors import KassignError
-from kassign.flat import FlatAssignment, member_lists, pair_objects, sliced
+from kassign.assignors.base import TopicPartition
+from kassign.flat import FlatAssignment, member_lists, pair_objects, pairs_by_member, sliced
 from tests.conftest import vector_params
 
 CLASSIC = ["range", "roundrobin", "sticky", "cooperative-sticky", "random", "broadcast", "load-aware"]
@@ -184,6 +185,25 @@ def test_native_and_python_builders_give_the_same_dict(flat: FlatAssignment, ext
     assert all(type(pair) is tuple and type(pair[0]) is str and type(pair[1]) is int
                for pairs in got.values() for pair in pairs)
     assert len({id(pairs) for pairs in got.values()}) == len(got)  # no list shared between members
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=30), st.data(), st.sampled_from([None, TopicPartition]))
+def test_pairs_by_member_in_c_and_in_python(lengths: list[int], data, pair_type) -> None:
+    """New pairs per member, as tuples (the dict API) or TopicPartitions (the assignor classes), alike from
+    the C pass and from the Python builder, and alike to plain slices of the pairs."""
+    names = [f"m{i}" for i in range(len(lengths))]
+    bounds = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64)
+    rows = int(bounds[-1])
+    topics = ["t0", "t1", "t2"]
+    topic = np.array(data.draw(st.lists(st.integers(0, 2), min_size=rows, max_size=rows)), dtype=np.int64)
+    partition = np.array(data.draw(st.lists(st.integers(0, 70_000), min_size=rows, max_size=rows)), dtype=np.int64)
+    with python_builders(flat_module._KEPT_PAIRS_AT_MOST):
+        expected = pairs_by_member(names, bounds, topics, topic, partition, pair_type)
+    got = pairs_by_member(names, bounds, topics, topic, partition, pair_type)
+    assert got == expected == dict(zip(names, sliced(pair_objects(topics, topic, partition), bounds)))
+    kind = tuple if pair_type is None else pair_type
+    assert all(type(pair) is kind for pairs in [*got.values(), *expected.values()] for pair in pairs)
 
 
 def test_members_and_topics_given_as_tuples() -> None:

@@ -93,7 +93,7 @@ def test_building_keeps_every_reference_count_and_untracks_the_pairs() -> None:
     partition = np.array([3, 0, 70_000, 3, 70_000], dtype=np.int64)  # 70,000: past CPython's cached small ints
     kept = [(t, p) for t in topics for p in range(4)]
     flat = np.array([3, 4, 5, 0, 7], dtype=np.int64)
-    watched = [*names, *topics, *kept]
+    watched = [*names, *topics, *kept, TopicPartition]
     before = refcounts(watched)
     for _ in range(50):
         built = native.member_pairs(names, bounds, topic, partition, topics, None, None)
@@ -101,10 +101,13 @@ def test_building_keeps_every_reference_count_and_untracks_the_pairs() -> None:
                          "c": [("topic-y", 70_000), ("topic-x", 3), ("topic-y", 70_000)]}
         assert built["c"][0] is not built["c"][2] and built["c"][0][1] is built["c"][2][1]  # one int per number
         assert not gc.is_tracked(built["a"][0])  # a str and an int: no cycle possible
+        named = native.member_pairs(names, bounds, topic, partition, topics, None, None, TopicPartition)
+        assert named == built and type(named["c"][1]) is TopicPartition and named["c"][1].partition == 3
+        assert not gc.is_tracked(named["a"][0])
         shared = native.member_pairs(names, bounds, None, None, topics, flat, kept)
         assert shared == {"a": [kept[3], kept[4]], "b": [], "c": [kept[5], kept[0], kept[7]]}
         assert shared["a"][0] is kept[3]
-        del built, shared
+        del built, named, shared
     assert refcounts(watched) == before
 
 
@@ -122,6 +125,9 @@ BAD_BUILDS = [
     ({"flat": np.array([0, 1, 2, 3, 8], dtype=np.int64), "kept": [("t", p) for p in range(8)]}, IndexError,
      "outside the kept pairs"),
     ({"kept": ("not", "a", "list")}, TypeError, "kept pairs"),
+    ({"pair_type": int}, TypeError, "tuple subclass"),
+    ({"pair_type": TopicPartition("t", 0)}, TypeError, "tuple subclass"),
+    ({"pair_type": type("WithDict", (tuple,), {})}, TypeError, "tuple subclass"),  # instances have a __dict__
 ]
 
 
@@ -130,7 +136,7 @@ BAD_BUILDS = [
 def test_bad_columns_are_refused_not_read(change: dict[str, Any], error: Any, message: str | None) -> None:
     args = {"names": ["a", "b", "c"], "bounds": np.array([0, 2, 2, 5], dtype=np.int64),
             "topic": np.zeros(5, dtype=np.int64), "partition": np.zeros(5, dtype=np.int64), "topic_names": ["t"],
-            "flat": None, "kept": None}
+            "flat": None, "kept": None, "pair_type": None}
     if "flat" in change or "kept" in change:
         args.update(flat=np.zeros(5, dtype=np.int64), kept=[("t", 0)])
     args.update(change)

@@ -8,11 +8,12 @@
  * same columns as the Python readers (tests/test_scenario_members.py runs every near miss and
  * generated documents through all of them).
  *
- * member_pairs(names, bounds, topic, partition, topic_names, flat, pairs) builds the dict API's result
- * {names[i]: [(topic, partition), ...]} from the grouped integer columns of kassign.flat: member i's rows
- * are bounds[i] .. bounds[i+1]-1. Given a list of kept pairs (one tuple per flat id of a small layout)
- * and the rows' flat ids, it shares those tuples; otherwise it makes one tuple per row from the shared
- * topic names and one int object per partition number. A tuple of a str and an int cannot be part of a
+ * member_pairs(names, bounds, topic, partition, topic_names, flat, pairs, pair_type=None) builds the dict
+ * API's result {names[i]: [(topic, partition), ...]} from the grouped integer columns of kassign.flat:
+ * member i's rows are bounds[i] .. bounds[i+1]-1. Given a list of kept pairs (one tuple per flat id of a
+ * small layout) and the rows' flat ids, it shares those tuples; otherwise it makes one tuple per row (or
+ * one pair_type, e.g. TopicPartition for the assignor classes) from the shared topic names and one int
+ * object per partition number. A tuple of a str and an int cannot be part of a
  * reference cycle, so each new tuple is untracked by the cyclic collector at once, as CPython's own
  * collector does when it first examines such a tuple: a million of them are never traversed.
  *
@@ -445,9 +446,10 @@ static int int64s(PyObject *object, Int64s *out, const char *name) {
     return 0;
 }
 
-/* The tuple (topic_names[t], number p), made with shared parts and untracked (it holds no container). */
-static PyObject *new_pair(PyObject *topic, PyObject *number) {
-    PyObject *pair = PyTuple_New(2);
+/* The pair (topic_names[t], number p), made with shared parts and untracked (it holds no container): a
+ * tuple, or an instance of pair_type, a tuple subclass of no other fields (TopicPartition, a NamedTuple). */
+static PyObject *new_pair(PyTypeObject *pair_type, PyObject *topic, PyObject *number) {
+    PyObject *pair = pair_type == NULL ? PyTuple_New(2) : pair_type->tp_alloc(pair_type, 2);
     if (pair == NULL)
         return NULL;
     Py_INCREF(topic);
@@ -460,9 +462,23 @@ static PyObject *new_pair(PyObject *topic, PyObject *number) {
 
 static PyObject *member_pairs(PyObject *module, PyObject *args) {
     PyObject *names, *bounds_object, *topic_object, *partition_object, *topic_names, *flat_object, *kept;
-    if (!PyArg_ParseTuple(args, "O!OOOO!OO:member_pairs", &PyList_Type, &names, &bounds_object, &topic_object,
-                          &partition_object, &PyList_Type, &topic_names, &flat_object, &kept))
+    PyObject *pair_type_object = Py_None;
+    if (!PyArg_ParseTuple(args, "O!OOOO!OO|O:member_pairs", &PyList_Type, &names, &bounds_object, &topic_object,
+                          &partition_object, &PyList_Type, &topic_names, &flat_object, &kept, &pair_type_object))
         return NULL;
+    PyTypeObject *pair_type = NULL;
+    if (pair_type_object != Py_None) {
+        /* Only a tuple subclass laid out as a tuple (no __dict__, no extra slots) may be filled like a tuple. */
+        if (!PyType_Check(pair_type_object) ||
+            !PyType_IsSubtype((PyTypeObject *)pair_type_object, &PyTuple_Type) ||
+            ((PyTypeObject *)pair_type_object)->tp_basicsize != PyTuple_Type.tp_basicsize ||
+            ((PyTypeObject *)pair_type_object)->tp_itemsize != PyTuple_Type.tp_itemsize ||
+            ((PyTypeObject *)pair_type_object)->tp_dictoffset != 0) {
+            PyErr_SetString(PyExc_TypeError, "member_pairs: pair_type must be a tuple subclass without fields of its own");
+            return NULL;
+        }
+        pair_type = (PyTypeObject *)pair_type_object;
+    }
     Int64s bounds = {0}, topic = {0}, partition = {0}, flat = {0};
     int have_bounds = 0, have_topic = 0, have_partition = 0, have_flat = 0;
     PyObject **numbers = NULL, *result = NULL;
@@ -553,7 +569,7 @@ static PyObject *member_pairs(PyObject *module, PyObject *args) {
                     Py_CLEAR(result);
                     goto done;
                 }
-                pair = new_pair(PyList_GET_ITEM(topic_names, topic.values[r]), numbers[p]);
+                pair = new_pair(pair_type, PyList_GET_ITEM(topic_names, topic.values[r]), numbers[p]);
                 if (pair == NULL) {
                     Py_CLEAR(result);
                     goto done;
@@ -586,7 +602,8 @@ static PyMethodDef methods[] = {
     {"read_members", read_members, METH_VARARGS,
      "read_members(doc, pair_type) -> columns tuple, or None when the document is not of the plainest shape"},
     {"member_pairs", member_pairs, METH_VARARGS,
-     "member_pairs(names, bounds, topic, partition, topic_names, flat, kept) -> {name: [(topic, partition)]}"},
+     "member_pairs(names, bounds, topic, partition, topic_names, flat, kept, pair_type=None) -> "
+     "{name: [(topic, partition)]}"},
     {"arenas_served", arenas_served, METH_NOARGS,
      "arenas_served() -> (whether this build can serve arenas in huge pages, how many it has served so far)"},
     {NULL, NULL, 0, NULL},

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import operator
+from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -94,19 +95,14 @@ class FlatAssignment:
         list of new tuples (few long lists cost little per member)."""
         offsets = np.asarray(self.offsets, dtype=np.int64)
         keep = offsets[-1] <= _KEPT_PAIRS_AT_MOST and len(topic) <= _SHORT_LISTS * (len(bounds) - 1)
+        if not keep:
+            return pairs_by_member(names, bounds, self.topics, topic, partition)
         native = _accel.native
         if native is not None:
             topics = list(self.topics)  # the C pass takes lists (a few hundred names: no cost to speak of)
-            if keep:
-                flat = offsets[topic] + partition
-                return native.member_pairs(names, bounds, None, None, topics, flat,
-                                           layout_pairs(topics, offsets).tolist())
-            return native.member_pairs(names, bounds, topic, partition, topics, None, None)
-        if keep:
-            lists = member_lists(layout_pairs(self.topics, offsets)[offsets[topic] + partition], bounds)
-        else:
-            lists = sliced(pair_objects(self.topics, topic, partition), bounds)
-        return dict(zip(names, lists))
+            flat = offsets[topic] + partition
+            return native.member_pairs(names, bounds, None, None, topics, flat, layout_pairs(topics, offsets).tolist())
+        return dict(zip(names, member_lists(layout_pairs(self.topics, offsets)[offsets[topic] + partition], bounds)))
 
     def to_table(self) -> pa.Table:
         """Columns ``member`` (string), ``topic`` (string), ``partition`` (int32); one row per
@@ -181,6 +177,20 @@ def pair_objects(topics: list[str], topic: np.ndarray, partition: np.ndarray,
     names = np.array(topics, dtype=object)
     numbers = np.array(range(int(partition.max()) + 1 if len(partition) else 0), dtype=object)
     return list(make(zip(names[topic].tolist(), numbers[partition].tolist())))
+
+
+def pairs_by_member(names: list[str], bounds: np.ndarray, topics: list[str], topic: np.ndarray,
+                    partition: np.ndarray, pair_type: type[tuple] | None = None) -> dict[str, list[Any]]:
+    """``{names[i]: [pair, ...]}`` with member ``i``'s rows ``bounds[i] .. bounds[i+1]-1`` of the ``topic``
+    (index into ``topics``) and ``partition`` columns as new ``(topic, partition)`` pairs: tuples, or
+    ``pair_type``'s (a tuple subclass without fields of its own, such as ``TopicPartition``). In one C pass
+    where the compiled part is built, else through :func:`pair_objects`."""
+    native = _accel.native
+    if native is not None:
+        return native.member_pairs(list(names), np.asarray(bounds, dtype=np.int64), topic, partition, list(topics),
+                                   None, None, pair_type)
+    make = iter if pair_type is None else partial(map, partial(tuple.__new__, pair_type))
+    return dict(zip(names, sliced(pair_objects(topics, topic, partition, make), bounds)))
 
 
 # How many names _sorted_with_ranks looks at before it bets that all are sorted (a sort of sorted names is one pass).

@@ -20,7 +20,7 @@ topic names appear only in steps 1 and 5.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -29,7 +29,6 @@ from kassign.assignors.base import (
     ConsumerPartitionAssignor,
     Subscription,
     TopicPartition,
-    new_topic_partition,
     subscribed_partition_counts,
 )
 from kassign.assignors.sticky.claims import (
@@ -48,8 +47,7 @@ from kassign.flat import (
     FlatAssignment,
     group_by_owner,
     no_cyclic_gc,
-    pair_objects,
-    sliced,
+    pairs_by_member,
 )
 from kassign.javaorder import java_sorted_positions, java_string_hash_order
 
@@ -230,16 +228,11 @@ def _sticky_owner(
 
 def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
     """Each member's ``Assignment``, partitions in layout order (Kafka's: topic, then partition): one
-    counting sort by owner, then every ``TopicPartition`` built in one pass and sliced per member."""
+    counting sort by owner, then every ``TopicPartition`` built in one pass (:func:`pairs_by_member`)."""
     layout = view.layout
     bounds, topic, partition = group_by_owner(owner, layout.offsets, np.arange(len(view.members), dtype=np.int64))
-    pairs = pair_objects(layout.topics, topic, partition, make=_topic_partitions)
-    per_member = dict(zip(view.members, map(tuple, sliced(pairs, bounds))))
-    return {member: Assignment(per_member[member]) for member in view.subscriptions}
-
-
-def _topic_partitions(pairs: Iterator[tuple[str, int]]) -> Iterator[TopicPartition]:
-    return map(new_topic_partition, pairs)
+    per_member = pairs_by_member(view.members, bounds, layout.topics, topic, partition, TopicPartition)
+    return {member: Assignment(tuple(per_member[member])) for member in view.subscriptions}
 
 
 class EngineAssignor(ConsumerPartitionAssignor):
