@@ -506,7 +506,7 @@ def test_plan_takes_numpy_broker_ids_as_elsewhere() -> None:
 
     current = {"version": 1, "partitions": [{"topic": "t", "partition": p, "replicas": [p % 3]} for p in range(3)]}
     assert plan_reassignment(current, [np.int64(0), (np.int32(1), None), 2]) == plan_reassignment(current, [0, 1, 2])
-    with pytest.raises(PlanError, match="broker id must be a whole number from 0 to 2147483647"):
+    with pytest.raises(PlanError, match="brokers: broker id must be from 0 to 2147483647"):
         plan_reassignment(current, [0, 1, 2**31])
 
 

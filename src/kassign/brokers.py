@@ -23,23 +23,31 @@ StripedBroker = tuple[int, "str | None", bool]
 INT_MAX = (1 << 31) - 1
 
 
-def normalise_brokers(brokers: Any) -> list[Broker]:
+def normalise_brokers(brokers: Any, *, ordered: bool = True, error: type[KassignError] = KassignError,
+                      context: str = "") -> list[Broker]:
+    """``[(id, rack_or_None), ...]`` checked, from such pairs, bare ids or a dict of id -> rack_or_None: ids
+    whole numbers in Java's int range, racks non-empty UTF-8 text or None, no id twice. ``ordered``: a set
+    is refused (placement follows the order given); each problem raises ``error``, its message prefixed by
+    ``context`` (a plan says ``"brokers: "``)."""
     result: list[Broker] = []
     seen: set[int] = set()
-    for entry in broker_entries(brokers):
+    for entry in broker_entries(brokers, ordered=ordered, error=error):
         if is_whole_number(entry):
             broker_id, rack = entry, None
         elif isinstance(entry, (tuple, list)) and len(entry) == 2:
             broker_id, rack = entry
         else:
-            raise KassignError(f"a broker must be an (id, rack_or_None) pair, got {entry!r}")
-        broker_id = whole_number(broker_id, "broker id", low=0)
+            raise error(f"{context}a broker must be an (id, rack_or_None) pair, got {entry!r}")
+        try:
+            broker_id = whole_number(broker_id, "broker id", low=0)
+        except KassignError as err:
+            raise error(f"{context}{err}") from None
         if rack is not None and (not isinstance(rack, str) or not rack):
-            raise KassignError(f"broker {broker_id}: rack must be a non-empty string or None, got {rack!r}")
+            raise error(f"{context}broker {broker_id}: rack must be a non-empty string or None, got {rack!r}")
         if rack is not None and utf8_problem(rack, "rack"):  # Kafka's racks are UTF-8 text
-            raise KassignError(f"broker {broker_id}: {utf8_problem(rack, 'rack')}")
+            raise error(f"{context}broker {broker_id}: {utf8_problem(rack, 'rack')}")
         if broker_id in seen:
-            raise KassignError(f"broker {broker_id} is listed twice")
+            raise error(f"{context}broker {broker_id} is listed twice")
         seen.add(broker_id)
         result.append((broker_id, rack))
     return result

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kassign.cluster import broker_entries
+from kassign.brokers import normalise_brokers as checked_brokers
 from kassign.errors import KassignError, shown
 from kassign.limits import JAVA_INT_MAX, is_whole_number
 from kassign.text import utf8_problem
@@ -144,27 +144,9 @@ def parse_current(current: Any) -> tuple[list[str], np.ndarray, np.ndarray, np.n
 
 
 def normalise_brokers(brokers: Iterable[Any]) -> list[tuple[int, str | None]]:
-    """``[(id, rack_or_None), ...]``, plain ids, or a dict of id -> rack_or_None (racks kept); ids as Java ints."""
-    result: list[tuple[int, str | None]] = []
-    seen: set[int] = set()
-    for entry in broker_entries(brokers, ordered=False, error=PlanError):  # targets are sorted: order is free
-        if is_whole_number(entry):
-            broker, rack = entry, None
-        elif isinstance(entry, (tuple, list)) and len(entry) == 2:
-            broker, rack = entry
-        else:
-            raise PlanError(f"brokers: {entry!r} is neither an id nor an (id, rack) pair")
-        if not is_whole_number(broker) or not 0 <= broker <= JAVA_INT_MAX:
-            raise PlanError(f"brokers: broker id must be a whole number from 0 to {JAVA_INT_MAX}, got {broker!r}")
-        broker = int(broker)
-        if rack is not None and (not isinstance(rack, str) or not rack):
-            raise PlanError(f"brokers: broker {broker}'s rack must be a non-empty string or None, got {rack!r}")
-        if rack is not None and utf8_problem(rack, "rack"):  # Kafka's racks are UTF-8 text
-            raise PlanError(f"brokers: broker {broker}: {utf8_problem(rack, 'rack')}")
-        if broker in seen:
-            raise PlanError(f"brokers: broker {broker} is listed twice")
-        seen.add(broker)
-        result.append((broker, rack))
+    """The target brokers, checked as every broker list is (:func:`kassign.brokers.normalise_brokers`; their
+    order is free, since targets are sorted), and at least one."""
+    result = checked_brokers(brokers, ordered=False, error=PlanError, context="brokers: ")
     if not result:
         raise PlanError("brokers: no brokers given; list the brokers that should hold replicas afterwards")
     return result
