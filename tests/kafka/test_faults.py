@@ -270,8 +270,9 @@ class AnswerServer:
                         if not chunk:
                             break
                         received += chunk
-                    conn.sendall(self.answer(received))
-                    self.served += 1
+                    answer = self.answer(received)
+                    self.served += 1  # before the answer: a client that has it may be checking the count already
+                    conn.sendall(answer)
                 except OSError:
                     pass
 
