@@ -101,8 +101,12 @@ def test_building_keeps_every_reference_count_and_untracks_the_pairs() -> None:
                          "c": [("topic-y", 70_000), ("topic-x", 3), ("topic-y", 70_000)]}
         assert built["c"][0] is not built["c"][2] and built["c"][0][1] is built["c"][2][1]  # one int per number
         assert not gc.is_tracked(built["a"][0])  # a str and an int: no cycle possible
-        named = native.member_pairs(names, bounds, topic, partition, topics, None, None, TopicPartition)
-        assert named == built and type(named["c"][1]) is TopicPartition and named["c"][1].partition == 3
+        named = native.member_pairs(names, bounds, topic, partition, topics, None, None,
+                                    TopicPartition if native.PAIR_TYPES else None)
+        assert named == built and named["c"][1][1] == 3
+        if native.PAIR_TYPES:  # Python before 3.14 (kassign.flat uses its Python builder for pair types after)
+            assert type(named["c"][1]) is TopicPartition and named["c"][1].partition == 3
+            assert hash(named["c"][1]) == hash(("topic-x", 3))
         assert not gc.is_tracked(named["a"][0])
         shared = native.member_pairs(names, bounds, None, None, topics, flat, kept)
         assert shared == {"a": [kept[3], kept[4]], "b": [], "c": [kept[5], kept[0], kept[7]]}
@@ -125,9 +129,9 @@ BAD_BUILDS = [
     ({"flat": np.array([0, 1, 2, 3, 8], dtype=np.int64), "kept": [("t", p) for p in range(8)]}, IndexError,
      "outside the kept pairs"),
     ({"kept": ("not", "a", "list")}, TypeError, "kept pairs"),
-    ({"pair_type": int}, TypeError, "tuple subclass"),
-    ({"pair_type": TopicPartition("t", 0)}, TypeError, "tuple subclass"),
-    ({"pair_type": type("WithDict", (tuple,), {})}, TypeError, "tuple subclass"),  # instances have a __dict__
+    ({"pair_type": int}, TypeError, "tuple subclass|before 3.14"),
+    ({"pair_type": TopicPartition("t", 0)}, TypeError, "tuple subclass|before 3.14"),
+    ({"pair_type": type("WithDict", (tuple,), {})}, TypeError, "tuple subclass|before 3.14"),  # has a __dict__
 ]
 
 

@@ -446,6 +446,10 @@ static int int64s(PyObject *object, Int64s *out, const char *name) {
     return 0;
 }
 
+/* Whether member_pairs can make instances of a tuple subclass: filled as a tuple after tp_alloc, which is
+ * all a tuple holds up to Python 3.13 (later tuples cache their hash in a field tp_alloc does not set). */
+#define PAIR_TYPES (PY_VERSION_HEX < 0x030E0000)
+
 /* The pair (topic_names[t], number p), made with shared parts and untracked (it holds no container): a
  * tuple, or an instance of pair_type, a tuple subclass of no other fields (TopicPartition, a NamedTuple). */
 static PyObject *new_pair(PyTypeObject *pair_type, PyObject *topic, PyObject *number) {
@@ -467,6 +471,10 @@ static PyObject *member_pairs(PyObject *module, PyObject *args) {
                           &partition_object, &PyList_Type, &topic_names, &flat_object, &kept, &pair_type_object))
         return NULL;
     PyTypeObject *pair_type = NULL;
+    if (pair_type_object != Py_None && !PAIR_TYPES) {
+        PyErr_SetString(PyExc_TypeError, "member_pairs: pair_type needs Python before 3.14 (see PAIR_TYPES)");
+        return NULL;
+    }
     if (pair_type_object != Py_None) {
         /* Only a tuple subclass laid out as a tuple (no __dict__, no extra slots) may be filled like a tuple. */
         if (!PyType_Check(pair_type_object) ||
@@ -621,5 +629,10 @@ PyMODINIT_FUNC PyInit__native(void) {
     MINUS_ONE = PyLong_FromLong(-1);
     if (!TOPICS || !OWNED || !GENERATION || !RACK || !INSTANCE_ID || !MINUS_ONE)
         return NULL;
-    return PyModule_Create(&module_def);
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL || PyModule_AddObjectRef(module, "PAIR_TYPES", PAIR_TYPES ? Py_True : Py_False) < 0) {
+        Py_XDECREF(module);
+        return NULL;
+    }
+    return module;
 }

@@ -186,7 +186,7 @@ def pairs_by_member(names: list[str], bounds: np.ndarray, topics: list[str], top
     ``pair_type``'s (a tuple subclass without fields of its own, such as ``TopicPartition``). In one C pass
     where the compiled part is built, else through :func:`pair_objects`."""
     native = _accel.native
-    if native is not None:
+    if native is not None and (pair_type is None or native.PAIR_TYPES):
         return native.member_pairs(list(names), np.asarray(bounds, dtype=np.int64), topic, partition, list(topics),
                                    None, None, pair_type)
     make = iter if pair_type is None else partial(map, partial(tuple.__new__, pair_type))
