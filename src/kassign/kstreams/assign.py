@@ -1,0 +1,69 @@
+"""``assign_streams_classic``: a classic Kafka Streams rebalance, as its group leader computes it.
+
+The answer (SPEC section 8) gives every client's active and standby tasks (warm-up replicas
+are standbys, as Kafka hands them out), every consumer's share of its client's tasks, and
+whether the leader schedules a probing rebalance. Task lists are sorted by (subtopology,
+partition); clients appear in process UUID order (signed, as Java compares UUIDs), consumers
+in member id order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kassign.errors import KassignError, UnknownAssignorError, shown
+from kassign.kstreams.high_availability import HighAvailabilityAssignor
+from kassign.kstreams.lags import client_histories
+from kassign.kstreams.scenario import StreamsClassicScenario, parse_streams_classic
+from kassign.kstreams.threads import split_over_consumers
+
+STRATEGIES = ("high-availability",)
+_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\Z")
+
+
+def check_kafka_version(kafka_version: Any) -> str:
+    """Kafka Streams' classic assignors are the same in every 4.x release; anything else is refused."""
+    match = _VERSION.match(kafka_version) if isinstance(kafka_version, str) else None
+    if not match:
+        raise KassignError(f"kafka_version must be \"MAJOR.MINOR\" or \"MAJOR.MINOR.PATCH\", got {shown(kafka_version)}")
+    if match[1] != "4":
+        raise KassignError(f"kafka_version {kafka_version}: kassign models Kafka Streams' classic task assignment "
+                           "of Kafka 4.x (any 4.MINOR release), not other major releases")
+    return kafka_version
+
+
+def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str = "4.3") -> dict:
+    """Tasks per client and per consumer of a classic Kafka Streams application, and whether a
+    probing rebalance follows (SPEC section 8). ``strategy``: ``"high-availability"``."""
+    if strategy not in STRATEGIES:
+        raise UnknownAssignorError(f"unknown Kafka Streams task assignor {shown(strategy)}; "
+                                   f"choose one of: {', '.join(STRATEGIES)}")
+    check_kafka_version(kafka_version)
+    parsed = scenario if isinstance(scenario, StreamsClassicScenario) else parse_streams_classic(scenario)
+    histories = client_histories(parsed)
+    assignor = HighAvailabilityAssignor(parsed, histories)
+    probing = assignor.assign()
+    clients = assignor.clients
+    per_client = [(sorted(clients.active[c]), sorted(clients.standby[c])) for c in range(len(clients))]
+    split = split_over_consumers(parsed, histories, clients)
+    return _answer(parsed, per_client, split, probing)
+
+
+def _answer(scenario: StreamsClassicScenario, per_client: list, split: list, probing: bool) -> dict:
+    name = scenario.task_name
+    clients_out = {}
+    consumers_out = {}
+    for ci, client in enumerate(scenario.clients):
+        clients_out[client.process_id] = {
+            "active": [name(t) for t in per_client[ci][0]],
+            "standby": [name(t) for t in per_client[ci][1]],
+        }
+        for mi, assignment in split[ci].items():
+            consumers_out[client.consumers[mi].member_id] = {
+                "active": [name(t) for t in assignment.active],
+                "standby": [name(t) for t in assignment.standby],
+            }
+    ordered = {m: consumers_out[m] for m in sorted(consumers_out)}
+    return {"clients": clients_out, "consumers": ordered, "probing_rebalance": probing}
