@@ -396,18 +396,21 @@ class _TreeBin:
     Java then keeps the bin as a red-black tree ordered by hash, and iteration follows a
     linked list threaded through it whose order depends on the tree's shape (the root
     always moves to the front). Here only the shape and that list are kept. Java breaks
-    ties between equal hashes by identity hash codes, which differ from run to run, so a
-    bin with two equal hashes has no reproducible order and is refused.
+    ties between equal hashes by ``compareTo`` where the keys' class is ``Comparable`` to
+    itself (``tie``: position -> a key ordering as ``compareTo`` does), else by identity hash
+    codes, which differ from run to run, so without ``tie`` a bin with two equal hashes has no
+    reproducible order and is refused.
     """
 
-    __slots__ = ("order", "left", "right", "parent", "red", "root")
+    __slots__ = ("order", "left", "right", "parent", "red", "root", "tie")
 
-    def __init__(self, items: list[tuple[int, int]]) -> None:
+    def __init__(self, items: list[tuple[int, int]], tie=None) -> None:
         self.order: list[tuple[int, int]] = []
+        self.tie = tie
         self._build(items)
 
     def _build(self, items: list[tuple[int, int]]) -> None:
-        if len({h for h, _ in items}) < len(items):
+        if self.tie is None and len({h for h, _ in items}) < len(items):
             raise JavaOrderUndefined(_EQUAL_HASHES)
         self.left: dict[tuple[int, int], tuple[int, int] | None] = {}
         self.right: dict[tuple[int, int], tuple[int, int] | None] = {}
@@ -433,7 +436,7 @@ class _TreeBin:
             return None
         p = self.root
         while True:
-            go_left = p[0] > x[0]
+            go_left = p[0] > x[0] or (p[0] == x[0] and self.tie is not None and self.tie(p[1]) > self.tie(x[1]))
             child = self.left[p] if go_left else self.right[p]
             if child is None:
                 self.parent[x] = p
@@ -446,7 +449,7 @@ class _TreeBin:
             p = child
 
     def add(self, x: tuple[int, int]) -> None:
-        if any(h == x[0] for h, _ in self.order):
+        if self.tie is None and any(h == x[0] for h, _ in self.order):
             raise JavaOrderUndefined(_EQUAL_HASHES)
         parent = self._insert(x)
         self.order.insert(self.order.index(parent) + 1, x)  # type: ignore[arg-type]
@@ -504,7 +507,7 @@ class _TreeBin:
                     self._rotate(xpp, to_left=not xp_is_left)
 
 
-def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = None) -> list[int]:
+def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = None, tie=None) -> list[int]:
     """Positions of distinct keys, put in this order into a new ``java.util.HashMap``, in the
     order the map iterates them. ``hash_codes`` are the keys' ``hashCode()`` values.
 
@@ -514,6 +517,8 @@ def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = 
     bucket reaches 9 keys on a table below 64 buckets; from 64 buckets on such a bucket
     becomes a tree bin instead (``_TreeBin``).
     Unlike :class:`JavaHashOrder` this models tree bins, for maps filled by insertions only.
+    ``tie``: for keys Java compares with ``compareTo`` (``TaskId``, ``String``), position -> a
+    key that orders them so; equal hashes in a tree bin are refused without it.
     """
     capacity = 16 if initial_capacity is None else table_size_for(initial_capacity)
     threshold = capacity * 3 // 4
@@ -533,7 +538,7 @@ def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = 
             for new_index, part in halves.items():
                 if isinstance(content, _TreeBin) and len(part) > 6:
                     # stays a tree: rebuilt only if the bin really split, else kept as it was
-                    bins[new_index] = _TreeBin(part) if len(halves) > 1 else content
+                    bins[new_index] = _TreeBin(part, tie) if len(halves) > 1 else content
                 else:
                     bins[new_index] = part
 
@@ -551,7 +556,7 @@ def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = 
                 if capacity < 64:
                     resize()
                 else:
-                    bins[index] = _TreeBin(content)
+                    bins[index] = _TreeBin(content, tie)
         if position + 1 > threshold:
             resize()
     order: list[int] = []

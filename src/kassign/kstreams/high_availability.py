@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from kassign.javaorder import JavaHashOrder
+from kassign.javaorder import hashmap_positions
 from kassign.kstreams.java_queue import JavaPriorityQueue
 from kassign.kstreams.lags import ClientHistory
 from kassign.kstreams.scenario import JAVA_LONG_MAX, LATEST_OFFSET, StreamsClassicScenario
@@ -122,7 +122,9 @@ class ConstrainedPrioritySet:
                 break
             passed_over.append(candidate)
         if passed_over:
-            self.offer_all(JavaHashOrder.of(passed_over, self._hash_codes.__getitem__).keys())
+            # back in HashSet<ProcessId> order (equal hashes in a tree bin: by UUID, compareTo)
+            positions = hashmap_positions([self._hash_codes[c] for c in passed_over], tie=passed_over.__getitem__)
+            self.offer_all(passed_over[i] for i in positions)
         return found
 
 

@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from kassign.errors import KassignError
-from kassign.javaorder import JavaHashOrder, java_sorted_positions
+from kassign.javaorder import hashmap_positions, java_sorted_positions
 from kassign.kstreams.high_availability import Clients, task_hash
 from kassign.kstreams.java_queue import JavaPriorityQueue
 from kassign.kstreams.lags import ClientHistory
@@ -46,8 +46,11 @@ class ConsumerAssignment:
 
 
 def _hash_set_order(tasks: list[int], scenario: StreamsClassicScenario) -> list[int]:
-    """Tasks (given sorted) as a ``HashSet<TaskId>`` filled one by one iterates them."""
-    return JavaHashOrder.of(tasks, lambda t: task_hash(*scenario.tasks[t])).keys()
+    """Tasks (given sorted) as a ``HashSet<TaskId>`` filled one by one iterates them. Tasks
+    ``s_p`` and ``(s+1)_(p-31)`` share a hash code, so big topologies crowd buckets into tree
+    bins, where Java orders equal hashes by ``TaskId.compareTo``: the sorted position."""
+    positions = hashmap_positions([task_hash(*scenario.tasks[t]) for t in tasks], tie=lambda i: i)
+    return [tasks[i] for i in positions]
 
 
 def assign_tasks_to_threads(tasks: list[int], stateful: bool, consumers: list[int], previous: dict[int, list[int]],
