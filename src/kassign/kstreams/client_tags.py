@@ -13,8 +13,9 @@ hash codes. Balancing then moves standbys only between clients whose tags are al
 Example: clients A (zone a), B (zone a), C (zone b), one thread each; tasks ``0_0`` active on
 A, ``0_1`` on B, ``0_2`` on C; one standby each. ``0_0``: zone a is used, so C takes it. ``0_1``:
 zone a used, C (load 2) is the only client in zone b, so C takes it (3). ``0_2``: zone b used,
-A (2) and B (1) qualify, B is lighter: B. Balancing moves nothing from C to a client of another
-zone, so C keeps three tasks: Kafka prefers spreading copies over zones to spreading load.
+A and B qualify with load 1 each; A has the lower UUID. Balancing moves nothing from C to a
+client of another zone, so C keeps three tasks: Kafka prefers spreading copies over zones to
+spreading load.
 """
 
 from __future__ import annotations
