@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from kassign.errors import KassignError, ScenarioError, UnknownAssignorError
 from kassign.kstreams import assign_streams_classic
+from kassign.kstreams.high_availability import task_hash
 from kassign.kstreams.java_queue import JavaPriorityQueue
+from kassign.kstreams.javasets import hash_set_order
 from kassign.kstreams.threads import assign_tasks_to_threads
 from tests.conftest import vector_params
 
@@ -455,3 +457,19 @@ def test_the_threads_docstring_example() -> None:
     # C2 reported state for 0_2 (lag 5) and 0_0 (lag 50): it keeps 0_2, and 0_0 goes to C1 with 0_1
     got = assign_tasks_to_threads([0, 1, 2], True, [0, 1], {1: [2, 0]}, {})
     assert got == {0: [0, 1], 1: [2]}
+
+
+def test_hash_set_of_tasks_with_a_tree_bin() -> None:
+    # s_p and (s+1)_(p-31) share TaskId's hash code: ten tasks in one bucket of a 128-bucket table
+    # make a tree bin, ordered by compareTo, its root first (java.util.HashSet, JDK 17)
+    tasks = sorted([(s, 279 - 31 * s) for s in range(10)] + [(20, p) for p in range(45)])
+    hashes = [task_hash(s, p) for s, p in tasks]
+    order = [f"{s}_{p}" for s, p in (tasks[i] for i in hash_set_order(hashes, list(range(len(tasks)))))]
+    assert " ".join(order) == (
+        "20_17 20_13 20_42 20_9 20_38 20_5 20_34 20_1 20_30 20_26 20_22 20_18 20_14 3_186 0_279 1_248 2_217 "
+        "4_155 5_124 6_93 7_62 8_31 9_0 20_43 20_10 20_39 20_6 20_35 20_2 20_31 20_27 20_23 20_19 20_15 20_44 "
+        "20_11 20_40 20_7 20_36 20_3 20_32 20_28 20_24 20_20 20_16 20_12 20_41 20_8 20_37 20_4 20_33 20_0 "
+        "20_29 20_25 20_21")
+    # without crowding, the fast path: buckets in order, insertion order within one
+    assert hash_set_order([20, 3], ["a", "b"]) == ["b", "a"]
+    assert hash_set_order([17, 1, 33], ["x", "y", "z"]) == ["x", "y", "z"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from kassign.errors import KassignError, UnknownAssignorError, shown
 from kassign.kstreams.high_availability import HighAvailabilityAssignor
-from kassign.kstreams.lags import client_histories
+from kassign.kstreams.lags import lag_matrix, merged_offset_sums
 from kassign.kstreams.scenario import StreamsClassicScenario, parse_streams_classic
 from kassign.kstreams.threads import split_over_consumers
 
@@ -42,12 +42,12 @@ def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str 
                                    f"choose one of: {', '.join(STRATEGIES)}")
     check_kafka_version(kafka_version)
     parsed = scenario if isinstance(scenario, StreamsClassicScenario) else parse_streams_classic(scenario)
-    histories = client_histories(parsed)
-    assignor = HighAvailabilityAssignor(parsed, histories)
+    merged = merged_offset_sums(parsed)
+    assignor = HighAvailabilityAssignor(parsed, lag_matrix(parsed, merged))
     probing = assignor.assign()
     clients = assignor.clients
     per_client = [(sorted(clients.active[c]), sorted(clients.standby[c])) for c in range(len(clients))]
-    split = split_over_consumers(parsed, histories, clients)
+    split = split_over_consumers(parsed, merged, clients)
     return _answer(parsed, per_client, split, probing)
 
 

@@ -73,7 +73,7 @@ def assign_tag_aware_standbys(assignor: HighAvailabilityAssignor) -> None:
                 break
             used_clients += 1
             left -= 1
-            clients.standby[chosen].add(task)
+            clients.add_standby(chosen, task)
             last = chosen
             if left <= 0:
                 break

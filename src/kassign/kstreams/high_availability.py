@@ -52,9 +52,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from kassign.javaorder import hashmap_positions
+import numpy as np
+
 from kassign.kstreams.java_queue import JavaPriorityQueue
-from kassign.kstreams.lags import ClientHistory
+from kassign.kstreams.javasets import hash_set_order
 from kassign.kstreams.scenario import JAVA_LONG_MAX, LATEST_OFFSET, StreamsClassicScenario
 
 
@@ -64,39 +65,58 @@ def task_hash(subtopology: int, partition: int) -> int:
 
 
 class Clients:
-    """Every client's assigned tasks (``ClientState``), clients by index in UUID order."""
+    """Every client's assigned tasks (``ClientState``), clients by index in UUID order.
+
+    Counts are kept beside the sets: loads are read on every priority-queue comparison."""
 
     def __init__(self, capacities: list[int]) -> None:
         self.capacity = capacities
         self.active: list[set[int]] = [set() for _ in capacities]
         self.standby: list[set[int]] = [set() for _ in capacities]
+        self.assigned = [0] * len(capacities)  # active + standby
+        self.actives = [0] * len(capacities)
 
     def __len__(self) -> int:
         return len(self.capacity)
 
-    def count(self, c: int) -> int:
-        return len(self.active[c]) + len(self.standby[c])
-
     def load(self, c: int) -> float:
-        return (len(self.active[c]) + len(self.standby[c])) / self.capacity[c]
+        return self.assigned[c] / self.capacity[c]
 
     def active_load(self, c: int) -> float:
-        return len(self.active[c]) / self.capacity[c]
+        return self.actives[c] / self.capacity[c]
 
     def holds(self, c: int, task: int) -> bool:
         return task in self.active[c] or task in self.standby[c]
+
+    def add_active(self, c: int, task: int) -> None:
+        self.active[c].add(task)
+        self.actives[c] += 1
+        self.assigned[c] += 1
+
+    def remove_active(self, c: int, task: int) -> None:
+        self.active[c].remove(task)
+        self.actives[c] -= 1
+        self.assigned[c] -= 1
+
+    def add_standby(self, c: int, task: int) -> None:
+        self.standby[c].add(task)
+        self.assigned[c] += 1
+
+    def remove_standby(self, c: int, task: int) -> None:
+        self.standby[c].remove(task)
+        self.assigned[c] -= 1
 
 
 class ConstrainedPrioritySet:
     """Kafka's ConstrainedPrioritySet: clients by (weight, UUID), polled subject to a constraint.
 
-    Clients that fail the constraint are put back, in the ``HashSet`` order of their hash codes,
-    once the search ends."""
+    ``counts[c] / capacity[c]`` is the weight, read afresh at every comparison. Clients that fail
+    the constraint are put back, in the ``HashSet`` order of their hash codes, once the search ends."""
 
-    def __init__(self, constraint: Callable[[int, int], bool], weight: Callable[[int], float],
+    def __init__(self, constraint: Callable[[int, int], bool], counts: list[int], capacity: list[int],
                  hash_codes: list[int]) -> None:
         self._constraint = constraint
-        self._queue = JavaPriorityQueue(lambda c: (weight(c), c))
+        self._queue = JavaPriorityQueue(lambda c: (counts[c] / capacity[c], c))
         self._present: set[int] = set()
         self._hash_codes = hash_codes
 
@@ -123,14 +143,14 @@ class ConstrainedPrioritySet:
             passed_over.append(candidate)
         if passed_over:
             # back in HashSet<ProcessId> order (equal hashes in a tree bin: by UUID, compareTo)
-            positions = hashmap_positions([self._hash_codes[c] for c in passed_over], tie=passed_over.__getitem__)
-            self.offer_all(passed_over[i] for i in positions)
+            hashes = self._hash_codes
+            self.offer_all(hash_set_order([hashes[c] for c in passed_over], passed_over))
         return found
 
 
 def _should_move(clients: Clients, source: int, destination: int) -> bool:
     """Whether moving one task from source to destination lowers their load difference."""
-    source_count, destination_count = clients.count(source), clients.count(destination)
+    source_count, destination_count = clients.assigned[source], clients.assigned[destination]
     source_capacity, destination_capacity = clients.capacity[source], clients.capacity[destination]
     skew = source_count / source_capacity - destination_count / destination_capacity
     if skew <= 0:
@@ -139,32 +159,46 @@ def _should_move(clients: Clients, source: int, destination: int) -> bool:
     return 0 <= proposed < skew
 
 
-def balance(clients: Clients, tasks_of: list[set[int]], may_move: Callable[[int, int], bool]) -> None:
-    """Move tasks of one kind (``tasks_of``: active or standby sets) from loaded to lighter clients,
-    pair by pair in UUID order, until a whole pass moves nothing."""
+def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool]) -> None:
+    """Move tasks of one kind (active or standby) from loaded to lighter clients, pair by pair in
+    UUID order, until a whole pass moves nothing.
+
+    A move out of the source only lowers the source's load, which can only make further moves out
+    of it less wanted; so the destinations worth trying for a source are found at once, from the
+    loads when its turn starts (the same double arithmetic, in numpy), and each is checked again
+    exactly as Kafka does when reached."""
     n = len(clients)
+    tasks_of = clients.standby if standby else clients.active
+    move_out, move_in = ((clients.remove_standby, clients.add_standby) if standby
+                         else (clients.remove_active, clients.add_active))
+    capacity = np.array(clients.capacity, dtype=np.float64)
     moved_any = True
     while moved_any:
         moved_any = False
         for source in range(n):
-            for destination in range(n):
-                if source == destination or not _should_move(clients, source, destination):
+            counts = np.array(clients.assigned, dtype=np.float64)
+            source_count, source_capacity = counts[source], capacity[source]
+            skew = source_count / source_capacity - counts / capacity
+            proposed = (source_count - 1.0) / source_capacity - (counts + 1.0) / capacity
+            worth = np.flatnonzero((skew > 0) & (proposed >= 0))
+            for destination in worth.tolist():
+                if destination == source or not _should_move(clients, source, destination):
                     continue
                 for task in sorted(tasks_of[source]):
                     if not _should_move(clients, source, destination):
                         break
                     if not clients.holds(destination, task) and may_move(source, destination):
-                        tasks_of[source].remove(task)
-                        tasks_of[destination].add(task)
+                        move_out(source, task)
+                        move_in(destination, task)
                         moved_any = True
 
 
 class HighAvailabilityAssignor:
     """One run of the assignor over a scenario; :meth:`assign` gives whether a probing rebalance follows."""
 
-    def __init__(self, scenario: StreamsClassicScenario, histories: list[ClientHistory]) -> None:
+    def __init__(self, scenario: StreamsClassicScenario, lags: np.ndarray) -> None:
         self.scenario = scenario
-        self.lags = [h.lags for h in histories]
+        self.lags = lags  # [client, task]
         self.clients = Clients([c.capacity for c in scenario.clients])
         self.hash_codes = [c.hash_code for c in scenario.clients]
         self.stateful = [t for t, s in enumerate(scenario.stateful) if s]
@@ -182,14 +216,19 @@ class HighAvailabilityAssignor:
         self._assign_stateless_actives()
         return active_moves + standby_moves > 0
 
+    def by_load(self, constraint: Callable[[int, int], bool], active_only: bool = False) -> ConstrainedPrioritySet:
+        clients = self.clients
+        counts = clients.actives if active_only else clients.assigned
+        return ConstrainedPrioritySet(constraint, counts, clients.capacity, self.hash_codes)
+
     # -- steps 1 and 2 ----------------------------------------------------------------------
 
     def _assign_stateful_actives(self) -> None:
         clients = self.clients
         n = len(clients)
         for i, task in enumerate(self.stateful):
-            clients.active[i % n].add(task)
-        balance(clients, clients.active, lambda s, d: True)
+            clients.add_active(i % n, task)
+        balance(clients, False, lambda s, d: True)
 
     def _assign_standbys(self) -> None:
         clients = self.clients
@@ -198,17 +237,17 @@ class HighAvailabilityAssignor:
 
             assign_tag_aware_standbys(self)
             tags = [c.client_tags for c in self.scenario.clients]
-            balance(clients, clients.standby, lambda s, d: same_tags(tags[s], tags[d]))
+            balance(clients, True, lambda s, d: same_tags(tags[s], tags[d]))
             return
         by_load = self.least_loaded_without_copy()
         by_load.offer_all(range(len(clients)))
         for task in self.stateful:
             self.assign_standbys_least_loaded(task, self.scenario.num_standby_replicas, by_load)
-        balance(clients, clients.standby, lambda s, d: True)
+        balance(clients, True, lambda s, d: True)
 
     def least_loaded_without_copy(self) -> ConstrainedPrioritySet:
         clients = self.clients
-        return ConstrainedPrioritySet(lambda c, task: not clients.holds(c, task), clients.load, self.hash_codes)
+        return self.by_load(lambda c, task: not clients.holds(c, task))
 
     def assign_standbys_least_loaded(self, task: int, wanted: int, by_load: ConstrainedPrioritySet) -> int:
         """Give ``task`` up to ``wanted`` standbys on the least loaded clients without a copy;
@@ -217,7 +256,7 @@ class HighAvailabilityAssignor:
             client = by_load.poll(task)
             if client is None:
                 break
-            self.clients.standby[client].add(task)
+            self.clients.add_standby(client, task)
             wanted -= 1
             by_load.offer(client)
         return wanted
@@ -225,33 +264,36 @@ class HighAvailabilityAssignor:
     # -- steps 3 and 4 ----------------------------------------------------------------------
 
     def _index_lags(self) -> None:
-        lags, n = self.lags, len(self.clients)
+        lags = self.lags
         bound = self.scenario.acceptable_recovery_lag
-        unbounded = bound == JAVA_LONG_MAX
-        self.caught_up: dict[int, set[int]] = {}
-        self.by_lag: dict[int, list[int]] = {}
-        for task in self.stateful:
-            self.caught_up[task] = {
-                c for c in range(n)
-                if unbounded or lags[c][task] == LATEST_OFFSET or 0 <= lags[c][task] <= bound
-            }
-            self.by_lag[task] = sorted(range(n), key=lambda c: (lags[c][task], c))
+        if bound == JAVA_LONG_MAX:
+            caught_up = np.ones(lags.shape, dtype=bool)
+        else:
+            caught_up = (lags == LATEST_OFFSET) | ((lags >= 0) & (lags <= bound))
+        self.caught_up = caught_up
+        self.caught_up_count = caught_up.sum(axis=0).tolist()
+        self.least_lag = lags.min(axis=0).tolist() if len(self.clients) else []
+        self._by_lag: dict[int, list[int]] = {}
+
+    def by_lag(self, task: int) -> list[int]:
+        """Clients by (lag on ``task``, UUID)."""
+        order = self._by_lag.get(task)
+        if order is None:
+            order = self._by_lag[task] = np.argsort(self.lags[:, task], kind="stable").tolist()
+        return order
 
     def _needs_moving(self, task: int, client: int) -> bool:
         """Not caught up on ``task`` while another client has a smaller lag on it."""
-        if client in self.caught_up[task]:
-            return False
-        return self.lags[self.by_lag[task][0]][task] < self.lags[client][task]
+        return not self.caught_up[client, task] and self.least_lag[task] < self.lags[client, task]
 
     def _scheduled(self, tasks_of: list[set[int]], skip: dict[int, set[int]]) -> tuple[list, ConstrainedPrioritySet]:
-        clients = self.clients
         caught_up = self.caught_up
-        by_load = ConstrainedPrioritySet(lambda c, task: c in caught_up[task], clients.load, self.hash_codes)
+        by_load = self.by_load(lambda c, task: caught_up[c, task])
         movements = []
-        for client in range(len(clients)):
+        for client in range(len(self.clients)):
             for task in sorted(tasks_of[client]):
                 if task not in skip.get(client, ()) and self._needs_moving(task, client):
-                    movements.append((len(caught_up[task]), task, client))
+                    movements.append((self.caught_up_count[task], task, client))
             by_load.offer(client)
         movements.sort()  # Kafka's PriorityQueue of movements: fewest caught-up clients, then task
         return movements, by_load
@@ -296,16 +338,16 @@ class HighAvailabilityAssignor:
                 source = self._most_caught_up(task, destination, eligible)
             if source is None:
                 continue  # every closer client already holds a copy: nowhere to move it
-            clients.standby[source].add(task)
+            clients.add_standby(source, task)
             if not self._take_warmup():
-                clients.standby[destination].discard(task)
+                clients.remove_standby(destination, task)
             by_load.offer_all((source, destination))
             done += 1
         return done
 
     def _most_caught_up(self, task: int, destination: int, eligible: Callable[[int], bool]) -> int | None:
         """The first eligible client by lag ranked ahead of ``destination``."""
-        for client in self.by_lag[task]:
+        for client in self.by_lag(task):
             if client == destination:
                 return None
             if eligible(client):
@@ -314,26 +356,26 @@ class HighAvailabilityAssignor:
 
     def _swap(self, task: int, source: int, destination: int) -> None:
         clients = self.clients
-        clients.standby[source].remove(task)
-        clients.active[source].add(task)
-        clients.active[destination].remove(task)
-        clients.standby[destination].add(task)
+        clients.remove_standby(source, task)
+        clients.add_active(source, task)
+        clients.remove_active(destination, task)
+        clients.add_standby(destination, task)
 
     def _move_active(self, task: int, source: int, destination: int, warmups: dict[int, set[int]]) -> None:
         clients = self.clients
-        clients.active[source].add(task)
-        clients.active[destination].remove(task)
+        clients.add_active(source, task)
+        clients.remove_active(destination, task)
         if self._take_warmup():
-            clients.standby[destination].add(task)
+            clients.add_standby(destination, task)
             warmups.setdefault(destination, set()).add(task)
 
     # -- step 5 -----------------------------------------------------------------------------
 
     def _assign_stateless_actives(self) -> None:
         clients = self.clients
-        by_active_load = ConstrainedPrioritySet(lambda c, task: True, clients.active_load, self.hash_codes)
+        by_active_load = self.by_load(lambda c, task: True, active_only=True)
         by_active_load.offer_all(range(len(clients)))
         for task in self.stateless:
             client = by_active_load.poll(task)
-            clients.active[client].add(task)
+            clients.add_active(client, task)
             by_active_load.offer(client)

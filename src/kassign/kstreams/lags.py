@@ -19,35 +19,37 @@ the same round under cooperative rebalancing, see :mod:`kassign.kstreams.threads
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import numpy as np
 
 from kassign.kstreams.scenario import LATEST_OFFSET, StreamsClassicScenario
 
 
-@dataclass
-class ClientHistory:
-    """One client's merged subscription: what the assignor knows of its past."""
+def lag_of(offset_sum: int | None, end_offset_sum: int) -> int:
+    """A client's lag on a stateful task from what it reported (None: nothing)."""
+    if offset_sum is None:
+        return end_offset_sum
+    if offset_sum == LATEST_OFFSET:
+        return LATEST_OFFSET
+    return end_offset_sum if end_offset_sum < offset_sum else end_offset_sum - offset_sum
 
-    offset_sums: dict[int, int] = field(default_factory=dict)  # task -> merged offset sum
-    lags: dict[int, int] = field(default_factory=dict)  # stateful task -> lag
 
-
-def client_histories(scenario: StreamsClassicScenario) -> list[ClientHistory]:
-    """Per client (in the scenario's client order), its merged offset sums and its lags."""
-    histories = [ClientHistory() for _ in scenario.clients]
+def merged_offset_sums(scenario: StreamsClassicScenario) -> list[dict[int, int]]:
+    """Per client, the offset sums of its consumers folded together as the leader meets them."""
+    merged: list[dict[int, int]] = [{} for _ in scenario.clients]
     for ci, mi in scenario.subscription_order:
-        histories[ci].offset_sums.update(scenario.clients[ci].consumers[mi].offset_sums)
+        merged[ci].update(scenario.clients[ci].consumers[mi].offset_sums)
+    return merged
 
-    stateful_tasks = [t for t, stateful in enumerate(scenario.stateful) if stateful]
-    for history in histories:
-        sums = history.offset_sums
-        for task in stateful_tasks:
-            end = scenario.end_offset_sums[task]
-            offset = sums.get(task, 0)
-            if offset == LATEST_OFFSET:
-                history.lags[task] = LATEST_OFFSET
-            elif end < offset:
-                history.lags[task] = end
-            else:
-                history.lags[task] = end - offset
-    return histories
+
+def lag_matrix(scenario: StreamsClassicScenario, merged: list[dict[int, int]]) -> np.ndarray:
+    """Lags as an int64 array [client, task]: a row starts as the end offset sums (no state) and
+    the reported stateful tasks are filled in. Entries of stateless tasks mean nothing."""
+    ends = scenario.end_offset_sums
+    lags = np.tile(np.array(ends, dtype=np.int64), (len(scenario.clients), 1))
+    stateful = scenario.stateful
+    for ci, sums in enumerate(merged):
+        row = lags[ci]
+        for task, offset in sums.items():
+            if stateful[task]:
+                row[task] = lag_of(offset, ends[task])
+    return lags

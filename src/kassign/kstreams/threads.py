@@ -32,10 +32,11 @@ from collections import deque
 from dataclasses import dataclass
 
 from kassign.errors import KassignError
-from kassign.javaorder import hashmap_positions, java_sorted_positions
+from kassign.javaorder import java_sorted_positions
 from kassign.kstreams.high_availability import Clients, task_hash
 from kassign.kstreams.java_queue import JavaPriorityQueue
-from kassign.kstreams.lags import ClientHistory
+from kassign.kstreams.javasets import hash_set_order
+from kassign.kstreams.lags import lag_of
 from kassign.kstreams.scenario import StreamsClassicScenario
 
 
@@ -46,11 +47,9 @@ class ConsumerAssignment:
 
 
 def _hash_set_order(tasks: list[int], scenario: StreamsClassicScenario) -> list[int]:
-    """Tasks (given sorted) as a ``HashSet<TaskId>`` filled one by one iterates them. Tasks
-    ``s_p`` and ``(s+1)_(p-31)`` share a hash code, so big topologies crowd buckets into tree
-    bins, where Java orders equal hashes by ``TaskId.compareTo``: the sorted position."""
-    positions = hashmap_positions([task_hash(*scenario.tasks[t]) for t in tasks], tie=lambda i: i)
-    return [tasks[i] for i in positions]
+    """Tasks (given sorted) as a ``HashSet<TaskId>`` filled one by one iterates them. (Tasks
+    ``s_p`` and ``(s+1)_(p-31)`` share a hash code, so big topologies do crowd buckets.)"""
+    return hash_set_order([task_hash(*scenario.tasks[t]) for t in tasks], tasks)
 
 
 def assign_tasks_to_threads(tasks: list[int], stateful: bool, consumers: list[int], previous: dict[int, list[int]],
@@ -111,15 +110,17 @@ def assign_tasks_to_threads(tasks: list[int], stateful: bool, consumers: list[in
     return assignment
 
 
-def split_over_consumers(scenario: StreamsClassicScenario, histories: list[ClientHistory],
+def split_over_consumers(scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]],
                          clients: Clients) -> list[dict[int, ConsumerAssignment]]:
     """Every client's tasks spread over its consumers: per client, {consumer index: assignment}."""
     split: list[dict[int, ConsumerAssignment]] = []
     for ci, client in enumerate(scenario.clients):
-        lags = histories[ci].lags
+        sums, ends, stateful = merged_sums[ci], scenario.end_offset_sums, scenario.stateful
         consumers = java_sorted_positions([c.member_id for c in client.consumers])
+        # the stateful tasks each consumer reported, least lagged (at the client's merged sums) first
         previous = {
-            mi: sorted((t for t in client.consumers[mi].offset_sums if t in lags), key=lambda t: (lags[t], t))
+            mi: sorted((t for t in client.consumers[mi].offset_sums if stateful[t]),
+                       key=lambda t: (lag_of(sums[t], ends[t]), t))
             for mi in consumers
         }
         active = sorted(clients.active[ci])
