@@ -20,8 +20,11 @@ spreading load.
 
 from __future__ import annotations
 
-from kassign.javaorder import JavaHashOrder
+import numpy as np
+
+from kassign.errors import KassignError
 from kassign.kstreams.high_availability import HighAvailabilityAssignor, task_hash
+from kassign.kstreams.javasets import hash_set_order, may_have_tree_bins
 
 
 def same_tags(source: dict[str, str], destination: dict[str, str]) -> bool:
@@ -84,7 +87,16 @@ def assign_tag_aware_standbys(assignor: HighAvailabilityAssignor) -> None:
 
     if remaining:
         by_load.offer_all(range(n))
-        order = JavaHashOrder.of(assignor.stateful, lambda t: task_hash(*scenario.tasks[t])).keys()
-        for task in order:
+        hashes = [task_hash(*scenario.tasks[t]) for t in assignor.stateful]
+        if len(remaining) < len(assignor.stateful):
+            spread = np.asarray(hashes, dtype=np.int64)
+            if may_have_tree_bins(spread ^ (spread >> 16)):
+                # Removing a key from a tree bin can move another key of that bin to its front.
+                raise KassignError(
+                    "kassign cannot reproduce the order in which Kafka Streams places the standbys that client "
+                    "tags could not place here (its HashMap of tasks holds tree bins, and removals reorder "
+                    "them); fewer stateful tasks per subtopology, or client tags with more distinct values, "
+                    "avoid it")
+        for task in hash_set_order(hashes, assignor.stateful):
             if task in remaining:
                 assignor.assign_standbys_least_loaded(task, remaining[task], by_load)

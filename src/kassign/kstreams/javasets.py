@@ -2,14 +2,15 @@
 
 Kafka Streams' assignor walks hash sets of ``TaskId`` s and of process ids (``ProcessId`` wraps a
 UUID) filled one ``add`` at a time. Java then visits buckets in index order, and a bucket in
-insertion order, unless the bucket became a tree bin (9 or more keys in one bucket of a table
-of 64 or more). No bucket of a table of 64 or more buckets can reach 9 keys when no 9 of the
-keys share their low 6 bits of the spread hash (larger tables split those buckets further), so
-that test sends the common case to :func:`kassign.javaorder.hash_iteration_order` and the rest
-to :func:`kassign.javaorder.hashmap_positions`, which models tree bins. Both key types are
-``Comparable`` to themselves, so Java orders equal hashes inside a tree bin with ``compareTo``:
-``items`` must compare the same way (task indexes in ``TaskId`` order, client indexes in UUID
-order).
+insertion order, unless the bucket became a tree bin: 9 keys in one bucket while the table has
+64 buckets or more (below 64 the table doubles instead). Whether that ever happened follows
+from the keys present at each table size: at ``c`` buckets a table holds at most ``3c/4 + 1``
+keys, the first ones inserted, so if no 9 of those share a bucket at any size from 64 up,
+there is no tree bin and :func:`kassign.javaorder.hash_iteration_order` gives the order;
+otherwise :func:`kassign.javaorder.hashmap_positions`, which models tree bins, does. Both key
+types are ``Comparable`` to themselves, so Java orders equal hashes inside a tree bin with
+``compareTo``: ``items`` must compare the same way (task indexes in ``TaskId`` order, client
+indexes in UUID order).
 
 Example: hash codes 17, 1, 33 (spread: the same, all below 2^16) in a 16-bucket table fall in
 buckets 1, 1, 1, so the set iterates them as inserted; 20, 3 iterate as 3, 20.
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kassign.javaorder import hash_iteration_order, hashmap_positions
+from kassign.javaorder import hash_iteration_order, hashmap_positions, insert_only_capacity
 
 _SMALL = 8  # up to 8 keys: one 16-bucket table, no bucket can reach 9
 
@@ -37,8 +38,21 @@ def hash_set_order(hashes: Sequence[int], items: Sequence) -> list:
         return [items[i] for i in sorted(range(n), key=buckets.__getitem__)]
     spread = np.asarray(hashes, dtype=np.int64)
     spread ^= spread >> 16
-    if np.bincount(spread & 63, minlength=64).max() <= _SMALL:
-        positions = hash_iteration_order(np.asarray(hashes, dtype=np.int64)).tolist()
-    else:
+    if may_have_tree_bins(spread):
         positions = hashmap_positions(list(hashes), tie=items.__getitem__)
+    else:
+        positions = hash_iteration_order(np.asarray(hashes, dtype=np.int64)).tolist()
     return [items[i] for i in positions]
+
+
+def may_have_tree_bins(spread: np.ndarray) -> bool:
+    """Whether a HashMap given keys with these spread hashes, in this order, may have made a tree
+    bin: 9 of the keys present at some table size of 64 buckets or more sharing a bucket."""
+    final = insert_only_capacity(spread, 16)
+    capacity = 64
+    while capacity <= final:
+        present = spread[:capacity * 3 // 4 + 1]
+        if np.bincount(present & (capacity - 1), minlength=capacity).max() >= 9:
+            return True
+        capacity *= 2
+    return False
