@@ -10,7 +10,8 @@ warm-up replicas, acceptable recovery lag 10,000. Two rounds are timed:
 * ``fresh``: the first rebalance of the same application, nobody holding state.
 
 Each timed call reads the scenario from its JSON text (``json.loads``) and returns SPEC section 8's
-answer dict, as the CLI would.
+answer dict, as the CLI would. Both of Kafka Streams' assignors are timed: ``high-availability``
+(the default) and ``sticky`` (``task.assignor.class``).
 
 Run: ``python bench/bench_kstreams.py [--runs 7]`` (prints best and median, ms).
 """
@@ -69,11 +70,11 @@ def steady_case(fresh: dict, seed: int = 12) -> dict:
     return doc
 
 
-def timings(text: str, runs: int) -> list[float]:
+def timings(strategy: str, text: str, runs: int) -> list[float]:
     out = []
     for _ in range(runs):
         start = time.perf_counter()
-        assign_streams_classic("high-availability", json.loads(text))
+        assign_streams_classic(strategy, json.loads(text))
         out.append((time.perf_counter() - start) * 1000)
     return out
 
@@ -86,14 +87,14 @@ def main() -> None:
     cases = {"steady": steady_case(fresh), "fresh": fresh}
     print(f"load average (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"{CLIENTS} clients x {THREADS} threads, {SUBTOPOLOGIES * PARTITIONS:,} tasks; best / median of {args.runs}, ms")
-    for name, doc in cases.items():
-        text = json.dumps(doc)
-        answer = assign_streams_classic("high-availability", json.loads(text))
-        moved = sum(len(c["standby"]) for c in answer["clients"].values())
-        ms = timings(text, args.runs)
-        print(f"{name:<7} {min(ms):9.1f} {statistics.median(ms):9.1f}   "
-              f"(standbys incl. warm-ups: {moved}, probing rebalance: {answer['probing_rebalance']})")
-
+    for strategy in ("high-availability", "sticky"):
+        for name, doc in cases.items():
+            text = json.dumps(doc)
+            answer = assign_streams_classic(strategy, json.loads(text))
+            standbys = sum(len(c["standby"]) for c in answer["clients"].values())
+            ms = timings(strategy, text, args.runs)
+            print(f"{strategy:<18} {name:<7} {min(ms):9.1f} {statistics.median(ms):9.1f}   "
+                  f"(standbys incl. warm-ups: {standbys}, probing rebalance: {answer['probing_rebalance']})")
 
 if __name__ == "__main__":
     main()

@@ -312,7 +312,12 @@ def scenarios(draw) -> dict:
             spec["offset_sums"] = {t: v for t, v in spec["offset_sums"].items() if t not in seen}
             seen |= set(spec["offset_sums"])
         clients[str(u)] = {"consumers": consumers}
+    tags = draw(st.booleans())
+    if tags:  # client-tag-aware standbys: every client carries the tag keys named
+        for spec in clients.values():
+            spec["client_tags"] = {"zone": draw(st.sampled_from("abc")), "rack": draw(st.sampled_from("xy"))}
     return {
+        "rack_aware_assignment_tags": draw(st.sampled_from([["zone"], ["zone", "rack"]])) if tags else [],
         "subtopologies": {str(s): {"partitions": n, "stateful": flag} for s, (n, flag) in subs.items()},
         "end_offset_sums": end_offsets,
         "clients": clients,

@@ -1,5 +1,10 @@
 """``assign_streams_classic``: a classic Kafka Streams rebalance, as its group leader computes it.
 
+Two of Kafka Streams' task assignors: ``high-availability`` (the default, KIP-441,
+:mod:`kassign.kstreams.high_availability`) and ``sticky`` (its StickyTaskAssignor, chosen with
+``task.assignor.class``, :mod:`kassign.kstreams.sticky`); then the split over each client's
+stream threads (:mod:`kassign.kstreams.threads`).
+
 The answer (SPEC section 8) gives every client's active and standby tasks (warm-up replicas
 are standbys, as Kafka hands them out), every consumer's share of its client's tasks, and
 whether the leader schedules a probing rebalance. Task lists are sorted by (subtopology,
@@ -17,9 +22,10 @@ from kassign.errors import KassignError, UnknownAssignorError, shown
 from kassign.kstreams.high_availability import HighAvailabilityAssignor
 from kassign.kstreams.lags import lag_matrix, merged_offset_sums
 from kassign.kstreams.scenario import StreamsClassicScenario, parse_streams_classic
-from kassign.kstreams.threads import split_over_consumers
+from kassign.kstreams.sticky import StickyAssignor
+from kassign.kstreams.threads import high_availability_orders, split_over_consumers
 
-STRATEGIES = ("high-availability",)
+STRATEGIES = ("high-availability", "sticky")
 _VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\Z")
 
 
@@ -36,18 +42,26 @@ def check_kafka_version(kafka_version: Any) -> str:
 
 def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str = "4.3") -> dict:
     """Tasks per client and per consumer of a classic Kafka Streams application, and whether a
-    probing rebalance follows (SPEC section 8). ``strategy``: ``"high-availability"``."""
+    probing rebalance follows (SPEC section 8). ``strategy``: ``"high-availability"`` (Kafka
+    Streams' default) or ``"sticky"`` (its StickyTaskAssignor, chosen with ``task.assignor.class``)."""
     if strategy not in STRATEGIES:
         raise UnknownAssignorError(f"unknown Kafka Streams task assignor {shown(strategy)}; "
                                    f"choose one of: {', '.join(STRATEGIES)}")
     check_kafka_version(kafka_version)
     parsed = scenario if isinstance(scenario, StreamsClassicScenario) else parse_streams_classic(scenario)
     merged = merged_offset_sums(parsed)
+    if strategy == "sticky":
+        sticky = StickyAssignor(parsed, merged)
+        sticky.assign()
+        per_client = [(sorted(sticky.active[c]), sorted(set(sticky.given[c]) - sticky.active[c]))
+                      for c in range(len(parsed.clients))]
+        split = split_over_consumers(parsed, merged, sticky.thread_split_orders)
+        return _answer(parsed, per_client, split, False)
     assignor = HighAvailabilityAssignor(parsed, lag_matrix(parsed, merged))
     probing = assignor.assign()
     clients = assignor.clients
     per_client = [(sorted(clients.active[c]), sorted(clients.standby[c])) for c in range(len(clients))]
-    split = split_over_consumers(parsed, merged, clients)
+    split = split_over_consumers(parsed, merged, high_availability_orders(parsed, clients))
     return _answer(parsed, per_client, split, probing)
 
 

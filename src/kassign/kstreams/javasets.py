@@ -22,34 +22,39 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kassign.javaorder import hash_iteration_order, hashmap_positions, insert_only_capacity
+from kassign.javaorder import hash_iteration_order, hashmap_positions, insert_only_capacity, table_size_for
 
 _SMALL = 8  # up to 8 keys: one 16-bucket table, no bucket can reach 9
 
 
-def hash_set_order(hashes: Sequence[int], items: Sequence) -> list:
+def hash_set_order(hashes: Sequence[int], items: Sequence, capacity: int | None = None) -> list:
     """``items`` (distinct, added in this order, with these ``hashCode`` values as unsigned 32
-    bits) in the order a ``java.util.HashSet`` iterates them."""
+    bits) in the order a ``java.util.HashSet`` iterates them. ``capacity``: the initial capacity
+    the set was made with (``new HashSet<>(n)``; the copy constructor asks for
+    :func:`kassign.javaorder.copy_constructor_capacity`), else the default 16."""
     n = len(items)
+    table = 16 if capacity is None else int(table_size_for(capacity))
     if n <= 1:
         return list(items)
-    if n <= _SMALL:
-        buckets = [(h ^ (h >> 16)) & 15 for h in hashes]
+    if n <= _SMALL and table >= 16:
+        mask = table - 1
+        buckets = [(h ^ (h >> 16)) & mask for h in hashes]
         return [items[i] for i in sorted(range(n), key=buckets.__getitem__)]
     spread = np.asarray(hashes, dtype=np.int64)
     spread ^= spread >> 16
-    if may_have_tree_bins(spread):
-        positions = hashmap_positions(list(hashes), tie=items.__getitem__)
+    if may_have_tree_bins(spread, table):
+        positions = hashmap_positions(list(hashes), capacity, tie=items.__getitem__)
     else:
-        positions = hash_iteration_order(np.asarray(hashes, dtype=np.int64)).tolist()
+        positions = hash_iteration_order(np.asarray(hashes, dtype=np.int64), capacity).tolist()
     return [items[i] for i in positions]
 
 
-def may_have_tree_bins(spread: np.ndarray) -> bool:
-    """Whether a HashMap given keys with these spread hashes, in this order, may have made a tree
-    bin: 9 of the keys present at some table size of 64 buckets or more sharing a bucket."""
-    final = insert_only_capacity(spread, 16)
-    capacity = 64
+def may_have_tree_bins(spread: np.ndarray, table: int = 16) -> bool:
+    """Whether a HashMap of ``table`` buckets given keys with these spread hashes, in this order,
+    may have made a tree bin: 9 of the keys present at some table size of 64 buckets or more
+    sharing a bucket."""
+    final = insert_only_capacity(spread, table)
+    capacity = max(64, table)
     while capacity <= final:
         present = spread[:capacity * 3 // 4 + 1]
         if np.bincount(present & (capacity - 1), minlength=capacity).max() >= 9:

@@ -110,9 +110,23 @@ def assign_tasks_to_threads(tasks: list[int], stateful: bool, consumers: list[in
     return assignment
 
 
+def high_availability_orders(scenario: StreamsClassicScenario, clients: Clients):
+    """For the high-availability assignor: per client, its stateful actives, standbys and stateless
+    actives in the order the thread split meets them. ``ClientState`` keeps its tasks in sorted
+    sets and hands out the stateful and stateless actives as HashSets filled from them."""
+    def orders(ci: int) -> tuple[list[int], list[int], list[int]]:
+        active = sorted(clients.active[ci])
+        return (_hash_set_order([t for t in active if scenario.stateful[t]], scenario),
+                sorted(clients.standby[ci]),
+                _hash_set_order([t for t in active if not scenario.stateful[t]], scenario))
+    return orders
+
+
 def split_over_consumers(scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]],
-                         clients: Clients) -> list[dict[int, ConsumerAssignment]]:
-    """Every client's tasks spread over its consumers: per client, {consumer index: assignment}."""
+                         orders) -> list[dict[int, ConsumerAssignment]]:
+    """Every client's tasks spread over its consumers: per client, {consumer index: assignment}.
+    ``orders(client)``: its stateful actives, standbys and stateless actives, each in the order of
+    the collection Kafka builds its ``PriorityQueue`` from."""
     split: list[dict[int, ConsumerAssignment]] = []
     for ci, client in enumerate(scenario.clients):
         sums, ends, stateful = merged_sums[ci], scenario.end_offset_sums, scenario.stateful
@@ -123,17 +137,11 @@ def split_over_consumers(scenario: StreamsClassicScenario, merged_sums: list[dic
                        key=lambda t: (lag_of(sums[t], ends[t]), t))
             for mi in consumers
         }
-        active = sorted(clients.active[ci])
+        stateful_active, standby, stateless_active = orders(ci)
         thread_load: dict[int, int] = {}
-        # ClientState hands out its stateful and stateless actives as HashSets, its standbys as a
-        # sorted set; each pass builds its PriorityQueue from that iteration order.
-        stateful_active = assign_tasks_to_threads(
-            _hash_set_order([t for t in active if scenario.stateful[t]], scenario), True, consumers, previous,
-            thread_load)
-        standby = assign_tasks_to_threads(sorted(clients.standby[ci]), True, consumers, previous, thread_load)
-        stateless_active = assign_tasks_to_threads(
-            _hash_set_order([t for t in active if not scenario.stateful[t]], scenario), False, consumers, previous,
-            thread_load)
+        stateful_active = assign_tasks_to_threads(stateful_active, True, consumers, previous, thread_load)
+        standby = assign_tasks_to_threads(standby, True, consumers, previous, thread_load)
+        stateless_active = assign_tasks_to_threads(stateless_active, False, consumers, previous, thread_load)
         split.append({
             mi: ConsumerAssignment(sorted(stateful_active[mi] + stateless_active[mi]), sorted(standby[mi]))
             for mi in consumers
