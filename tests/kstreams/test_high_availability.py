@@ -351,6 +351,8 @@ def test_invariants(doc: dict) -> None:
     assert extra <= doc["max_warmup_replicas"]
     if extra:
         assert got["probing_rebalance"]  # a warm-up is always followed by a probing rebalance
+    # (not conversely: a movement that swaps an active with a caught-up standby, or one made after
+    # the warm-ups ran out, asks for probing without a new copy; 30 of Kafka's 300 lines do)
     if doc["acceptable_recovery_lag"] == LONG_MAX:
         assert not got["probing_rebalance"]  # everyone is caught up: nothing to move
     if not got["probing_rebalance"]:
