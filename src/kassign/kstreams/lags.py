@@ -13,8 +13,8 @@ Example: end offset sum 1000; client A reports 900 (lag 100), client B nothing (
 client C -2 (lag -2, caught up whatever the acceptable recovery lag).
 
 Which tasks a consumer owns does not enter: the high-availability assignor keeps a task where
-it ran through the ``-2`` lag alone. (Ownership only matters to what a consumer may receive in
-the same round under cooperative rebalancing, see :mod:`kassign.kstreams.threads`.)
+it ran through the ``-2`` lag alone. (The sticky assignor counts owned tasks as previous actives,
+see :mod:`kassign.kstreams.sticky`.)
 """
 
 from __future__ import annotations

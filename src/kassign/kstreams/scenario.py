@@ -32,8 +32,9 @@ What kassign refuses, though Kafka would carry on:
 
 What kassign accepts as Kafka does, with Kafka's outcome:
 
-* a task owned by two consumers (Kafka logs it and carries on); owned tasks do not change the
-  leader's decision anyway (the high-availability assignor goes by offset sums alone);
+* a task owned by two consumers (Kafka logs it and carries on): it counts as a previous active
+  task of each one's client (only the sticky assignor reads ownership; the high-availability
+  assignor goes by offset sums alone);
 * two consumers of one client reporting different offset sums for a task: the one Kafka meets
   last, in its ``HashMap`` of member ids, counts;
 * an offset sum above the task's end offset sum (Kafka logs that the state is probably
