@@ -170,7 +170,7 @@ def from_consumer_group(group: G.ConsumerGroup, coordinator: int = -1) -> GroupD
         assignment, target = _pairs(m.assignment, ids), _pairs(m.target, ids)
         members[m.member_id] = GroupMember(m.member_id, m.client_id, m.host, m.instance_id, m.rack, list(m.topics),
                                            assignment, target, member_epoch=m.member_epoch,
-                                           subscribed_regex=m.regex, member_type=_member_type(m.member_type))
+                                           subscribed_regex=m.regex or None, member_type=_member_type(m.member_type))
     return GroupDescription(group.group_id, "consumer", group.state, group.assignor, group.epoch, members, ids,
                             group.assignment_epoch, coordinator=coordinator)
 
@@ -563,6 +563,15 @@ def _kassign_version() -> str:
     return str(__version__)
 
 
+def hints_from(answer: G.ApiVersionsAnswer, broker: str, version: int) -> dict[str, Any]:
+    """:func:`release_hints`' answer from an ApiVersions answer of ``version``."""
+    return {"broker": broker, "api_versions_version": version,
+            "api_versions": {k: list(v) for k, v in sorted(answer.versions.items())},
+            "supported_features": {k: list(v) for k, v in sorted(answer.supported_features.items())},
+            "finalized_features": {k: list(v) for k, v in sorted(answer.finalized_features.items())},
+            "finalized_features_epoch": answer.finalized_features_epoch}
+
+
 def release_hints(cluster_or_bootstrap: Cluster | str, *, settings: ClientSettings | None = None) -> dict[str, Any]:
     """What a bootstrap broker says about its release, as plain data::
 
@@ -592,11 +601,7 @@ def release_hints(cluster_or_bootstrap: Cluster | str, *, settings: ClientSettin
             raise LiveClusterError(f"cannot reach {cluster.bootstrap}: {last}")
         if answer.error:
             raise LiveClusterError(f"{address} refused ApiVersions v{version}: {_error_name(answer.error)}")
-        return {"broker": address, "api_versions_version": version,
-                "api_versions": {k: list(v) for k, v in sorted(answer.versions.items())},
-                "supported_features": {k: list(v) for k, v in sorted(answer.supported_features.items())},
-                "finalized_features": {k: list(v) for k, v in sorted(answer.finalized_features.items())},
-                "finalized_features_epoch": answer.finalized_features_epoch}
+        return hints_from(answer, address, version)
     finally:
         if owned:
             cluster.close()
