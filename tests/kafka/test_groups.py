@@ -67,8 +67,8 @@ def described_error(api_key: int, group: str, error: int, message: str | None = 
 
 
 def describe_groups(group: str, state: str, protocol_type: str, protocol: str,
-                    members: list[tuple[str, str | None, str, str, bytes, bytes]]):
-    """A DescribeGroups answer (v4+, the version asked) of one group, without error."""
+                    members: list[tuple[str, str | None, str, str, bytes, bytes]], error: int = 0):
+    """A DescribeGroups answer (v4+, the version asked) of one group."""
     def answer(version: int, body: bytes) -> bytes:
         w = FlexWriter(version >= 5).int32(0)
 
@@ -76,7 +76,7 @@ def describe_groups(group: str, state: str, protocol_type: str, protocol: str,
             w.string(m[0]).string(m[1]).string(m[2]).string(m[3]).blob(m[4]).blob(m[5]).tags()
 
         def one(w: FlexWriter, g: str) -> None:
-            w.int16(0)
+            w.int16(error)
             if version >= 6:
                 w.string(None)
             w.string(g).string(state).string(protocol_type).string(protocol).array(members, member)
@@ -222,11 +222,35 @@ def test_without_group_types_consumer_group_describe_tells(replay):
 # -- what kassign tells apart -------------------------------------------------------------------------------------
 
 def test_group_that_does_not_exist(replay):
+    """Not listed, and DescribeGroups (v6, as Kafka 4.3 answers a group it does not hold) does not know it."""
     _, listed = capture("list-groups.json")
-    broker = replay(kafka_431_versions(), {16: listed})
+    broker = replay(kafka_431_versions(), {16: listed, 15: describe_groups("nobody", "Dead", "", "", [], error=69)})
     with pytest.raises(groups.GroupNotFound, match=r"^group nobody does not exist on 127\.0\.0\.1:\d+ \(its "
                                                    r"coordinator, broker 1 at 127\.0\.0\.1:\d+, does not list it\)$"):
         groups.describe_group(broker.bootstrap, "nobody", settings=FAST)
+
+
+@pytest.mark.parametrize("state, members, found", [
+    ("Stable", [("m-1", None, "", "", b"", b"")], True),
+    ("Empty", [], False),  # such a broker answers "Empty" for a group it does not know
+    ("Dead", [], False),
+])
+def test_group_a_broker_does_not_list(replay, state, members, found):
+    """tansu answers ListGroups with no group at all: DescribeGroups has the last word, and the description
+    says what happened."""
+    broker = replay({**kafka_431_versions(), 15: (0, 5)},
+                    {16: list_groups_answer(5, []), 15: describe_groups("g", state, "consumer", "", members)})
+    if not found:
+        with pytest.raises(groups.GroupNotFound, match="does not list it"):
+            groups.describe_group(broker.bootstrap, "g", settings=FAST)
+        return
+    described = groups.describe_group(broker.bootstrap, "g", settings=FAST)
+    assert (described.type, described.state, list(described.members)) == ("classic", "Stable", ["m-1"])
+    assert described.notes == [
+        "the coordinator sent no member subscriptions or assignments (Kafka sends both for a Stable group): "
+        "members' topics and assignments are unknown",
+        f"{broker.bootstrap}'s ListGroups does not list group g; DescribeGroups describes it as a classic group"]
+    assert described.to_json()["notes"] == described.notes
 
 
 def test_broker_without_the_type_api(replay):

@@ -132,10 +132,11 @@ class GroupDescription:
     protocol_type: str | None = None  # classic: "consumer", "connect"...
     topology: dict[str, Any] | None = None  # streams: {"epoch": N, "subtopologies": {id: {...}}}
     coordinator: int = -1  # the coordinator's node id
+    notes: list[str] = field(default_factory=list)  # what the broker did that Kafka would not (one line each)
 
     def to_json(self) -> dict[str, Any]:
         """SPEC section 5's ``group`` object, plus ``topic_ids``, ``assignment_epoch``, ``protocol_type``,
-        ``topology`` and ``coordinator`` where the type has them."""
+        ``topology``, ``coordinator`` and ``notes`` where the type has them."""
         doc: dict[str, Any] = {"id": self.id, "type": self.type, "state": self.state, "assignor": self.assignor,
                                "epoch": self.epoch,
                                "members": {m: member.to_json() for m, member in self.members.items()}}
@@ -145,6 +146,8 @@ class GroupDescription:
             if getattr(self, name) is not None:
                 doc[name] = getattr(self, name)
         doc["coordinator"] = self.coordinator
+        if self.notes:
+            doc["notes"] = list(self.notes)
         return doc
 
 
@@ -243,8 +246,13 @@ def from_classic_group(group: G.ClassicGroup, coordinator: int = -1) -> GroupDes
                 raise LiveClusterError(f"classic group {group.group_id}: member {m.member_id}'s consumer-protocol "
                                        f"bytes do not decode: {err}") from None
         members[m.member_id] = member
-    return GroupDescription(group.group_id, "classic", group.state, group.protocol or None, None, members,
-                            protocol_type=group.protocol_type, coordinator=coordinator)
+    described = GroupDescription(group.group_id, "classic", group.state, group.protocol or None, None, members,
+                                 protocol_type=group.protocol_type, coordinator=coordinator)
+    if group.protocol_type == "consumer" and group.state == "Stable" and group.members \
+            and not any(m.metadata or m.assignment for m in group.members):
+        described.notes.append("the coordinator sent no member subscriptions or assignments (Kafka sends both for "
+                               "a Stable group): members' topics and assignments are unknown")
+    return described
 
 
 # -- talking to the cluster ---------------------------------------------------------------------------------------
@@ -265,6 +273,7 @@ class _Session:
         self.deadline = deadline if deadline is not None else cluster.deadline()
         self.node: int | None = None
         self.address = ("", 0)
+        self.notes: list[str] = []
 
     def _call(self, key: Any, host: str, port: int, work: Callable[[BrokerConnection, float], T]) -> T:
         if time.monotonic() >= self.deadline:
@@ -405,6 +414,7 @@ def describe_group(cluster_or_bootstrap: Cluster | str, group_id: str, *, settin
         node = session.node if session.node is not None else -1
         converted = {"classic": from_classic_group, "consumer": from_consumer_group, "share": from_share_group,
                      "streams": from_streams_group}[kind](answer, node)
+        converted.notes.extend(session.notes)
         if kind in ("consumer", "share"):
             _complete_topic_ids(session, converted)
         return converted
@@ -436,8 +446,7 @@ def _identify(session: _Session, c: BrokerConnection, d: float) -> tuple[str, An
             return None
         entry = next((g for g in listed.groups if g.group_id == group), None)
         if entry is None:
-            raise GroupNotFound(f"group {group} does not exist on {session.cluster.bootstrap} ({session.where()}, "
-                                "does not list it)")
+            return _unlisted(session, c, d)
         if entry.type:
             kind = entry.type.lower()
             if kind not in GROUP_TYPES:
@@ -471,6 +480,25 @@ def _identify(session: _Session, c: BrokerConnection, d: float) -> tuple[str, An
                                   f"StreamsGroupDescribe): kassign cannot tell whether group {group} exists")
     raise GroupNotFound(f"group {group} does not exist on {session.cluster.bootstrap} ({session.where()} answers "
                         f"{', '.join(asked)} without it; it does not speak ListGroups)")
+
+
+def _unlisted(session: _Session, c: BrokerConnection, d: float) -> tuple[str, Any] | None:
+    """The coordinator does not list the group. Kafka lists every group its coordinator holds, so the group
+    does not exist; but some Kafka-compatible brokers list none (tansu answers ListGroups with no group), so
+    DescribeGroups has the last word: a classic group with members or a live state there is described, with a
+    note. (Such brokers answer DescribeGroups "Empty" for any unknown group, so an Empty group without members
+    counts as absent.)"""
+    group = session.group
+    answer = _describe(c, d, "classic", group)
+    if answer is not None:
+        if not _check(group, "DescribeGroups", answer.error, answer.message):
+            return None
+        if _exists("classic", answer) and (answer.members or answer.state not in ("Empty", "")):
+            session.notes.append(f"{c.address}'s ListGroups does not list group {group}; DescribeGroups describes "
+                                 "it as a classic group")
+            return "classic", answer
+    raise GroupNotFound(f"group {group} does not exist on {session.cluster.bootstrap} ({session.where()}, does not "
+                        "list it)")
 
 
 def _complete_topic_ids(session: _Session, described: GroupDescription) -> None:
