@@ -87,7 +87,8 @@ def check_consumer_group(want: dict, described: groups.GroupDescription):
         assert got.assignment == pairs(m["assignment"])
         assert got.target == pairs(m["target_assignment"])
         assert got.member_epoch == m["member_epoch"]
-        assert (got.member_type == "consumer") == m["upgraded"]  # the AdminClient's "upgraded": a consumer-protocol member
+        # the AdminClient's "upgraded": a member of the consumer protocol (v1's member type 1)
+        assert (got.member_type == "consumer") == m["upgraded"]
     for topic, topic_id in want.get("topic_ids", {}).items():
         assert described.topic_ids[topic] == topic_id
 
@@ -288,7 +289,8 @@ REQUESTS = {
         lambda d: G.encode_describe_groups(6, [d["decoded"]["the_group_as_ConsumerGroupDescribe_gives_it"]["group"]]),
     "describe-groups-v4-on-consumer-group.json":
         lambda d: G.encode_describe_groups(4, [d["decoded"]["the_group_as_ConsumerGroupDescribe_gives_it"]["group"]]),
-    "describe-share-group-offsets.json": lambda d: G.encode_describe_share_group_offsets(1, {d["decoded"]["group"]: None}),
+    "describe-share-group-offsets.json":
+        lambda d: G.encode_describe_share_group_offsets(1, {d["decoded"]["group"]: None}),
     # a KafkaConsumer's first Fetch: a new session (epoch 0), 500 ms / 1 byte / 50 MiB, 1 MiB per partition
     "fetch-zstd-batch.json": lambda d: TP.encode_fetch(18, TP.FetchRequest(
         [(d["decoded"]["topic_id"], [TP.FetchWanted(0, 0, 1 << 20, current_leader_epoch=0)])],

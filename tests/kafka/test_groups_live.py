@@ -82,7 +82,8 @@ def test_mock_cluster_cannot_describe_its_kip848_group():
 
         # asked anyway, the mock closes the connection
         host, port = mock.bootstrap.split(",")[0].rsplit(":", 1)
-        for api, version, body in [(16, 5, G.encode_list_groups(5)), (69, 1, G.encode_consumer_group_describe(1, ["g848"]))]:
+        asked = [(16, 5, G.encode_list_groups(5)), (69, 1, G.encode_consumer_group_describe(1, ["g848"]))]
+        for api, version, body in asked:
             connection = BrokerConnection(host, int(port), FAST, time.monotonic() + 5)
             try:
                 with pytest.raises(ConnectionLost, match="closed the connection"):

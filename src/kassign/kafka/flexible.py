@@ -270,7 +270,8 @@ class FlexWriter(Writer):
         self._parts.append(uvarint_bytes(len(value) + 1) + bytes(value))
         return self
 
-    def array(self, items: Iterable[T] | None, write: Callable[[FlexWriter, T], object]) -> FlexWriter:  # type: ignore[override]
+    def array(self, items: Iterable[T] | None,  # type: ignore[override]
+              write: Callable[[FlexWriter, T], object]) -> FlexWriter:
         if not self.flexible:
             super().array(items, write)  # type: ignore[arg-type]
             return self
