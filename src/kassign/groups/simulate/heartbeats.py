@@ -37,6 +37,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from kassign.core import heaps
+
 from kassign.groups.consumer.coordinator import Routine
 
 _RENEWS_SESSION, _REACHES_TARGET_EPOCH = int(Routine.RENEWS_SESSION), int(Routine.REACHES_TARGET_EPOCH)
@@ -135,44 +137,16 @@ class HeartbeatClock:
         self.last_beat = np.concatenate([self.last_beat, np.full(extra, -np.inf)])
 
 
-@njit(cache=True)
-def _before(times, ints, a, b):
-    """Whether member ``a``'s heartbeat comes before member ``b``'s."""
-    return times[a] < times[b] or (times[a] == times[b] and ints[_SEQUENCE, a] < ints[_SEQUENCE, b])
-
-
+# The clock is an indexed heap (kassign.core.heaps) keyed by due time; equal times go in the order they
+# were scheduled (the sequence row), as events queued at one instant would.
 @njit(cache=True)
 def _sift_up(times, ints, i):
-    heap, position = ints[_HEAP], ints[_POSITION]
-    member = heap[i]
-    while i > 0:
-        parent = (i - 1) // 2
-        if not _before(times, ints, member, heap[parent]):
-            break
-        heap[i] = heap[parent]
-        position[heap[i]] = i
-        i = parent
-    heap[i] = member
-    position[member] = i
+    heaps.sift_up(ints[_HEAP], ints[_POSITION], times, ints[_SEQUENCE], i)
 
 
 @njit(cache=True)
 def _sift_down(times, ints, i, size):
-    heap, position = ints[_HEAP], ints[_POSITION]
-    member = heap[i]
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        if child + 1 < size and _before(times, ints, heap[child + 1], heap[child]):
-            child += 1
-        if not _before(times, ints, heap[child], member):
-            break
-        heap[i] = heap[child]
-        position[heap[i]] = i
-        i = child
-    heap[i] = member
-    position[member] = i
+    heaps.sift_down(ints[_HEAP], ints[_POSITION], times, ints[_SEQUENCE], i, size)
 
 
 @njit(cache=True)

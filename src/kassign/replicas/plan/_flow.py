@@ -47,6 +47,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kassign.core import heaps
+
 _INF = np.int64(1) << np.int64(60)
 
 
@@ -112,39 +114,13 @@ def _arc(u, k, P, G, B0, T, W, assign, fpg, cap, low, list_of, list_start, list_
 
 @njit(cache=True)
 def _heap_up(heap, where, key, i):
-    node = heap[i]
-    while i > 0:
-        parent = (i - 1) >> 1
-        if key[heap[parent]] <= key[node]:
-            break
-        heap[i] = heap[parent]
-        where[heap[i]] = i
-        i = parent
-    heap[i] = node
-    where[node] = i
+    heaps.sift_up(heap, where, key, None, i)
 
 
 @njit(cache=True)
 def _heap_pop(heap, where, key, size):
-    top = heap[0]
-    where[top] = -2
-    size -= 1
-    if size > 0:
-        node = heap[size]
-        i = 0
-        while True:
-            child = 2 * i + 1
-            if child >= size:
-                break
-            if child + 1 < size and key[heap[child + 1]] < key[heap[child]]:
-                child += 1
-            if key[heap[child]] >= key[node]:
-                break
-            heap[i] = heap[child]
-            where[heap[i]] = i
-            i = child
-        heap[i] = node
-        where[node] = i
+    top, size = heaps.pop(heap, where, key, None, size)
+    where[top] = -2  # settled: never queued again
     return top, size
 
 
