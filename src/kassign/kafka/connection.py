@@ -25,7 +25,7 @@ import ssl
 import struct
 import time
 
-from kassign.errors import LiveClusterError
+from kassign.core.errors import LiveClusterError
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.flexible import FlexReader, is_flexible, request_header
 from kassign.kafka.wire import MalformedResponse, Reader, Writer
