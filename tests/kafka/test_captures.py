@@ -21,7 +21,7 @@ from kassign.kafka import groups
 from kassign.kafka import groups_protocol as G
 from kassign.kafka import topics_protocol as TP
 from kassign.kafka.flexible import FlexReader, encode_request
-from kassign.kafka.records import decode as decode_records
+from kassign.kafka.fetched import decode as decode_records
 from kassign.kafka.records import decompress
 
 CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures" / "kafka-4.3.1"

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from kassign.assignors.base import Assignment, Subscription, TopicPartition
-from kassign.errors import LiveClusterError
+from kassign.groups.classic.assignors.base import Assignment, Subscription, TopicPartition
+from kassign.core.errors import LiveClusterError
 from kassign.kafka import groups
 from kassign.kafka import groups_protocol as G
 from kassign.kafka.client import Cluster
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.flexible import FlexWriter, is_flexible
-from kassign.protocol.wire import encode_assignment, encode_subscription
+from kassign.groups.classic.protocol.wire import encode_assignment, encode_subscription
 from tests.kafka.replay_broker import ReplayBroker, capture_body
 
 CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures" / "kafka-4.3.1"

@@ -22,7 +22,7 @@ from kassign.kafka import groups
 from kassign.kafka import groups_protocol as G
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.connection import BrokerConnection, ConnectionLost
-from tests.clients.groups import wait_until
+from tests.groups.classic.clients.groups import wait_until
 
 FAST = ClientSettings(request_timeout=5)
 GROUP_APIS = {15, 16, 69, 77, 89, 90}
@@ -60,7 +60,7 @@ class Kip848Member:
 
 def test_mock_cluster_cannot_describe_its_kip848_group():
     pytest.importorskip("confluent_kafka", reason="the mock cluster is librdkafka's, shipped by confluent-kafka")
-    from tests.clients.mock_cluster import MockCluster
+    from tests.mock_cluster import MockCluster
 
     mock = MockCluster(1, topics={"orders": (4, 1)})
     members: list[Kip848Member] = []

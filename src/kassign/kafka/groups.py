@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kassign.errors import KassignError, LiveClusterError
+from kassign.core.errors import KassignError, LiveClusterError
 from kassign.kafka import groups_protocol as G
 from kassign.kafka import protocol as P
 from kassign.kafka import topics_protocol as TP
@@ -226,8 +226,8 @@ def from_streams_group(group: G.StreamsGroup, coordinator: int = -1) -> GroupDes
 
 
 def from_classic_group(group: G.ClassicGroup, coordinator: int = -1) -> GroupDescription:
-    """A classic group; the consumer protocol's member bytes decoded with ``kassign.protocol.wire``."""
-    from kassign.protocol.wire import decode_assignment, decode_subscription
+    """A classic group; the consumer protocol's member bytes decoded with ``kassign.groups.classic.protocol.wire``."""
+    from kassign.groups.classic.protocol.wire import decode_assignment, decode_subscription
 
     members = {}
     for m in group.members:
@@ -403,7 +403,7 @@ def describe_group(cluster_or_bootstrap: Cluster | str, group_id: str, *, settin
     ``cluster_or_bootstrap``: a :class:`~kassign.kafka.client.Cluster` (kept open) or ``"HOST:PORT,..."``
     (connected with ``settings`` and closed). ``deadline``: ``time.monotonic()`` seconds for the whole
     describe (default: one request timeout from now). Raises :class:`GroupNotFound`,
-    :class:`GroupApiUnsupported` or another :class:`~kassign.errors.LiveClusterError`, each one line."""
+    :class:`GroupApiUnsupported` or another :class:`~kassign.core.errors.LiveClusterError`, each one line."""
     cluster, owned = _cluster(cluster_or_bootstrap, settings)
     try:
         session = _Session(cluster, group_id, deadline)
@@ -584,11 +584,14 @@ def api_versions(connection: BrokerConnection, deadline: float) -> G.ApiVersions
 
 
 def _kassign_version() -> str:
+    """The installed kassign's version (ApiVersions v3+ names the client software), read from its metadata
+    rather than from the package above this layer."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        from kassign import __version__
-    except ImportError:  # pragma: no cover
+        return version("kassign")
+    except PackageNotFoundError:  # run from a source tree that was never installed
         return "0"
-    return str(__version__)
 
 
 def hints_from(answer: G.ApiVersionsAnswer, broker: str, version: int) -> dict[str, Any]:

@@ -8,7 +8,7 @@ clients that speak only the newest versions, and the captures of a Kafka 4.3.1 b
 Example: ``decode_fetch(reader, 18)`` on a KafkaConsumer's Fetch answer gives
 ``FetchAnswer(error=0, session_id=..., topics=[FetchedTopic(name=None, topic_id="XkUf...",
 partitions=[FetchedPartition(partition=0, high_watermark=5, ..., records=<the record batches>)])])``;
-the batches decode with ``kassign.kafka.records.decode``.
+the batches decode with ``kassign.kafka.fetched.decode``.
 """
 
 from __future__ import annotations
