@@ -7,11 +7,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from kassign.assignors import ConsumerPartitionAssignor, get_assignor
-from kassign.assignors.server import assign_server_side
-from kassign.errors import KassignError
-from kassign.flat import FlatAssignment
-from kassign.scenario import Scenario, parse_scenario
+from kassign.groups.classic.assignors import ConsumerPartitionAssignor, get_assignor
+from kassign.groups.consumer.assignors import assign_server_side
+from kassign.core.errors import KassignError
+from kassign.groups.flat import FlatAssignment
+from kassign.groups.scenario import Scenario, parse_scenario
 
 
 PROTOCOLS = ("classic", "consumer")
@@ -53,7 +53,7 @@ def assign_flat(
     protocol: str = "classic",
     **options: Any,
 ) -> FlatAssignment:
-    """The assignment as integer arrays (:class:`kassign.flat.FlatAssignment`), checked."""
+    """The assignment as integer arrays (:class:`kassign.groups.flat.FlatAssignment`), checked."""
     parsed = parse_scenario(scenario)
     if protocol == "consumer":
         if options:
