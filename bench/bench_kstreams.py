@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kassign.kstreams import assign_streams_classic
+from kassign.groups.streams.classic import assign_streams_classic
 
 CLIENTS, THREADS, SUBTOPOLOGIES, PARTITIONS = 200, 4, 20, 200
 

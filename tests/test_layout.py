@@ -29,7 +29,14 @@ def _imports() -> dict[str, set[str]]:
     for path in SRC.rglob("*.py"):
         module = _module_name(path)
         targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        # imports a type checker alone sees (``if TYPE_CHECKING:``) never run, so they make no circle
+        typing_only = {id(inner) for node in ast.walk(tree)
+                       if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+                       for inner in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "kassign":
                 if node.module == "kassign":
                     targets.update(f"kassign.{alias.name}" for alias in node.names)

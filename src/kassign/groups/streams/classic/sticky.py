@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from kassign.errors import KassignError
-from kassign.javaorder import copy_constructor_capacity, table_size_for
-from kassign.kstreams.high_availability import task_hash
-from kassign.kstreams.javasets import hash_set_order, may_have_tree_bins
-from kassign.kstreams.scenario import LATEST_OFFSET, StreamsClassicScenario
+from kassign.core.errors import KassignError
+from kassign.core.javaorder import copy_constructor_capacity, table_size_for
+from kassign.groups.streams.classic.scenario import task_hash
+from kassign.core.javasets import hash_set_order, may_have_tree_bins
+from kassign.groups.streams.classic.scenario import LATEST_OFFSET, StreamsClassicScenario
 
 _INT_MASK = 0xFFFFFFFF
 

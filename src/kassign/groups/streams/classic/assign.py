@@ -1,9 +1,9 @@
 """``assign_streams_classic``: a classic Kafka Streams rebalance, as its group leader computes it.
 
 Two of Kafka Streams' task assignors: ``high-availability`` (the default, KIP-441,
-:mod:`kassign.kstreams.high_availability`) and ``sticky`` (its StickyTaskAssignor, chosen with
-``task.assignor.class``, :mod:`kassign.kstreams.sticky`); then the split over each client's
-stream threads (:mod:`kassign.kstreams.threads`).
+:mod:`kassign.groups.streams.classic.high_availability`) and ``sticky`` (its StickyTaskAssignor, chosen with
+``task.assignor.class``, :mod:`kassign.groups.streams.classic.sticky`); then the split over each client's
+stream threads (:mod:`kassign.groups.streams.classic.threads`).
 
 The answer (SPEC section 8) gives every client's active and standby tasks (warm-up replicas
 are standbys, as Kafka hands them out), every consumer's share of its client's tasks, and
@@ -18,12 +18,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kassign.errors import KassignError, UnknownAssignorError, shown
-from kassign.kstreams.high_availability import HighAvailabilityAssignor
-from kassign.kstreams.lags import lag_matrix, merged_offset_sums
-from kassign.kstreams.scenario import StreamsClassicScenario, parse_streams_classic
-from kassign.kstreams.sticky import StickyAssignor
-from kassign.kstreams.threads import high_availability_orders, split_over_consumers
+from kassign.core.errors import KassignError, UnknownAssignorError, shown
+from kassign.groups.streams.classic.high_availability import HighAvailabilityAssignor
+from kassign.groups.streams.classic.lags import lag_matrix, merged_offset_sums
+from kassign.groups.streams.classic.scenario import StreamsClassicScenario, parse_streams_classic
+from kassign.groups.streams.classic.sticky import StickyAssignor
+from kassign.groups.streams.classic.threads import high_availability_orders, split_over_consumers
 
 STRATEGIES = ("high-availability", "sticky")
 _VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\Z")

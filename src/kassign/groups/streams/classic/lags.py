@@ -14,14 +14,14 @@ client C -2 (lag -2, caught up whatever the acceptable recovery lag).
 
 Which tasks a consumer owns does not enter: the high-availability assignor keeps a task where
 it ran through the ``-2`` lag alone. (The sticky assignor counts owned tasks as previous actives,
-see :mod:`kassign.kstreams.sticky`.)
+see :mod:`kassign.groups.streams.classic.sticky`.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from kassign.kstreams.scenario import LATEST_OFFSET, StreamsClassicScenario
+from kassign.groups.streams.classic.scenario import LATEST_OFFSET, StreamsClassicScenario
 
 
 def lag_of(offset_sum: int | None, end_offset_sum: int) -> int:

@@ -6,8 +6,8 @@ insertion order, unless the bucket became a tree bin: 9 keys in one bucket while
 64 buckets or more (below 64 the table doubles instead). Whether that ever happened follows
 from the keys present at each table size: at ``c`` buckets a table holds at most ``3c/4 + 1``
 keys, the first ones inserted, so if no 9 of those share a bucket at any size from 64 up,
-there is no tree bin and :func:`kassign.javaorder.hash_iteration_order` gives the order;
-otherwise :func:`kassign.javaorder.hashmap_positions`, which models tree bins, does. Both key
+there is no tree bin and :func:`kassign.core.javaorder.hash_iteration_order` gives the order;
+otherwise :func:`kassign.core.javaorder.hashmap_positions`, which models tree bins, does. Both key
 types are ``Comparable`` to themselves, so Java orders equal hashes inside a tree bin with
 ``compareTo``: ``items`` must compare the same way (task indexes in ``TaskId`` order, client
 indexes in UUID order).
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kassign.javaorder import hash_iteration_order, hashmap_positions, insert_only_capacity, table_size_for
+from kassign.core.javaorder import hash_iteration_order, hashmap_positions, insert_only_capacity, table_size_for
 
 _SMALL = 8  # up to 8 keys: one 16-bucket table, no bucket can reach 9
 
@@ -31,7 +31,7 @@ def hash_set_order(hashes: Sequence[int], items: Sequence, capacity: int | None 
     """``items`` (distinct, added in this order, with these ``hashCode`` values as unsigned 32
     bits) in the order a ``java.util.HashSet`` iterates them. ``capacity``: the initial capacity
     the set was made with (``new HashSet<>(n)``; the copy constructor asks for
-    :func:`kassign.javaorder.copy_constructor_capacity`), else the default 16."""
+    :func:`kassign.core.javaorder.copy_constructor_capacity`), else the default 16."""
     n = len(items)
     table = 16 if capacity is None else int(table_size_for(capacity))
     if n <= 1:

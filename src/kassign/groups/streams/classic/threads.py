@@ -31,13 +31,14 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from kassign.errors import KassignError
-from kassign.javaorder import java_sorted_positions
-from kassign.kstreams.high_availability import Clients, task_hash
-from kassign.kstreams.java_queue import JavaPriorityQueue
-from kassign.kstreams.javasets import hash_set_order
-from kassign.kstreams.lags import lag_of
-from kassign.kstreams.scenario import StreamsClassicScenario
+from kassign.core.errors import KassignError
+from kassign.core.javaorder import java_sorted_positions
+from kassign.groups.streams.classic.high_availability import Clients
+from kassign.groups.streams.classic.scenario import task_hash
+from kassign.core.javaqueue import JavaPriorityQueue
+from kassign.core.javasets import hash_set_order
+from kassign.groups.streams.classic.lags import lag_of
+from kassign.groups.streams.classic.scenario import StreamsClassicScenario
 
 
 @dataclass

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kassign.errors import KassignError, ScenarioError, UnknownAssignorError
-from kassign.kstreams import assign_streams_classic
-from kassign.kstreams.high_availability import task_hash
-from kassign.kstreams.java_queue import JavaPriorityQueue
-from kassign.kstreams.javasets import hash_set_order
-from kassign.kstreams.threads import assign_tasks_to_threads
+from kassign.core.errors import KassignError, ScenarioError, UnknownAssignorError
+from kassign.groups.streams.classic import assign_streams_classic
+from kassign.groups.streams.classic.high_availability import task_hash
+from kassign.core.javaqueue import JavaPriorityQueue
+from kassign.core.javasets import hash_set_order
+from kassign.groups.streams.classic.threads import assign_tasks_to_threads
 from tests.conftest import vector_params
 
 VECTORS = "kafka-4.3/assign-streams-client.jsonl"

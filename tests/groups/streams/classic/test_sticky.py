@@ -7,8 +7,8 @@ import copy
 
 from hypothesis import given, settings
 
-from kassign.kstreams import assign_streams_classic
-from tests.kstreams.test_high_availability import pid, scenarios
+from kassign.groups.streams.classic import assign_streams_classic
+from tests.groups.streams.classic.test_high_availability import pid, scenarios
 
 
 def doc(tasks: dict[int, tuple[int, bool]], clients: list[tuple[int, int, list[str], list[str]]], standbys: int = 0) -> dict:

@@ -50,10 +50,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kassign.errors import ScenarioError, shown
-from kassign.javaorder import java_string_hash_order, java_uuid_hash
-from kassign.limits import JAVA_INT_MAX, is_whole_number, partition_budget
-from kassign.text import utf8_problem
+from kassign.core.errors import ScenarioError, shown
+from kassign.core.javaorder import java_string_hash_order, java_uuid_hash
+from kassign.core.limits import JAVA_INT_MAX, is_whole_number, partition_budget
+from kassign.core.text import utf8_problem
 
 JAVA_LONG_MAX = 2**63 - 1
 LATEST_OFFSET = -2  # Task.LATEST_OFFSET: the offset sum a client reports for an active task it runs
@@ -339,3 +339,8 @@ def parse_streams_classic(document: Any) -> StreamsClassicScenario:
         rack_aware_assignment_tags=rack_tags,
         subscription_order=subscription_order,
     )
+
+
+def task_hash(subtopology: int, partition: int) -> int:
+    """``TaskId.hashCode()`` (``Objects.hash(subtopology, partition, null)``) as unsigned 32 bits."""
+    return (((31 + subtopology) * 31 + partition) * 31) & 0xFFFFFFFF

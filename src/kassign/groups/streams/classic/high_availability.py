@@ -41,7 +41,7 @@ leaves ``0_1`` with B.
 
 Java's data structures decide ties here, and kassign reproduces them: the least loaded client
 comes from a ``java.util.PriorityQueue`` whose weights change while clients sit in it (see
-:mod:`kassign.kstreams.java_queue`), and clients passed over while searching are put back in
+:mod:`kassign.core.javaqueue`), and clients passed over while searching are put back in
 ``HashSet`` order of their UUID hash codes.
 
 Rack-aware task assignment (``rack.aware.assignment.strategy``, off by default) needs the
@@ -54,14 +54,9 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from kassign.kstreams.java_queue import JavaPriorityQueue
-from kassign.kstreams.javasets import hash_set_order
-from kassign.kstreams.scenario import JAVA_LONG_MAX, LATEST_OFFSET, StreamsClassicScenario
-
-
-def task_hash(subtopology: int, partition: int) -> int:
-    """``TaskId.hashCode()`` (``Objects.hash(subtopology, partition, null)``) as unsigned 32 bits."""
-    return (((31 + subtopology) * 31 + partition) * 31) & 0xFFFFFFFF
+from kassign.core.javaqueue import JavaPriorityQueue
+from kassign.core.javasets import hash_set_order
+from kassign.groups.streams.classic.scenario import JAVA_LONG_MAX, LATEST_OFFSET, StreamsClassicScenario, task_hash
 
 
 class Clients:
@@ -233,7 +228,7 @@ class HighAvailabilityAssignor:
     def _assign_standbys(self) -> None:
         clients = self.clients
         if self.scenario.rack_aware_assignment_tags:
-            from kassign.kstreams.client_tags import assign_tag_aware_standbys, same_tags
+            from kassign.groups.streams.classic.client_tags import assign_tag_aware_standbys, same_tags
 
             assign_tag_aware_standbys(self)
             tags = [c.client_tags for c in self.scenario.clients]

@@ -20,11 +20,16 @@ spreading load.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from kassign.errors import KassignError
-from kassign.kstreams.high_availability import HighAvailabilityAssignor, task_hash
-from kassign.kstreams.javasets import hash_set_order, may_have_tree_bins
+from kassign.core.errors import KassignError
+from kassign.groups.streams.classic.scenario import task_hash
+from kassign.core.javasets import hash_set_order, may_have_tree_bins
+
+if TYPE_CHECKING:  # the assignor calls in here: its class is named for type checkers only
+    from kassign.groups.streams.classic.high_availability import HighAvailabilityAssignor
 
 
 def same_tags(source: dict[str, str], destination: dict[str, str]) -> bool:
