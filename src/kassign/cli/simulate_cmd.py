@@ -17,10 +17,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kassign.groups.classic.assignors import get_assignor
 from kassign.cli.common import Figure, count, emit_json, json_option, print_table
+from kassign.core.documents import load_yaml
 from kassign.core.errors import KassignError
+from kassign.groups.scenario import read_scenario_text
+from kassign.groups.simulate.streams_scenario import is_streams_timeline
 from kassign.groups.simulate.engine import simulate
 from kassign.groups.simulate.metrics import StrategyRun, protocol_in_force
-from kassign.groups.simulate.scenario import CLASSIC, CONSUMER, SimScenario, load_sim_scenario, member_plans, parse_strategy
+from kassign.groups.simulate.scenario import CLASSIC, CONSUMER, SimScenario, member_plans, parse_sim_scenario, parse_strategy
 
 CLASSIC_DEFAULTS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 CONSUMER_DEFAULT = "consumer:uniform"
@@ -66,6 +69,13 @@ def _run_all(scenario: SimScenario, strategies: list[str], show_progress: bool) 
     return runs
 
 
+def _read_document(path: str):
+    """The timeline document, read once (stdin too): its top level says which simulator plays it."""
+    if path == "-":
+        return load_yaml(sys.stdin.read(), "scenario on stdin")
+    return load_yaml(read_scenario_text(path), f"scenario file {str(path)!r}")
+
+
 def _heartbeats(run: StrategyRun, value: int) -> Figure:
     return count(value) if run.group_protocol == CONSUMER else Figure("-")
 
@@ -103,9 +113,11 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
                    "opens without network) and the PNG charts into DIR, as `kassign pipeline --out` does.")
 @click.option("--plot", "plot_dir", metavar="DIR", help="The same as --out DIR (its first name, kept).")
 @click.option("--events", "show_events", is_flag=True, help="Also print every event's row per strategy.")
+@click.option("--kafka-version", "kafka_version", metavar="VERSION",
+              help="The Kafka release whose assignors play a Kafka Streams timeline (default 4.3; any 4.x).")
 @json_option
 def command(scenario_path: str, strategies_option: str | None, out_dir: str | None, plot_dir: str | None,
-            show_events: bool, as_json: bool) -> None:
+            show_events: bool, kafka_version: str | None, as_json: bool) -> None:
     """Play the timeline of SCENARIO.yaml with each strategy and compare rounds, moves, revocations,
     unowned partition-seconds and spread.
 
@@ -120,12 +132,27 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
 
     --out DIR (or its other name, --plot DIR) also writes DIR/report.html, one self-contained
     interactive page (tooltips with exact figures, zoom, sortable tables; no network needed),
-    and the same charts as PNG files."""
+    and the same charts as PNG files.
+
+    A Kafka Streams timeline (a document with a top-level application:) plays every rebalance of a
+    classic Streams application with Kafka Streams' own task assignors instead (strategies
+    high-availability and sticky, NAME:standbys=N for another standby count): warm-ups, probing
+    rebalances, restoration; it reports tasks moved, state restored and how long each stateful task
+    had no running active task, in words and per event (docs/kafka-streams.md)."""
     if out_dir and plot_dir and Path(out_dir) != Path(plot_dir):
         raise KassignError(f"--out {out_dir!r} and --plot {plot_dir!r} name two directories: give one "
                            "(--plot is --out's other name)")
     target = out_dir or plot_dir
-    scenario = load_sim_scenario(scenario_path)
+    document = _read_document(scenario_path)
+    if is_streams_timeline(document):
+        from kassign.cli.simulate_streams import run_streams
+
+        run_streams(document, strategies_option, target, show_events, as_json, kafka_version)
+        return
+    if kafka_version is not None:
+        raise KassignError("--kafka-version applies to Kafka Streams timelines; the consumer-group simulator plays "
+                           "the protocols of Kafka 4.3 (see docs/simulator.md)")
+    scenario = parse_sim_scenario(document)
     strategies = _strategy_list(strategies_option, scenario)
     runs = _run_all(scenario, strategies, show_progress=not as_json and sys.stderr.isatty())
     written = []
