@@ -330,12 +330,16 @@ class StreamsTimelineRun:
     # -- rebalances -----------------------------------------------------------------------------
 
     def _ask(self, record: int, kind: str) -> None:
-        """Somebody wants a rebalance: it starts as soon as no round runs (and the join phase is done)."""
+        """Somebody wants a rebalance: it starts as soon as no round runs (and the join phase is done).
+        Requests that meet in one rebalance charge it to the latest event among them; a member joining
+        or leaving outranks a follow-up or probing rebalance, which it makes unnecessary."""
         if self.request is None:
             self.request = self.now
             self.request_record, self.request_kind = record, kind
+        elif kind == "membership" and self.request_kind != "membership":
+            self.request_record, self.request_kind = record, kind
         elif kind == "membership" or self.request_kind != "membership":
-            self.request_record, self.request_kind = record, kind  # the latest event is charged
+            self.request_record = max(self.request_record, record)
 
     def _join_time(self) -> float:
         if self.request is None or self.round_end is not None:

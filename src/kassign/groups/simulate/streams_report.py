@@ -216,14 +216,14 @@ def event_rows(run: StreamsRun, terse: bool = False) -> tuple[list[str], list[li
         if terse:
             rebalances = Figure(f"{r.rebalances:,}" + (f" ({r.probing:,}, {r.followups:,})" if r.rebalances else ""))
             rows.append([Figure(human_seconds(r.at)), event, rebalances, count(r.moved),
-                         human_bytes(r.restored_bytes), *dark, settle])
+                         human_bytes(r.restored_bytes), *dark[:2], settle])
         else:
             rows.append([Figure(human_seconds(r.at)), event, count(r.rebalances), count(r.probing),
                          count(r.followups), count(r.moved), count(r.warmups), human_bytes(r.restored_bytes), *dark,
                          settle])
     if terse:
         return ["at", "event", "rebalances\n(probing,\nfollow-up)", "moved", "restored", "tasks\nunavail.",
-                "longest\nunavail.", "unavail.\nin all", "settled\nafter"], rows
+                "longest\nunavail.", "settled\nafter"], rows
     return ["at", "event", "rebalances", "probing", "follow-ups", "moved", "warm-ups", "restored",
             "tasks unavailable", "longest", "task unavailability", "settled after"], rows
 
