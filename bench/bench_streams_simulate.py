@@ -55,7 +55,7 @@ def build(instances: int, threads: int, partitions: int, hours: float, every: fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", type=int, default=50)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--partitions", type=int, default=64)
     parser.add_argument("--hours", type=float, default=24.0)
     parser.add_argument("--every", type=float, default=900.0)

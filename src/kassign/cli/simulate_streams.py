@@ -9,6 +9,7 @@ one standby too when the timeline has none, so the summary says what a standby w
 from __future__ import annotations
 
 import sys
+import textwrap
 from typing import Any
 
 import click
@@ -106,7 +107,9 @@ def run_streams(document: Any, strategies_option: str | None, target: str | None
     out = console()
     out.print(literal(f"{timeline.name} (Kafka {version})"))
     for line in sentences:
-        out.print(literal(f"- {line}"))
+        # a hanging indent, wrapped here between words: each sentence reads as one item
+        for piece in textwrap.wrap(line, width=max(40, out.width - 1), initial_indent="- ", subsequent_indent="  "):
+            out.print(literal(piece))
     print_table("totals per strategy", columns, rows, caption(timeline, version))
     if any(r.cycling for run in runs for r in run.records):
         out.print(literal("note: (cycles) in --events marks events whose follow-up rebalances came back to an "
