@@ -310,3 +310,20 @@ def test_a_scale_out_moves_stateful_tasks_through_warm_ups_under_high_availabili
     sticky = simulate_streams(timeline, "sticky").records[1]
     # the sticky assignor balances at once: the newcomer restores what it is given
     assert sticky.warmups == 0 and sticky.unavailable_seconds == pytest.approx(10.0)
+
+
+def test_the_engine_docstring_example():
+    timeline = parse_streams_timeline({
+        "application": {"subtopologies": {"0": {"partitions": 2, "stateful": True}}, "state_bytes": "2 GiB",
+                        "growth_bytes_per_second": "100 KiB", "record_bytes": "1 KiB",
+                        "restore_bytes_per_second": "20 MiB"},
+        "instances": {"a": {}, "b": {}},
+        "events": [{"at": 60, "type": "restart", "instance": "a", "down": "5m"}],
+    })
+    ha = simulate_streams(timeline, "high-availability")
+    assert outages(ha, 1) == [2.0, pytest.approx(104.69296875)]
+    assert [(s.instance, s.start, s.end) for s in ha.segments if s.state == "warm-up"] == [("a", 362.0, 962.0)]
+    sticky = simulate_streams(timeline, "sticky")
+    assert outages(sticky, 1) == [2.0, pytest.approx(104.69296875)] and sticky.records[1].probing == 0
+    standby = simulate_streams(timeline, "high-availability:standbys=1")
+    assert outages(standby, 1) == [2.0, 2.0]

@@ -33,12 +33,15 @@ standbys and warm-ups read at the same speed and then follow the changelog. A re
 keeps its process id and its state (offset sums as it left them) unless the event says the state
 is lost; a newcomer has nothing on disk.
 
-Example: one instance of two restarts (down 60 s, leaving the group), one stateful task each,
-2 GiB of state restored at 20 MiB/s, no standbys, rounds of 2 s. At the stop its task goes to the
-other instance, which has no state for it: 2 s of round plus 102.4 s of restoring, 104.4 s
-unavailable. When it is back its old state lags only by what was written meanwhile, so under
-high-availability the task moves back through a warm-up and a probing rebalance ten minutes
-later; sticky keeps it where it runs. With one standby the task is promoted: 2 s.
+Example: instances a and b, one stateful task each (a 2 GiB changelog, 100 KiB/s written to it
+while the task runs, restored at 20 MiB/s, 1 KiB records), no standbys, rounds of 2 s; a restarts
+at 60 s, down 5 minutes, leaving the group. Its task goes to b, which has nothing on disk and restores
+the 2 GiB and the 6 MiB written in the first minute: the task runs again at 164.7 s, 104.7 s after it
+stopped. Back at 360 s, a's state lags by what b wrote since (19,530 records, more than
+``acceptable_recovery_lag``): high-availability gives a a warm-up and, at the probing rebalance ten
+minutes later, hands the task back (a follow-up round: 2 s more); sticky hands it back at once, since
+a reported state for it (2 s). With one standby the task is promoted on b: 2 s, and 2 s at the
+hand-back.
 """
 
 from __future__ import annotations
