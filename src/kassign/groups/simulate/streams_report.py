@@ -21,6 +21,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kassign.core.errors import KassignError  # noqa: E402
@@ -104,17 +105,16 @@ def _timeline_png(run: StreamsRun, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(_MAX_WIDTH_INCHES * 0.8, max(2.5, 0.32 * len(tasks) + 1.6)))
     for state, bars in _bars(run, rows).items():
         offset, width = _LANES[state]
-        if bars:
-            for row, start, end, _ in bars:
-                ax.broken_barh([(start / size, (end - start) / size)], (row + offset, width),
-                               facecolors=COLOURS[state])
-        ax.barh([], [], color=COLOURS[state], label=state)
+        for row, start, end, _ in bars:
+            ax.broken_barh([(start / size, (end - start) / size)], (row + offset, width), facecolors=COLOURS[state])
     ax.set_yticks(range(len(tasks)), [run.task_names[t] for t in tasks], fontsize=8)
     ax.set_ylim(len(tasks) - 0.5, -0.6)
     ax.set_xlim(0, max(run.end, 1.0) / size)
     ax.set_xlabel(f"time ({unit})")
     ax.set_title(f"{strategy_label(run.strategy)}: every stateful task over time", fontsize=10)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    handles = [Patch(color=colour, label="no running active" if state == "outage" else state)
+               for state, colour in COLOURS.items()]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
