@@ -4,12 +4,17 @@
 simulated clock through the real protocol model (``kassign.groups.classic.protocol``),
 ``consumer_protocol`` plays it with Kafka 4's consumer group protocol (KIP-848),
 ``metrics`` defines what is measured, ``report`` draws the plots and the HTML page.
+Kafka Streams timelines have their own: ``streams_scenario``, ``streams_engine`` (every rebalance with
+Kafka Streams' task assignors), ``streams_metrics`` and ``streams_report``.
 """
 
 from kassign.groups.simulate.consumer_protocol import ConsumerTimelineRun, TraceEntry
 from kassign.groups.simulate.engine import TimelineRun, simulate
 from kassign.groups.simulate.metrics import EventRecord, StrategyRun
 from kassign.groups.simulate.scenario import Event, MemberPlan, SimScenario, load_sim_scenario, parse_sim_scenario
+from kassign.groups.simulate.streams_engine import simulate_streams
+from kassign.groups.simulate.streams_metrics import StreamsEventRecord, StreamsRun, summary_sentences
+from kassign.groups.simulate.streams_scenario import StreamsTimeline, load_streams_timeline, parse_streams_timeline
 
 __all__ = [
     "ConsumerTimelineRun",
@@ -18,9 +23,16 @@ __all__ = [
     "MemberPlan",
     "SimScenario",
     "StrategyRun",
+    "StreamsEventRecord",
+    "StreamsRun",
+    "StreamsTimeline",
     "TimelineRun",
     "TraceEntry",
     "load_sim_scenario",
+    "load_streams_timeline",
     "parse_sim_scenario",
+    "parse_streams_timeline",
     "simulate",
+    "simulate_streams",
+    "summary_sentences",
 ]
