@@ -327,3 +327,34 @@ def test_the_engine_docstring_example():
     assert outages(sticky, 1) == [2.0, pytest.approx(104.69296875)] and sticky.records[1].probing == 0
     standby = simulate_streams(timeline, "high-availability:standbys=1")
     assert outages(standby, 1) == [2.0, 2.0]
+
+
+def test_follow_ups_that_would_never_let_the_clock_move_are_ended():
+    """The sticky assignor can hand tasks back and forth, a follow-up rebalance at a time (a task it gives
+    away while its owner runs it is revoked; unowned, it goes back to the instance that has its state);
+    with rounds of 0 s the clock would stand still, so kassign ends such a chain and says so."""
+    timeline = parse_streams_timeline({
+        "application": {"subtopologies": {"0": {"partitions": 8, "stateful": True},
+                                          "1": {"partitions": 8, "stateful": True}, "2": {"partitions": 8}},
+                        "state_bytes": 1000, "record_bytes": 1, "restore_bytes_per_second": 100},
+        "settings": {"round_seconds": 0},
+        "instances": {f"i{k}": {"threads": 2} for k in range(6)},
+        "events": [{"at": 100 * k, "type": "restart", "instance": f"i{k % 6}", "down": 10} for k in range(1, 12)],
+    })
+    run = simulate_streams(timeline, "sticky", segments=False)
+    cycling = [r for r in run.records if r.cycling]
+    assert cycling and all(r.followups <= 2 * streams_engine.INSTANT_FOLLOWUPS + 2 for r in run.records)
+    assert cycling[0].followups >= streams_engine.INSTANT_FOLLOWUPS  # played until the guard, then ended
+    # with rounds of 1 s the same timeline plays out without cycling follow-ups
+    slower = parse_streams_timeline({**timeline_doc(timeline), "settings": {"round_seconds": 1}})
+    assert max(r.followups for r in simulate_streams(slower, "sticky", segments=False).records) < 10
+
+
+def timeline_doc(timeline):
+    return {
+        "application": {"subtopologies": {str(sub): {"partitions": count, "stateful": flag}
+                                          for sub, (count, flag) in timeline.application.partitions.items()},
+                        "state_bytes": 1000, "record_bytes": 1, "restore_bytes_per_second": 100},
+        "instances": {name: {"threads": plan.threads} for name, plan in timeline.instances.items()},
+        "events": [{"at": e.at, "type": e.type, "instance": e.instance, "down": e.down} for e in timeline.events],
+    }

@@ -76,6 +76,7 @@ NONE, ACTIVE, STANDBY = 0, 1, 2  # a replica's role on an instance
 # what the per-task charts show (0: nothing)
 SHOWN = {1: "active", 2: "restoring", 3: "warm-up", 4: "standby"}
 SETTLE_CAP = 7 * 86_400.0  # after the last event, the clock stops at the latest this much later
+INSTANT_FOLLOWUPS = 100  # follow-up rebalances at one instant (rounds of 0 s) before kassign ends the chain
 
 
 class _Decision:
@@ -91,6 +92,7 @@ class _Decision:
         self.warm = np.zeros(0, dtype=bool)  # per standby: a warm-up
         self.withheld = 0
         self.probing = False
+        self.wanted = (self.active_slot, self.active_thread)  # what the leader gave, before hand-over
 
 
 class _Answer:
@@ -181,6 +183,7 @@ class StreamsTimelineRun:
         self._ids: dict[tuple, list[str]] = {}
         self._hash_orders: dict[tuple, list[str]] = {}
         self._client_keys: dict[str, tuple] = {}
+        self._instant, self._instant_followups = -1.0, 0
 
     # -- the run --------------------------------------------------------------------------------
 
@@ -367,6 +370,16 @@ class StreamsTimelineRun:
         decision = self.decision
         self.decision = None
         self.round_end = None
+        if decision.withheld and self.now == self._instant:
+            self._instant_followups += 1
+            if self._instant_followups >= INSTANT_FOLLOWUPS:
+                # rounds of 0 s and follow-ups that go on and on: the clock would never move on; the
+                # leader's assignment stands as given, handed over at once
+                decision.active_slot, decision.active_thread = decision.wanted
+                decision.withheld = 0
+                self.records[decision.cause].cycling = True
+        else:
+            self._instant, self._instant_followups = self.now, 0
         self._deliver(decision, settled=False)
         record = self.records[decision.cause]
         if decision.withheld:
@@ -456,6 +469,7 @@ class StreamsTimelineRun:
         owner_thread = np.where(owner >= 0, self.thread[np.maximum(owner, 0), np.arange(len(owner))], -1)
         held = (slot >= 0) & (owner >= 0) & ((owner != slot) | (owner_thread != thread))
         decision.withheld = int(np.count_nonzero(held))
+        decision.wanted = (slot, thread)
         decision.active_slot = np.where(held, -1, slot)
         decision.active_thread = np.where(held, -1, thread)
         sb_slots, sb_tasks, sb_threads = answer.standby
