@@ -107,7 +107,9 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
                    "and Kafka 4's consumer group protocol (KIP-848) as consumer:uniform, consumer:range or consumer "
                    "(the broker's default assignor), e.g. range,cooperative-sticky,consumer:uniform. Default: the "
                    "scenario's list, else range,roundrobin,sticky,cooperative-sticky,consumer:uniform (those that "
-                   "fit its members).")
+                   "fit its members). A Kafka Streams timeline takes Kafka Streams' task assignors: "
+                   "high-availability, sticky, NAME:standbys=N (default: both, and high-availability:standbys=1 when "
+                   "the timeline has no standbys).")
 @click.option("--out", "-o", "out_dir", metavar="DIR",
               help="Write report.html (one self-contained, interactive page: tooltips, zoom, sortable tables; it "
                    "opens without network) and the PNG charts into DIR, as `kassign pipeline --out` does.")
