@@ -1,0 +1,513 @@
+"""``sticky``: the broker's task assignor for streams groups (KIP-1071), as in Kafka 4.2 and 4.3.
+
+The group coordinator runs it to compute each member's new target assignment: active tasks, standby
+replicas of stateful tasks (``num_standby_replicas`` per task, never on the process that runs the task
+or holds another replica of it) and warm-up tasks (this assignor hands out none). Balance is counted
+per member, over active and standby tasks together; processes are compared by load, their task count
+divided by their member count.
+
+Quotas: ``ceil(active tasks / members)`` active tasks per member, and ``ceil(all replicas / members)``
+tasks per member overall. Whenever a member reaches a quota exactly, it and its tasks leave the
+count and the quota is computed again from the rest.
+
+Active tasks:
+
+1. in the order partition, then subtopology: a task goes back to the member that held it active, if
+   that member is below the active quota;
+2. same order, the tasks left: to one of the members that held it as a standby, if below the active
+   quota. Among those members the first listed one is the candidate, and a later one replaces it when
+   both its process load and its own task count are lower;
+3. the rest, in the order subtopology, then partition: each to the process of lowest load (a Java
+   ``PriorityQueue``, ties as that heap breaks them), inside it to the member with fewest tasks
+   (another ``PriorityQueue``, per process), whatever the quota.
+
+Standby tasks (when ``num_standby_replicas`` > 0), stateful tasks in the order partition, then
+subtopology, both descending, each replica in turn:
+
+1. to the member that held the task active, if its process does not hold the task now and it is
+   below the overall quota;
+2. else to a member that held it as a standby (chosen as above, among those whose process does not
+   hold the task; Kafka 4.3 gives up when the first listed one's process holds it), if below the quota;
+3. else the replicas still missing go, once the loop above is done and in the order subtopology,
+   then partition, both descending, each to the least loaded process that does not hold the task
+   (processes holding it are taken off the heap until one is found, then put back). A replica with
+   no such process is left out (Kafka logs a warning).
+
+Where Java's iteration order decides (which member of a process comes first, how heaps break ties),
+it is Java's: members sit in a ``HashMap`` keyed by member id, put in the order the scenario lists
+them; processes in a ``HashMap`` sized for the member count, put as their first member comes up in
+that order; each process's members in a ``HashMap`` in that order too.
+
+Example: subtopology ``0`` (3 partitions, stateful), one standby replica, members ``a`` (process
+``P``, previously active on ``0_0``) and ``b`` (process ``Q``, previously a standby of ``0_1``). Quotas:
+2 active (3 tasks, 2 members), 3 overall (6 replicas). Actives: ``0_0`` stays with ``a``; ``0_1`` goes
+to ``b`` (its standby); ``0_2`` to the less loaded process: both hold one task per member, and the
+heap yields ``P`` first, so ``a``. Standbys, ``0_2`` first: its previous owners are nobody, so it waits;
+``0_1``: ``b`` held it but ``Q`` now runs it, so it waits; ``0_0``: waits. Then ``0_2``, ``0_1``, ``0_0``
+each go to the only process without the task: ``Q``, ``P``, ``Q``. Result: ``a`` active ``0_0, 0_2``,
+standby ``0_1``; ``b`` active ``0_1``, standby ``0_0, 0_2``.
+
+The answer for 4.2.0 to 4.3.1 (the assignor is the same in all four). Later fixes on Kafka's 4.2 and
+4.3 branches (KAFKA-20899, choosing among previous standby owners; KAFKA-20719, task offsets at
+startup) are not in any release kassign models.
+
+Data layout: tasks, members and processes are integers (:mod:`kassign.groups.streams.tasks`); the
+assignment runs in one compiled function over arrays (each process's load is its task count over its
+member count, computed in ``double`` as Java does); names come back only in the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from kassign.errors import KassignError, UnknownAssignorError
+from kassign.groups.streams.tasks import StreamsGroup, parse_streams_group
+from kassign.javaorder import hash_iteration_order, java_string_hashes
+
+STRATEGIES = ("sticky",)
+MODELLED_RELEASES = ("4.2", "4.3")
+
+StreamsAnswer = dict[str, dict[str, dict[str, list[int]]]]
+
+
+def assign_streams(strategy: str, scenario: Mapping[str, Any], kafka_version: str = "4.3") -> StreamsAnswer:
+    """A streams group's new target assignment, as the broker's assignor computes it.
+
+    ``scenario``: SPEC section 7's document. Returns ``{member: {"active": {subtopology: [partitions]},
+    "standby": {...}, "warmup": {...}}}`` for every member, subtopologies and partitions sorted, a
+    subtopology present only where the member has a task of it."""
+    if strategy not in STRATEGIES:
+        raise UnknownAssignorError(f"unknown streams group assignor {strategy!r}: Kafka's broker offers 'sticky'")
+    check_streams_release(kafka_version)
+    return sticky_assign(parse_streams_group(scenario))
+
+
+def check_streams_release(kafka_version: str) -> None:
+    """Refuse a Kafka release whose streams group assignor kassign does not model."""
+    found = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?", kafka_version) if isinstance(kafka_version, str) else None
+    release = f"{int(found[1])}.{int(found[2])}" if found else None
+    if release in MODELLED_RELEASES:
+        return
+    if release == "4.1":
+        raise KassignError("kafka_version 4.1: streams groups were early access in Kafka 4.1 and its assignor is "
+                           "not modelled; kassign models streams groups of Kafka 4.2 and 4.3")
+    raise KassignError(f"kafka_version {kafka_version!r}: kassign models streams groups of Kafka 4.2 and 4.3 "
+                       "(MAJOR.MINOR or MAJOR.MINOR.PATCH)")
+
+
+def sticky_assign(group: StreamsGroup) -> StreamsAnswer:
+    """Kafka's ``sticky`` task assignor over a parsed group."""
+    iteration = _member_iteration_order(group)
+    process_order, process_members = _processes(group, iteration)
+    rank = np.empty(len(iteration), dtype=np.int64)
+    rank[iteration] = np.arange(len(iteration))
+    member_process = process_order[group.member_process[iteration]]
+    previous_active = np.where(group.previous_active >= 0, rank[group.previous_active], -1)
+    standby_start, standby_members = _previous_standbys(group, rank)
+    if group.num_tasks and not group.member_ids:
+        first = group.subtopology_ids[int(np.flatnonzero(np.diff(group.task_start))[0])]
+        raise KassignError(f"no members: Kafka's sticky assignor fails with 'No process available to assign active "
+                           f"task {first}_0.' (a streams group with tasks needs at least one member)")
+    active, standby_task, standby_member = _sticky(
+        group.task_start, group.stateful, group.num_standby_replicas, member_process,
+        process_members[0], process_members[1], previous_active, standby_start, standby_members)
+    return _answer(group, iteration, active, standby_task, standby_member)
+
+
+def _member_iteration_order(group: StreamsGroup) -> np.ndarray:
+    """Listed positions of the members in the order the coordinator's ``HashMap`` yields them."""
+    if not group.member_ids:
+        return np.zeros(0, dtype=np.int64)
+    return hash_iteration_order(java_string_hashes(group.member_ids)).astype(np.int64)
+
+
+def _processes(group: StreamsGroup, iteration: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Each process's number in the assignor's process map order, and each process's members (by
+    iteration rank) in the order its member-count map yields them."""
+    listed_process = group.member_process[iteration]
+    first_seen, first_at = np.unique(listed_process, return_index=True)
+    put_order = first_seen[np.argsort(first_at, kind="stable")]  # processes as putIfAbsent meets them
+    names = [group.process_ids[p] for p in put_order.tolist()]
+    walk = hash_iteration_order(java_string_hashes(names), initial_capacity=len(iteration)) if names else put_order
+    process_order = np.empty(len(group.process_ids), dtype=np.int64)
+    process_order[put_order[walk]] = np.arange(len(walk))
+    by_process = process_order[listed_process]
+    counts = np.bincount(by_process, minlength=len(walk))
+    start = np.zeros(len(walk) + 1, dtype=np.int64)
+    np.cumsum(counts, out=start[1:])
+    grouped = np.argsort(by_process, kind="stable")  # iteration ranks, process by process, in put order
+    members = grouped.copy()
+    for p in np.flatnonzero(counts > 1).tolist():
+        part = grouped[start[p]:start[p + 1]]
+        ids = [group.member_ids[i] for i in iteration[part].tolist()]
+        members[start[p]:start[p + 1]] = part[hash_iteration_order(java_string_hashes(ids))]
+    return process_order, (start, members)
+
+
+def _previous_standbys(group: StreamsGroup, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per task, the members (iteration ranks) that held it as a standby, in iteration order."""
+    tasks, members = group.previous_standby
+    ranks = rank[members] if len(members) else members
+    order = np.lexsort((ranks, tasks))
+    start = np.zeros(group.num_tasks + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tasks, minlength=group.num_tasks), out=start[1:])
+    return start, ranks[order]
+
+
+def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, standby_task: np.ndarray,
+            standby_member: np.ndarray) -> StreamsAnswer:
+    """SPEC's answer: every member, its tasks grouped by subtopology, sorted."""
+    task_sub = np.repeat(np.arange(len(group.subtopology_ids)), np.diff(group.task_start))
+    partition = np.arange(group.num_tasks, dtype=np.int64) - group.task_start[task_sub]
+    listed_active = iteration[active] if len(active) else active
+    answer: StreamsAnswer = {member: {"active": {}, "standby": {}, "warmup": {}} for member in sorted(group.member_ids)}
+    ids = group.member_ids
+    for kind, owners, tasks in (("active", listed_active, np.arange(group.num_tasks)),
+                                ("standby", iteration[standby_member] if len(standby_member) else standby_member,
+                                 standby_task)):
+        order = np.lexsort((tasks, owners))  # by member, then task (subtopology, then partition)
+        owners, tasks = owners[order], tasks[order]
+        subs = task_sub[tasks]
+        cut = np.flatnonzero((owners[1:] != owners[:-1]) | (subs[1:] != subs[:-1])) + 1
+        bounds = np.concatenate(([0], cut, [len(tasks)])).tolist()
+        heads_owner = owners[bounds[:-1]].tolist() if len(tasks) else []
+        heads_sub = subs[bounds[:-1]].tolist() if len(tasks) else []
+        parts = partition[tasks].tolist()
+        for i, (member, sub) in enumerate(zip(heads_owner, heads_sub)):
+            answer[ids[member]][kind][group.subtopology_ids[sub]] = parts[bounds[i]:bounds[i + 1]]
+    return answer
+
+
+# --- the assignor over arrays -------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _tasks_per_member(tasks: int, members: int) -> int:
+    """The quota: tasks over members rounded up, in Java int arithmetic (a count that went negative
+    divides toward zero), 0 with no members left."""
+    if members == 0:
+        return 0
+    if tasks >= 0:
+        return (tasks + members - 1) // members
+    return -((-tasks) // members)
+
+
+@njit(cache=True)
+def _load(p, proc_tasks, proc_members):
+    return proc_tasks[p] / proc_members[p]
+
+
+@njit(cache=True)
+def _heap_add(heap, size, p, proc_tasks, proc_members):
+    """``PriorityQueue.add`` of a process, by load: sift up from the end."""
+    k = size
+    load = _load(p, proc_tasks, proc_members)
+    while k > 0:
+        parent = (k - 1) >> 1
+        e = heap[parent]
+        if load >= _load(e, proc_tasks, proc_members):
+            break
+        heap[k] = e
+        k = parent
+    heap[k] = p
+    return size + 1
+
+
+@njit(cache=True)
+def _heap_poll(heap, size, proc_tasks, proc_members):
+    """``PriorityQueue.poll``: the root out, the last element sifted down from the top."""
+    result = heap[0]
+    n = size - 1
+    if n > 0:
+        x = heap[n]
+        load = _load(x, proc_tasks, proc_members)
+        k = 0
+        half = n >> 1
+        while k < half:
+            child = 2 * k + 1
+            c = heap[child]
+            right = child + 1
+            if right < n and _load(c, proc_tasks, proc_members) > _load(heap[right], proc_tasks, proc_members):
+                child = right
+                c = heap[child]
+            if load <= _load(c, proc_tasks, proc_members):
+                break
+            heap[k] = c
+            k = child
+        heap[k] = x
+    return result, n
+
+
+@njit(cache=True)
+def _member_heap_add(keys, values, base, size, member, value):
+    """``PriorityQueue.add`` of a (member, task count) entry into one process's heap at ``base``."""
+    k = size
+    while k > 0:
+        parent = (k - 1) >> 1
+        if value >= values[base + parent]:
+            break
+        keys[base + k] = keys[base + parent]
+        values[base + k] = values[base + parent]
+        k = parent
+    keys[base + k] = member
+    values[base + k] = value
+
+
+@njit(cache=True)
+def _member_heap_poll(keys, values, base, size):
+    """``PriorityQueue.poll`` on one process's member heap; returns the member (its count is known)."""
+    result = keys[base]
+    n = size - 1
+    if n > 0:
+        x, xv = keys[base + n], values[base + n]
+        k = 0
+        half = n >> 1
+        while k < half:
+            child = 2 * k + 1
+            right = child + 1
+            if right < n and values[base + child] > values[base + right]:
+                child = right
+            if xv <= values[base + child]:
+                break
+            keys[base + k] = keys[base + child]
+            values[base + k] = values[base + child]
+            k = child
+        keys[base + k] = x
+        values[base + k] = xv
+    return result
+
+
+@njit(cache=True)
+def _holds(task, p, holder, held):
+    for j in range(held[task]):
+        if holder[task, j] == p:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _prev_member_with_least_load(task, check, first, stop, prev, member_process, member_tasks,
+                                 proc_tasks, proc_members, holder, held):
+    """Kafka's choice among a task's previous (standby) owners: the first listed one, replaced by a
+    later one whose process load and own count are both lower (and, when ``check``, whose process does
+    not hold the task). With ``check``, nobody (-1) when the first one's process holds the task, even
+    if another was chosen: Kafka 4.3 tests the first candidate's process there."""
+    candidate = prev[first]
+    first_process = member_process[candidate]
+    candidate_load = _load(first_process, proc_tasks, proc_members)
+    candidate_count = member_tasks[candidate]
+    for i in range(first + 1, stop):
+        member = prev[i]
+        p = member_process[member]
+        load = _load(p, proc_tasks, proc_members)
+        if load < candidate_load and not (check and _holds(task, p, holder, held)):
+            if member_tasks[member] < candidate_count:
+                candidate_load = load
+                candidate_count = member_tasks[member]
+                candidate = member
+    if check and _holds(task, first_process, holder, held):
+        return -1
+    return candidate
+
+
+# The state _sticky threads through its helpers: member_tasks[m], the tasks (active and standby) of
+# member m; proc_tasks[p] and proc_members[p], a process's tasks and members; holder[t, :held[t]], the
+# processes holding task t (its active one first), owner[t, :held[t]] the members; heap_keys,
+# heap_values and heap_built, each process's member heap, laid out over its slice of pm_members.
+
+
+@njit(cache=True)
+def _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held):
+    """``addTaskInternal``: the task to this member and its process; the member's new task count."""
+    p = member_process[member]
+    proc_tasks[p] += 1
+    holder[task, held[task]] = p
+    owner[task, held[task]] = member
+    held[task] += 1
+    member_tasks[member] += 1
+    return member_tasks[member]
+
+
+@njit(cache=True)
+def _give_to_least_loaded_member(task, p, pm_start, pm_members, heap_keys, heap_values, heap_built,
+                                 member_process, member_tasks, proc_tasks, holder, owner, held):
+    """``addTaskToLeastLoadedMember``: a lone member takes it; otherwise the process's member heap
+    (built from its member map on first use after a direct assignment) yields the member."""
+    base = pm_start[p]
+    size = pm_start[p + 1] - base
+    if size == 1:
+        return _give(task, pm_members[base], member_process, member_tasks, proc_tasks, holder, owner, held)
+    if not heap_built[p]:
+        for i in range(size):
+            member = pm_members[base + i]
+            _member_heap_add(heap_keys, heap_values, base, i, member, member_tasks[member])
+        heap_built[p] = True
+    member = _member_heap_poll(heap_keys, heap_values, base, size)
+    count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
+    _member_heap_add(heap_keys, heap_values, base, size - 1, member, count)
+    return count
+
+
+@njit(cache=True)
+def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members, previous_active,
+            standby_start, standby_members):
+    """The assignment: each task's active member, then the standby (task, member) pairs. Members are
+    iteration ranks, processes positions in the process map's iteration order."""
+    num_subs = len(stateful)
+    num_tasks = task_start[num_subs]
+    num_members = len(member_process)
+    num_procs = len(pm_start) - 1
+    task_sub = np.empty(num_tasks, dtype=np.int64)
+    task_stateful = np.zeros(num_tasks, dtype=np.bool_)
+    total_active = 0
+    total = 0
+    for s in range(num_subs):
+        n = task_start[s + 1] - task_start[s]
+        task_sub[task_start[s]:task_start[s + 1]] = s
+        task_stateful[task_start[s]:task_start[s + 1]] = stateful[s]
+        total_active += n
+        total += n + (n * standbys if stateful[s] else 0)
+    slots = max(1, min(standbys + 1, num_procs))
+    holder = np.full((num_tasks, slots), -1, dtype=np.int64)
+    owner = np.full((num_tasks, slots), -1, dtype=np.int64)
+    held = np.zeros(num_tasks, dtype=np.int64)
+    member_tasks = np.zeros(num_members, dtype=np.int64)
+    proc_tasks = np.zeros(num_procs, dtype=np.int64)
+    proc_members = np.diff(pm_start)
+    heap_keys = np.zeros(num_members, dtype=np.int64)
+    heap_values = np.zeros(num_members, dtype=np.int64)
+    heap_built = np.zeros(num_procs, dtype=np.bool_)
+    # quotas: [tasks left, members left, quota] for active tasks and for all replicas
+    active_quota = np.array([total_active, num_members, _tasks_per_member(total_active, num_members)])
+    total_quota = np.array([total, num_members, _tasks_per_member(total, num_members)])
+
+    partition = np.arange(num_tasks) - task_start[task_sub]
+    by_partition = np.argsort(partition * num_subs + task_sub)  # partition, then subtopology (keys distinct)
+    done = np.zeros(num_tasks, dtype=np.bool_)
+
+    # 1. back to the previous active owner, below the active quota
+    for task in by_partition:
+        member = previous_active[task]
+        if member >= 0 and member_tasks[member] < active_quota[2]:
+            count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
+            heap_built[member_process[member]] = False
+            _reached(active_quota, count)
+            _reached(total_quota, count)
+            done[task] = True
+    # 2. to a previous standby owner, below the active quota
+    for task in by_partition:
+        if done[task] or standby_start[task] == standby_start[task + 1]:
+            continue
+        member = _prev_member_with_least_load(task, False, standby_start[task], standby_start[task + 1],
+                                              standby_members, member_process, member_tasks, proc_tasks,
+                                              proc_members, holder, held)
+        if member_tasks[member] < active_quota[2]:
+            count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
+            heap_built[member_process[member]] = False
+            _reached(active_quota, count)
+            _reached(total_quota, count)
+            done[task] = True
+    # 3. the rest, subtopology by subtopology, to the least loaded process
+    heap = np.empty(num_procs, dtype=np.int64)
+    size = 0
+    for p in range(num_procs):
+        size = _heap_add(heap, size, p, proc_tasks, proc_members)
+    for task in range(num_tasks):
+        if done[task]:
+            continue
+        p, size = _heap_poll(heap, size, proc_tasks, proc_members)
+        count = _give_to_least_loaded_member(task, p, pm_start, pm_members, heap_keys, heap_values, heap_built,
+                                             member_process, member_tasks, proc_tasks, holder, owner, held)
+        _reached(active_quota, count)
+        _reached(total_quota, count)
+        size = _heap_add(heap, size, p, proc_tasks, proc_members)
+
+    if standbys > 0:
+        _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
+                         member_process, member_tasks, proc_tasks, proc_members, pm_start, pm_members, heap_keys,
+                         heap_values, heap_built, holder, owner, held, total_quota)
+
+    active = owner[:, 0].copy()
+    num_standby = held.sum() - num_tasks
+    standby_task = np.empty(num_standby, dtype=np.int64)
+    standby_member = np.empty(num_standby, dtype=np.int64)
+    i = 0
+    for task in range(num_tasks):
+        for j in range(1, held[task]):
+            standby_task[i] = task
+            standby_member[i] = owner[task, j]
+            i += 1
+    return active, standby_task, standby_member
+
+
+@njit(cache=True)
+def _reached(quota, count):
+    """``maybeUpdate...TasksPerMember``: a member that reached the quota exactly leaves the count."""
+    if count == quota[2]:
+        quota[1] -= 1
+        quota[0] -= count
+        quota[2] = _tasks_per_member(quota[0], quota[1])
+
+
+@njit(cache=True)
+def _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
+                     member_process, member_tasks, proc_tasks, proc_members, pm_start, pm_members, heap_keys,
+                     heap_values, heap_built, holder, owner, held, total_quota):
+    num_tasks = len(task_stateful)
+    missing = np.zeros(num_tasks, dtype=np.int64)  # replicas left for the least loaded processes
+    for i in range(num_tasks - 1, -1, -1):  # partition, then subtopology, both descending
+        task = by_partition[i]
+        if not task_stateful[task]:
+            continue
+        for replica in range(standbys):
+            member = previous_active[task]
+            if member >= 0:
+                p = member_process[member]
+                if not _holds(task, p, holder, held) and member_tasks[member] < total_quota[2]:
+                    count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
+                    heap_built[p] = False
+                    _reached(total_quota, count)
+                    continue
+            if standby_start[task] < standby_start[task + 1]:
+                member = _prev_member_with_least_load(task, True, standby_start[task], standby_start[task + 1],
+                                                      standby_members, member_process, member_tasks, proc_tasks,
+                                                      proc_members, holder, held)
+                if member >= 0 and member_tasks[member] < total_quota[2]:
+                    count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
+                    heap_built[member_process[member]] = False
+                    _reached(total_quota, count)
+                    continue
+            missing[task] = standbys - replica
+            break
+
+    num_procs = len(proc_tasks)
+    heap = np.empty(num_procs, dtype=np.int64)
+    size = 0
+    for p in range(num_procs):
+        size = _heap_add(heap, size, p, proc_tasks, proc_members)
+    polled = np.empty(num_procs, dtype=np.int64)
+    for task in range(num_tasks - 1, -1, -1):  # subtopology, then partition, both descending
+        for _ in range(missing[task]):
+            # take processes off the heap until one does not hold the task; all go back, last taken first
+            taken = 0
+            found = False
+            while size > 0:
+                p, size = _heap_poll(heap, size, proc_tasks, proc_members)
+                polled[taken] = p
+                taken += 1
+                if not _holds(task, p, holder, held):
+                    count = _give_to_least_loaded_member(task, p, pm_start, pm_members, heap_keys, heap_values,
+                                                         heap_built, member_process, member_tasks, proc_tasks,
+                                                         holder, owner, held)
+                    _reached(total_quota, count)
+                    found = True
+                    break
+            for j in range(taken - 1, -1, -1):
+                size = _heap_add(heap, size, polled[j], proc_tasks, proc_members)
+            if not found:
+                break  # Kafka logs that it cannot place the remaining replicas of this task
