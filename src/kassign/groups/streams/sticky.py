@@ -67,7 +67,13 @@ from numba import njit
 
 from kassign.errors import KassignError, UnknownAssignorError
 from kassign.groups.streams.tasks import StreamsGroup, parse_streams_group
-from kassign.javaorder import hash_iteration_order, java_string_hashes
+from kassign.javaorder import (
+    hash_iteration_order,
+    hashmap_positions,
+    insert_only_capacity,
+    java_string_hashes,
+    table_size_for,
+)
 
 STRATEGIES = ("sticky",)
 MODELLED_RELEASES = ("4.2", "4.3")
@@ -102,51 +108,96 @@ def check_streams_release(kafka_version: str) -> None:
 
 def sticky_assign(group: StreamsGroup) -> StreamsAnswer:
     """Kafka's ``sticky`` task assignor over a parsed group."""
-    iteration = _member_iteration_order(group)
-    process_order, process_members = _processes(group, iteration)
+    if group.num_tasks and not group.member_ids:
+        first = group.subtopology_ids[int(np.flatnonzero(np.diff(group.task_start))[0])]
+        raise KassignError(f"no members: Kafka's sticky assignor fails with 'No process available to assign active "
+                           f"task {first}_0.' (a streams group with tasks needs at least one member)")
+    iteration, member_spreads = _member_iteration_order(group)
+    process_order, process_members = _processes(group, iteration, member_spreads)
     rank = np.empty(len(iteration), dtype=np.int64)
     rank[iteration] = np.arange(len(iteration))
     member_process = process_order[group.member_process[iteration]]
     previous_active = np.where(group.previous_active >= 0, rank[group.previous_active], -1)
     standby_start, standby_members = _previous_standbys(group, rank)
-    if group.num_tasks and not group.member_ids:
-        first = group.subtopology_ids[int(np.flatnonzero(np.diff(group.task_start))[0])]
-        raise KassignError(f"no members: Kafka's sticky assignor fails with 'No process available to assign active "
-                           f"task {first}_0.' (a streams group with tasks needs at least one member)")
     active, standby_task, standby_member = _sticky(
         group.task_start, group.stateful, group.num_standby_replicas, member_process,
         process_members[0], process_members[1], previous_active, standby_start, standby_members)
     return _answer(group, iteration, active, standby_task, standby_member)
 
 
-def _member_iteration_order(group: StreamsGroup) -> np.ndarray:
-    """Listed positions of the members in the order the coordinator's ``HashMap`` yields them."""
-    if not group.member_ids:
-        return np.zeros(0, dtype=np.int64)
-    return hash_iteration_order(java_string_hashes(group.member_ids)).astype(np.int64)
+def _member_iteration_order(group: StreamsGroup) -> tuple[np.ndarray, np.ndarray]:
+    """Listed positions of the members in the order the coordinator's ``HashMap`` yields them, and
+    every member's ``String.hashCode`` spread as ``HashMap`` spreads it (by listed position)."""
+    hashes = java_string_hashes(group.member_ids) if group.member_ids else np.zeros(0, dtype=np.int64)
+    spreads = (hashes & 0xFFFFFFFF) ^ ((hashes & 0xFFFFFFFF) >> 16)
+    return _java_map_order(hashes, spreads, None), spreads
 
 
-def _processes(group: StreamsGroup, iteration: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+def _java_map_order(hashes: np.ndarray, spreads: np.ndarray, initial_capacity: int | None) -> np.ndarray:
+    """Positions of distinct keys put in this order into a ``HashMap``, in its iteration order; the
+    slower model with tree bins only where one could form (:func:`_may_form_tree_bin`)."""
+    table = 16 if initial_capacity is None else table_size_for(initial_capacity)
+    if _may_form_tree_bin(spreads, table):
+        return np.array(hashmap_positions(hashes.tolist(), initial_capacity), dtype=np.int64)
+    return hash_iteration_order(hashes, initial_capacity).astype(np.int64)
+
+
+@njit(cache=True)
+def _may_form_tree_bin(spreads, table):
+    """Whether keys put in this order into a ``HashMap`` of ``table`` buckets could make one bucket of
+    64 or more hold 9 (Java turns it into a tree, which orders it otherwise). A table of ``c`` buckets
+    holds at most the first ``3c/4`` keys, so each size from 64 up is checked on that prefix."""
+    final = insert_only_capacity(spreads, table)
+    capacity = max(table, 64)
+    while capacity <= final:
+        prefix = spreads[:min(len(spreads), capacity * 3 // 4)]
+        if len(prefix) >= 9 and np.bincount(prefix & (capacity - 1)).max() >= 9:
+            return True
+        capacity *= 2
+    return False
+
+
+def _processes(group: StreamsGroup, iteration: np.ndarray,
+               member_spreads: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Each process's number in the assignor's process map order, and each process's members (by
     iteration rank) in the order its member-count map yields them."""
     listed_process = group.member_process[iteration]
     first_seen, first_at = np.unique(listed_process, return_index=True)
     put_order = first_seen[np.argsort(first_at, kind="stable")]  # processes as putIfAbsent meets them
-    names = [group.process_ids[p] for p in put_order.tolist()]
-    walk = hash_iteration_order(java_string_hashes(names), initial_capacity=len(iteration)) if names else put_order
+    if len(put_order):
+        hashes = java_string_hashes([group.process_ids[p] for p in put_order.tolist()])
+        walk = _java_map_order(hashes, (hashes & 0xFFFFFFFF) ^ ((hashes & 0xFFFFFFFF) >> 16), len(iteration))
+    else:
+        walk = put_order
     process_order = np.empty(len(group.process_ids), dtype=np.int64)
     process_order[put_order[walk]] = np.arange(len(walk))
     by_process = process_order[listed_process]
-    counts = np.bincount(by_process, minlength=len(walk))
     start = np.zeros(len(walk) + 1, dtype=np.int64)
-    np.cumsum(counts, out=start[1:])
+    np.cumsum(np.bincount(by_process, minlength=len(walk)), out=start[1:])
     grouped = np.argsort(by_process, kind="stable")  # iteration ranks, process by process, in put order
-    members = grouped.copy()
-    for p in np.flatnonzero(counts > 1).tolist():
+    order, tree_bins = _member_maps(member_spreads[iteration[grouped]], start)
+    members = grouped[order]
+    for p in np.flatnonzero(tree_bins).tolist():
         part = grouped[start[p]:start[p + 1]]
-        ids = [group.member_ids[i] for i in iteration[part].tolist()]
-        members[start[p]:start[p + 1]] = part[hash_iteration_order(java_string_hashes(ids))]
+        hashes = java_string_hashes([group.member_ids[i] for i in iteration[part].tolist()])
+        members[start[p]:start[p + 1]] = part[hashmap_positions(hashes.tolist())]
     return process_order, (start, members)
+
+
+@njit(cache=True)
+def _member_maps(spreads, start):
+    """Each process's member-count ``HashMap`` (default capacity, members put in iteration order), as
+    Java iterates it: positions into ``spreads`` (grouped by process), and which processes' maps could
+    hold a tree bin (the caller orders those)."""
+    order = np.empty(len(spreads), dtype=np.int64)
+    tree_bins = np.zeros(len(start) - 1, dtype=np.bool_)
+    for p in range(len(start) - 1):
+        a, b = start[p], start[p + 1]
+        if b - a >= 9 and _may_form_tree_bin(spreads[a:b], 16):
+            tree_bins[p] = True
+        capacity = insert_only_capacity(spreads[a:b], 16)
+        order[a:b] = a + np.argsort(spreads[a:b] & (capacity - 1), kind="mergesort")
+    return order, tree_bins
 
 
 def _previous_standbys(group: StreamsGroup, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -163,24 +214,33 @@ def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, stan
             standby_member: np.ndarray) -> StreamsAnswer:
     """SPEC's answer: every member, its tasks grouped by subtopology, sorted."""
     task_sub = np.repeat(np.arange(len(group.subtopology_ids)), np.diff(group.task_start))
-    partition = np.arange(group.num_tasks, dtype=np.int64) - group.task_start[task_sub]
-    listed_active = iteration[active] if len(active) else active
-    answer: StreamsAnswer = {member: {"active": {}, "standby": {}, "warmup": {}} for member in sorted(group.member_ids)}
+    actives = _task_maps(group, task_sub, iteration[active], np.arange(group.num_tasks))
+    standbys = _task_maps(group, task_sub, iteration[standby_member], standby_task)
     ids = group.member_ids
-    for kind, owners, tasks in (("active", listed_active, np.arange(group.num_tasks)),
-                                ("standby", iteration[standby_member] if len(standby_member) else standby_member,
-                                 standby_task)):
-        order = np.lexsort((tasks, owners))  # by member, then task (subtopology, then partition)
-        owners, tasks = owners[order], tasks[order]
-        subs = task_sub[tasks]
-        cut = np.flatnonzero((owners[1:] != owners[:-1]) | (subs[1:] != subs[:-1])) + 1
-        bounds = np.concatenate(([0], cut, [len(tasks)])).tolist()
-        heads_owner = owners[bounds[:-1]].tolist() if len(tasks) else []
-        heads_sub = subs[bounds[:-1]].tolist() if len(tasks) else []
-        parts = partition[tasks].tolist()
-        for i, (member, sub) in enumerate(zip(heads_owner, heads_sub)):
-            answer[ids[member]][kind][group.subtopology_ids[sub]] = parts[bounds[i]:bounds[i + 1]]
-    return answer
+    return {ids[m]: {"active": actives[m], "standby": standbys[m], "warmup": {}}
+            for m in sorted(range(len(ids)), key=ids.__getitem__)}
+
+
+def _task_maps(group: StreamsGroup, task_sub: np.ndarray, members: np.ndarray,
+               tasks: np.ndarray) -> list[dict[str, list[int]]]:
+    """Per listed member, ``{subtopology: [partitions]}`` of these (member, task) pairs, sorted."""
+    maps: list[dict[str, list[int]]] = [{} for _ in group.member_ids]
+    if not len(tasks):
+        return maps
+    order = np.lexsort((tasks, members))  # by member, then task (subtopology, then partition)
+    members, tasks = members[order], tasks[order]
+    subs = task_sub[tasks]
+    heads = np.flatnonzero(np.concatenate(([True], (members[1:] != members[:-1]) | (subs[1:] != subs[:-1]))))
+    partitions = (tasks - group.task_start[subs]).tolist()
+    if len(heads) == len(tasks):  # one partition per (member, subtopology), as when tasks outnumber members little
+        lists = [[p] for p in partitions]
+    else:
+        bounds = np.append(heads, len(tasks)).tolist()
+        lists = [partitions[low:high] for low, high in zip(bounds, bounds[1:])]
+    sids = group.subtopology_ids
+    for member, sub, partitions_of in zip(members[heads].tolist(), subs[heads].tolist(), lists):
+        maps[member][sids[sub]] = partitions_of
+    return maps
 
 
 # --- the assignor over arrays -------------------------------------------------------------------------

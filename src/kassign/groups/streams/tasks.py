@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -137,47 +138,55 @@ def _check_sizes(tasks: int, stateful_tasks: int, standbys: int) -> None:
 
 def _read_members(members: Mapping, ids: tuple[str, ...], task_start: np.ndarray, stateful: np.ndarray,
                   standbys: int) -> StreamsGroup:
-    position = {sid: s for s, sid in enumerate(ids)}
-    sizes = np.diff(task_start).tolist()
-    starts = task_start.tolist()
     process_number: dict[str, int] = {}
     member_process: list[int] = []
-    pairs: dict[str, tuple[list[int], list[int]]] = {kind: ([], []) for kind in TASK_KINDS}
+    held = _HeldLists()
+    sids, lists, counts, records = held.sids, held.lists, held.counts, held.records
     for m, (member_id, spec) in enumerate(members.items()):
-        if not isinstance(member_id, str):
+        if type(member_id) is not str:
             raise _fail("members", f"member ids must be strings, got {shown(member_id)}")
-        path = f"members.{member_id}"
-        spec = _mapping(spec, path, '{"process_id": "p1"}')
+        if type(spec) is not dict:
+            spec = _mapping(spec, f"members.{member_id}", '{"process_id": "p1"}')
         if not _MEMBER_KEYS.issuperset(spec):
             unknown = sorted(map(str, set(spec) - _MEMBER_KEYS))
-            raise _fail(path, f"unknown field(s) {unknown}; allowed: {sorted(_MEMBER_KEYS)}")
+            raise _fail(f"members.{member_id}", f"unknown field(s) {unknown}; allowed: {sorted(_MEMBER_KEYS)}")
         process = spec.get("process_id")
-        if not isinstance(process, str):
-            raise _fail(f"{path}.process_id", "every member needs its process id (a string: the application "
-                                              f"instance it runs in), got {shown(process)}")
-        member_process.append(process_number.setdefault(process, len(process_number)))
-        _check_optional_text(spec, path)
-        for kind in TASK_KINDS:
-            held = spec.get(kind)
-            if held:
-                tasks, owners = pairs[kind]
-                for task in _held_tasks(held, f"{path}.{kind}", position, starts, sizes):
-                    tasks.append(task)
-                    owners.append(m)
-    num_tasks = int(task_start[-1])
-    previous_active = _sole_owners(pairs["active"], num_tasks, list(members), ids, task_start)
+        if type(process) is not str:
+            raise _fail(f"members.{member_id}.process_id", "every member needs its process id (a string: the "
+                                                           f"application instance it runs in), got {shown(process)}")
+        number = process_number.get(process)
+        if number is None:
+            number = process_number[process] = len(process_number)
+        member_process.append(number)
+        if len(spec) > 1:
+            if not _TEXT_KEYS.isdisjoint(spec):
+                _check_optional_text(spec, f"members.{member_id}")
+            for k, kind in enumerate(TASK_KINDS):
+                tasks = spec.get(kind)
+                if tasks:
+                    if type(tasks) is not dict:
+                        tasks = _mapping(tasks, f"members.{member_id}.{kind}", '{"0": [0, 1]}')
+                    sids.extend(tasks)
+                    lists.extend(tasks.values())
+                    counts.append(len(tasks))
+                    records.append(3 * m + k)
+    member_ids = tuple(members)
+    tasks, owners, kinds = held.tasks(ids, task_start, member_ids)
     return StreamsGroup(
         subtopology_ids=ids,
         task_start=task_start,
         stateful=stateful,
         num_standby_replicas=standbys,
-        member_ids=tuple(members),
+        member_ids=member_ids,
         process_ids=tuple(process_number),
         member_process=np.array(member_process, dtype=np.int64),
-        previous_active=previous_active,
-        previous_standby=_pair_arrays(pairs["standby"]),
-        previous_warmup=_pair_arrays(pairs["warmup"]),
+        previous_active=_sole_owners(tasks[kinds == 0], owners[kinds == 0], member_ids, ids, task_start),
+        previous_standby=_distinct_pairs(tasks[kinds == 1], owners[kinds == 1], len(member_ids)),
+        previous_warmup=_distinct_pairs(tasks[kinds == 2], owners[kinds == 2], len(member_ids)),
     )
+
+
+_TEXT_KEYS = frozenset({"instance_id", "rack", "client_tags"})
 
 
 def _check_optional_text(spec: Mapping, path: str) -> None:
@@ -190,51 +199,80 @@ def _check_optional_text(spec: Mapping, path: str) -> None:
         raise _fail(f"{path}.client_tags", f"must map tag names to string values, got {shown(tags)}")
 
 
-def _held_tasks(held: Any, path: str, position: Mapping[str, int], starts: list[int], sizes: list[int]) -> list[int]:
-    """Task numbers of one member's ``{subtopology: [partitions]}`` map, each list taken as a set.
+class _HeldLists:
+    """The members' ``{subtopology: [partitions]}`` lists, gathered as they are, then checked and
+    turned into task numbers all at once (one list per task is common: a Python step per list is
+    what costs). ``sids``/``lists``: each entry of each map; ``counts``/``records``: each map's entry
+    count and ``3 * member + kind``."""
 
-    Tasks that no longer exist (a subtopology the topology lost, a partition at or beyond its count
-    now) are left out: the coordinator hands Kafka's assignor such leftovers of the previous target
-    assignment after a topology change, and the assignor never looks them up."""
-    held = _mapping(held, path, '{"0": [0, 1]}')
-    out: list[int] = []
-    for sid, partitions in held.items():
-        where = f"{path}.{sid}"
-        if not isinstance(sid, str):
-            raise _fail(path, f"subtopology ids must be strings, got {shown(sid)}")
-        if not isinstance(partitions, (list, tuple)):
-            raise _fail(where, f"expected a list of partition numbers, got {shown(partitions)}")
-        if not all(type(p) is int for p in partitions):
-            for p in partitions:
-                _whole(p, where)
-        if partitions and (min(partitions) < 0 or max(partitions) > JAVA_INT_MAX):
-            bad = next(p for p in partitions if not 0 <= p <= JAVA_INT_MAX)
-            raise _fail(where, f"partition {shown(bad)} is out of range: partition numbers run from 0 to "
-                               f"{JAVA_INT_MAX}")
-        s = position.get(sid)
-        if s is None:
-            continue
-        start, size = starts[s], sizes[s]
-        out.extend(dict.fromkeys(start + int(p) for p in partitions if p < size))
-    return out
+    def __init__(self) -> None:
+        self.sids: list[Any] = []
+        self.lists: list[Any] = []
+        self.counts: list[int] = []
+        self.records: list[int] = []
+
+    def _path(self, i: int, member_ids: tuple[str, ...]) -> str:
+        """Where entry ``i`` is: ``members.ID.KIND.SUBTOPOLOGY``."""
+        record = self.records[int(np.searchsorted(np.cumsum(self.counts), i, side="right"))]
+        return f"members.{member_ids[record // 3]}.{TASK_KINDS[record % 3]}.{self.sids[i]}"
+
+    def tasks(self, ids: tuple[str, ...], task_start: np.ndarray,
+              member_ids: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(task, member, kind) per listed partition of a task that exists, each list taken as a set.
+
+        Tasks that no longer exist (of a subtopology the topology lost, or a partition at or beyond its
+        count now) are left out: the coordinator hands Kafka's assignor such leftovers of the previous
+        target assignment after a topology change, and the assignor never looks them up."""
+        flat = self._checked_partitions(member_ids)
+        lengths = np.fromiter(map(len, self.lists), dtype=np.int64, count=len(self.lists))
+        position = {sid: s for s, sid in enumerate(ids)}
+        sub = np.repeat(np.fromiter(map(position.get, self.sids, repeat(-1)), dtype=np.int64,
+                                    count=len(self.sids)), lengths)
+        partition = np.array(flat, dtype=np.int64)
+        sizes = np.append(np.diff(task_start), 0)  # sub -1 (gone) finds size 0 at the end
+        keep = partition < sizes[sub]
+        records = np.repeat(np.repeat(np.array(self.records, dtype=np.int64), self.counts), lengths)[keep]
+        return task_start[sub[keep]] + partition[keep], records // 3, records % 3
+
+    def _checked_partitions(self, member_ids: tuple[str, ...]) -> list[int]:
+        if not set(map(type, self.sids)) <= {str}:
+            i = next(i for i, sid in enumerate(self.sids) if not isinstance(sid, str))
+            raise _fail(self._path(i, member_ids).rpartition(".")[0],
+                        f"subtopology ids must be strings, got {shown(self.sids[i])}")
+        if not set(map(type, self.lists)) <= {list, tuple}:
+            i = next(i for i, p in enumerate(self.lists) if not isinstance(p, (list, tuple)))
+            raise _fail(self._path(i, member_ids), f"expected a list of partition numbers, got {shown(self.lists[i])}")
+        flat = list(chain.from_iterable(self.lists))
+        if not set(map(type, flat)) <= {int}:
+            for i, partitions in enumerate(self.lists):
+                for p in partitions:
+                    _whole(p, self._path(i, member_ids))
+            flat = [int(p) for p in flat]
+        if flat and (min(flat) < 0 or max(flat) > JAVA_INT_MAX):
+            i = next(i for i, ps in enumerate(self.lists) if any(not 0 <= p <= JAVA_INT_MAX for p in ps))
+            bad = next(p for p in self.lists[i] if not 0 <= p <= JAVA_INT_MAX)
+            raise _fail(self._path(i, member_ids), f"partition {shown(bad)} is out of range: partition numbers "
+                                                   f"run from 0 to {JAVA_INT_MAX}")
+        return flat
 
 
-def _sole_owners(pairs: tuple[list[int], list[int]], num_tasks: int, member_ids: list[str],
-                 ids: tuple[str, ...], task_start: np.ndarray) -> np.ndarray:
-    tasks, owners = (np.array(column, dtype=np.int64) for column in pairs)
-    owner = np.full(num_tasks, -1, dtype=np.int64)
+def _sole_owners(tasks: np.ndarray, owners: np.ndarray, member_ids: tuple[str, ...], ids: tuple[str, ...],
+                 task_start: np.ndarray) -> np.ndarray:
+    """Each task's previous active member (-1: none); a task active on two members is refused."""
+    owner = np.full(int(task_start[-1]), -1, dtype=np.int64)
     owner[tasks] = owners
-    if len(tasks) and len(np.unique(tasks)) < len(tasks):
-        seen: dict[int, int] = {}
-        for task, member in zip(tasks.tolist(), owners.tolist()):
-            if task in seen and seen[task] != member:
-                s = int(np.searchsorted(task_start, task, side="right")) - 1
-                raise _fail("members", f"task {ids[s]}_{task - int(task_start[s])} is active on two members, "
-                                       f"{member_ids[seen[task]]!r} and {member_ids[member]!r}; a task has one "
-                                       "active owner")
-            seen[task] = member
+    if len(tasks) and (owner[tasks] != owners).any():
+        i = int(np.flatnonzero(owner[tasks] != owners)[0])
+        task = int(tasks[i])
+        first = int(owners[np.flatnonzero(tasks == task)[0]])
+        other = int(owners[i]) if int(owners[i]) != first else int(owner[task])
+        s = int(np.searchsorted(task_start, task, side="right")) - 1
+        raise _fail("members", f"task {ids[s]}_{task - int(task_start[s])} is active on two members, "
+                               f"{member_ids[first]!r} and {member_ids[other]!r}; a task has one active owner")
     return owner
 
 
-def _pair_arrays(pairs: tuple[list[int], list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    return np.array(pairs[0], dtype=np.int64), np.array(pairs[1], dtype=np.int64)
+def _distinct_pairs(tasks: np.ndarray, owners: np.ndarray, num_members: int) -> tuple[np.ndarray, np.ndarray]:
+    """(task, member) pairs, each once (a member's lists are sets), by task then member."""
+    key = np.unique(tasks * max(num_members, 1) + owners)
+    return key // max(num_members, 1), key % max(num_members, 1)
