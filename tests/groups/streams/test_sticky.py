@@ -5,21 +5,50 @@ what the scenario reader refuses or takes as Kafka takes it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kassign.errors import KassignError, ScenarioError, UnknownAssignorError
+from kassign.groups.streams import sticky as sticky_module
+from kassign.groups.streams import tasks as tasks_module
 from kassign.groups.streams.sticky import assign_streams, check_streams_release
 from tests.conftest import vector_params
 
 VECTORS = "kafka-4.3/assign-streams.jsonl"
+NATIVE = tasks_module.native
+
+
+@contextlib.contextmanager
+def python_edges() -> Iterator[None]:
+    """The pure-Python reader and answer builder, as where the C edges are not built."""
+    saved = tasks_module.native, sticky_module.native
+    tasks_module.native = sticky_module.native = None
+    try:
+        yield
+    finally:
+        tasks_module.native, sticky_module.native = saved
+
+
+@pytest.fixture(params=["native", "python"])
+def edges(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each test twice: with the C edges (skipped where not built) and with the Python ones."""
+    if request.param == "native":
+        if NATIVE is None:
+            pytest.skip("kassign.groups.streams._native is not built")
+        yield request.param
+    else:
+        with python_edges():
+            yield request.param
 
 
 @pytest.mark.parametrize("line", vector_params(VECTORS))
-def test_kafka_vector(line: dict) -> None:
+def test_kafka_vector(line: dict, edges: str) -> None:
     if "expected_error" in line:
         with pytest.raises(KassignError):
             assign_streams(line["strategy"], line["scenario"])
@@ -97,6 +126,50 @@ def test_fresh_group_spreads_active_tasks_evenly_over_members(scenario: dict) ->
     answer = assign_streams("sticky", scenario)
     counts = [sum(map(len, tasks["active"].values())) for tasks in answer.values()]
     assert max(counts) - min(counts) <= 1
+
+
+class Text(str):
+    """A str subclass: the C reader declines it and the Python reader takes it."""
+
+
+def unusual(scenario: dict, draw) -> dict:
+    """The same group in shapes the C reader leaves to the Python one (same answer expected)."""
+    odd = json.loads(json.dumps(scenario))
+    for spec in odd["members"].values():
+        choice = draw(st.integers(0, 5))
+        if choice == 1:
+            spec["process_id"] = Text(spec["process_id"])
+        elif choice == 2 and spec.get("active"):
+            spec["active"] = {sid: [np.int64(p) for p in ps] for sid, ps in spec["active"].items()}
+        elif choice == 3 and spec.get("standby"):
+            spec["standby"] = {sid: tuple(ps) for sid, ps in spec["standby"].items()}
+        elif choice == 4:
+            spec["warmup"] = None
+        elif choice == 5 and spec.get("active"):
+            spec["active"] = {Text(sid): ps for sid, ps in spec["active"].items()}
+    return odd
+
+
+@settings(max_examples=100, deadline=None)
+@given(groups(), st.data())
+def test_c_and_python_edges_agree(scenario: dict, data: st.DataObject) -> None:
+    odd = unusual(scenario, data.draw)
+    with python_edges():
+        expected = assign_streams("sticky", scenario)
+        assert assign_streams("sticky", odd) == expected
+    assert assign_streams("sticky", scenario) == expected
+    assert assign_streams("sticky", odd) == expected
+
+
+@pytest.mark.skipif(NATIVE is None, reason="kassign.groups.streams._native is not built")
+@pytest.mark.parametrize("member", [
+    {"process_id": Text("p")}, {"process_id": "p", "active": {"0": [True]}}, {"process_id": "p", "active": {"0": [-1]}},
+    {"process_id": "p", "active": {"0": [2**31]}}, {"process_id": "p", "active": {"0": [1.0]}},
+    {"process_id": "p", "active": {"0": "1"}}, {"process_id": "p", "active": [["0", 1]]}, {"process_id": "p", "x": 1},
+    {"process_id": "p", "rack": 3}, {"process_id": "p", "client_tags": {"zone": 1}}, {"active": {}}, "p",
+])
+def test_c_reader_declines_what_it_does_not_read_exactly(member: object) -> None:
+    assert NATIVE.read_members({"m": member}, {"0": 0}, [0, 4]) is None
 
 
 def follow_up(scenario: dict, answer: dict) -> dict:
@@ -226,6 +299,20 @@ def test_range_style_when_starting_empty() -> None:
             assert len(standby_of(answer, member, sid)) == 1
 
 
+def test_member_maps_with_tree_bins() -> None:
+    # The twelve ids' String hash codes share their low 6 bits (after HashMap's spreading): in the
+    # coordinator's member maps they end up in one bucket of a 64-bucket table, which Java turns into a
+    # tree, and the tree decides the order. Kafka 4.3.1's answer (checked against its classes):
+    members = ["member-18", "member-161", "member-183", "member-260", "member-282", "member-381", "member-480",
+               "member-1019", "member-1118", "member-1217", "member-1239", "member-1316"]
+    scenario = {"subtopologies": {"0": {"partitions": 15}}, "members": {m: {"process_id": "p"} for m in members}}
+    answer = assign_streams("sticky", scenario)
+    assert {m: a["active"]["0"] for m, a in answer.items()} == {
+        "member-18": [9], "member-161": [2], "member-183": [0], "member-260": [6, 14], "member-282": [10, 12],
+        "member-381": [11, 13], "member-480": [4], "member-1019": [5], "member-1118": [7], "member-1217": [8],
+        "member-1239": [1], "member-1316": [3]}
+
+
 def test_docstring_example() -> None:
     scenario = {"subtopologies": {"0": {"partitions": 3, "stateful": True}}, "num_standby_replicas": 1,
                 "members": {"a": {"process_id": "P", "active": {"0": [0]}},
@@ -276,7 +363,7 @@ def test_defaults_stateless_and_no_standbys() -> None:
                       "b": {"active": {"0": [1]}, "standby": {}, "warmup": {}}}
 
 
-def test_tasks_that_no_longer_exist_are_dropped() -> None:
+def test_tasks_that_no_longer_exist_are_dropped(edges: str) -> None:
     # after a topology change the coordinator hands over leftovers; Kafka's assignor never looks them up
     base = group(2, True, 1, member1=("p1", [0]), member2=("p2", [1]))
     odd = json.loads(json.dumps(base))
@@ -321,7 +408,7 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", list(BAD))
-def test_bad_input(case: str) -> None:
+def test_bad_input(case: str, edges: str) -> None:
     scenario, message = BAD[case]
     with pytest.raises(ScenarioError, match=message):
         assign_streams("sticky", scenario)

@@ -15,8 +15,8 @@ Active tasks:
 1. in the order partition, then subtopology: a task goes back to the member that held it active, if
    that member is below the active quota;
 2. same order, the tasks left: to one of the members that held it as a standby, if below the active
-   quota. Among those members the first listed one is the candidate, and a later one replaces it when
-   both its process load and its own task count are lower;
+   quota. Among those members the first in the coordinator's member order (below) is the candidate,
+   and a later one replaces it when both its process load and its own task count are lower;
 3. the rest, in the order subtopology, then partition: each to the process of lowest load (a Java
    ``PriorityQueue``, ties as that heap breaks them), inside it to the member with fewest tasks
    (another ``PriorityQueue``, per process), whatever the quota.
@@ -27,7 +27,7 @@ subtopology, both descending, each replica in turn:
 1. to the member that held the task active, if its process does not hold the task now and it is
    below the overall quota;
 2. else to a member that held it as a standby (chosen as above, among those whose process does not
-   hold the task; Kafka 4.3 gives up when the first listed one's process holds it), if below the quota;
+   hold the task; Kafka 4.3 gives up when the first one's process holds it), if below the quota;
 3. else the replicas still missing go, once the loop above is done and in the order subtopology,
    then partition, both descending, each to the least loaded process that does not hold the task
    (processes holding it are taken off the heap until one is found, then put back). A replica with
@@ -47,13 +47,19 @@ heap yields ``P`` first, so ``a``. Standbys, ``0_2`` first: its previous owners 
 each go to the only process without the task: ``Q``, ``P``, ``Q``. Result: ``a`` active ``0_0, 0_2``,
 standby ``0_1``; ``b`` active ``0_1``, standby ``0_0, 0_2``.
 
+Because quotas shrink as members reach them, a follow-up round with the same members can still move
+a task (Kafka does too); a group whose task count divides evenly among its members keeps every active
+task.
+
 The answer for 4.2.0 to 4.3.1 (the assignor is the same in all four). Later fixes on Kafka's 4.2 and
 4.3 branches (KAFKA-20899, choosing among previous standby owners; KAFKA-20719, task offsets at
-startup) are not in any release kassign models.
+startup) are not in any release kassign models. A group with tasks and no members makes Kafka's
+assignor throw a ``TaskAssignorException``; kassign raises a ``KassignError`` quoting its message.
 
 Data layout: tasks, members and processes are integers (:mod:`kassign.groups.streams.tasks`); the
 assignment runs in one compiled function over arrays (each process's load is its task count over its
-member count, computed in ``double`` as Java does); names come back only in the answer.
+member count, computed in ``double`` as Java does); names come back only in the answer, which
+``_native.c`` builds where it was compiled (the same dicts as the Python builder).
 """
 
 from __future__ import annotations
@@ -66,7 +72,8 @@ import numpy as np
 from numba import njit
 
 from kassign.errors import KassignError, UnknownAssignorError
-from kassign.groups.streams.tasks import StreamsGroup, parse_streams_group
+from kassign.flat import no_cyclic_gc
+from kassign.groups.streams.tasks import StreamsGroup, native, parse_streams_group
 from kassign.javaorder import (
     hash_iteration_order,
     hashmap_positions,
@@ -90,7 +97,8 @@ def assign_streams(strategy: str, scenario: Mapping[str, Any], kafka_version: st
     if strategy not in STRATEGIES:
         raise UnknownAssignorError(f"unknown streams group assignor {strategy!r}: Kafka's broker offers 'sticky'")
     check_streams_release(kafka_version)
-    return sticky_assign(parse_streams_group(scenario))
+    with no_cyclic_gc():  # thousands of small dicts and lists, none of them in a cycle
+        return sticky_assign(parse_streams_group(scenario))
 
 
 def check_streams_release(kafka_version: str) -> None:
@@ -214,11 +222,25 @@ def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, stan
             standby_member: np.ndarray) -> StreamsAnswer:
     """SPEC's answer: every member, its tasks grouped by subtopology, sorted."""
     task_sub = np.repeat(np.arange(len(group.subtopology_ids)), np.diff(group.task_start))
+    if native is not None:
+        order = sorted(range(len(group.member_ids)), key=group.member_ids.__getitem__)
+        return native.build_answer(group.member_ids, order, group.subtopology_ids,
+                                   _sorted_rows(group, task_sub, iteration[active], np.arange(group.num_tasks)),
+                                   _sorted_rows(group, task_sub, iteration[standby_member], standby_task))
     actives = _task_maps(group, task_sub, iteration[active], np.arange(group.num_tasks))
     standbys = _task_maps(group, task_sub, iteration[standby_member], standby_task)
     ids = group.member_ids
     return {ids[m]: {"active": actives[m], "standby": standbys[m], "warmup": {}}
             for m in sorted(range(len(ids)), key=ids.__getitem__)}
+
+
+def _sorted_rows(group: StreamsGroup, task_sub: np.ndarray, members: np.ndarray,
+                 tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(member, subtopology, partition) columns of these pairs, by member, then task."""
+    order = np.lexsort((tasks, members))
+    members, tasks = members[order], tasks[order]
+    subs = task_sub[tasks]
+    return members, subs, tasks - group.task_start[subs]
 
 
 def _task_maps(group: StreamsGroup, task_sub: np.ndarray, members: np.ndarray,
@@ -258,19 +280,14 @@ def _tasks_per_member(tasks: int, members: int) -> int:
 
 
 @njit(cache=True)
-def _load(p, proc_tasks, proc_members):
-    return proc_tasks[p] / proc_members[p]
-
-
-@njit(cache=True)
-def _heap_add(heap, size, p, proc_tasks, proc_members):
+def _heap_add(heap, size, p, proc_load):
     """``PriorityQueue.add`` of a process, by load: sift up from the end."""
     k = size
-    load = _load(p, proc_tasks, proc_members)
+    load = proc_load[p]
     while k > 0:
         parent = (k - 1) >> 1
         e = heap[parent]
-        if load >= _load(e, proc_tasks, proc_members):
+        if load >= proc_load[e]:
             break
         heap[k] = e
         k = parent
@@ -279,23 +296,23 @@ def _heap_add(heap, size, p, proc_tasks, proc_members):
 
 
 @njit(cache=True)
-def _heap_poll(heap, size, proc_tasks, proc_members):
+def _heap_poll(heap, size, proc_load):
     """``PriorityQueue.poll``: the root out, the last element sifted down from the top."""
     result = heap[0]
     n = size - 1
     if n > 0:
         x = heap[n]
-        load = _load(x, proc_tasks, proc_members)
+        load = proc_load[x]
         k = 0
         half = n >> 1
         while k < half:
             child = 2 * k + 1
             c = heap[child]
             right = child + 1
-            if right < n and _load(c, proc_tasks, proc_members) > _load(heap[right], proc_tasks, proc_members):
+            if right < n and proc_load[c] > proc_load[heap[right]]:
                 child = right
                 c = heap[child]
-            if load <= _load(c, proc_tasks, proc_members):
+            if load <= proc_load[c]:
                 break
             heap[k] = c
             k = child
@@ -342,7 +359,7 @@ def _member_heap_poll(keys, values, base, size):
     return result
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _holds(task, p, holder, held):
     for j in range(held[task]):
         if holder[task, j] == p:
@@ -351,20 +368,20 @@ def _holds(task, p, holder, held):
 
 
 @njit(cache=True)
-def _prev_member_with_least_load(task, check, first, stop, prev, member_process, member_tasks,
-                                 proc_tasks, proc_members, holder, held):
+def _prev_member_with_least_load(task, check, first, stop, prev, state):
     """Kafka's choice among a task's previous (standby) owners: the first listed one, replaced by a
     later one whose process load and own count are both lower (and, when ``check``, whose process does
     not hold the task). With ``check``, nobody (-1) when the first one's process holds the task, even
     if another was chosen: Kafka 4.3 tests the first candidate's process there."""
+    member_process, member_tasks, _, _, proc_load, holder, _, held = state
     candidate = prev[first]
     first_process = member_process[candidate]
-    candidate_load = _load(first_process, proc_tasks, proc_members)
+    candidate_load = proc_load[first_process]
     candidate_count = member_tasks[candidate]
     for i in range(first + 1, stop):
         member = prev[i]
         p = member_process[member]
-        load = _load(p, proc_tasks, proc_members)
+        load = proc_load[p]
         if load < candidate_load and not (check and _holds(task, p, holder, held)):
             if member_tasks[member] < candidate_count:
                 candidate_load = load
@@ -375,17 +392,24 @@ def _prev_member_with_least_load(task, check, first, stop, prev, member_process,
     return candidate
 
 
-# The state _sticky threads through its helpers: member_tasks[m], the tasks (active and standby) of
-# member m; proc_tasks[p] and proc_members[p], a process's tasks and members; holder[t, :held[t]], the
-# processes holding task t (its active one first), owner[t, :held[t]] the members; heap_keys,
-# heap_values and heap_built, each process's member heap, laid out over its slice of pm_members.
+# What _sticky threads through its helpers, as two tuples of arrays:
+# state = (member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held):
+#   member m's process and task count (active and standby); process p's task count, member count and
+#   load (tasks / members, as a Java double); holder[t, :held[t]], the processes holding task t (its
+#   active one first), owner[t, :held[t]] the members;
+# heaps = (pm_start, pm_members, heap_keys, heap_values, heap_built): process p's members, in its member
+#   map's order, at pm_start[p] .. pm_start[p + 1] - 1, and its member heap (member, task count) laid out
+#   over the same slots, valid while heap_built[p].
 
 
-@njit(cache=True)
-def _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held):
-    """``addTaskInternal``: the task to this member and its process; the member's new task count."""
+@njit(cache=True, inline="always")
+def _give(task, member, state):
+    """``addTaskInternal``: the task to this member and its process; the member's new task count.
+    The process's load is kept beside its count, divided once here (as Java's ``computeLoad``)."""
+    member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held = state
     p = member_process[member]
     proc_tasks[p] += 1
+    proc_load[p] = proc_tasks[p] / proc_members[p]
     holder[task, held[task]] = p
     owner[task, held[task]] = member
     held[task] += 1
@@ -393,22 +417,31 @@ def _give(task, member, member_process, member_tasks, proc_tasks, holder, owner,
     return member_tasks[member]
 
 
+@njit(cache=True, inline="always")
+def _give_to(task, member, state, heaps):
+    """``ProcessState.addTask``: straight to this member; its process's member heap is dropped (Kafka
+    cannot reorder it for one member and builds it again when next needed)."""
+    heaps[4][state[0][member]] = False
+    return _give(task, member, state)
+
+
 @njit(cache=True)
-def _give_to_least_loaded_member(task, p, pm_start, pm_members, heap_keys, heap_values, heap_built,
-                                 member_process, member_tasks, proc_tasks, holder, owner, held):
+def _give_to_least_loaded_member(task, p, state, heaps):
     """``addTaskToLeastLoadedMember``: a lone member takes it; otherwise the process's member heap
     (built from its member map on first use after a direct assignment) yields the member."""
+    pm_start, pm_members, heap_keys, heap_values, heap_built = heaps
+    member_tasks = state[1]
     base = pm_start[p]
     size = pm_start[p + 1] - base
     if size == 1:
-        return _give(task, pm_members[base], member_process, member_tasks, proc_tasks, holder, owner, held)
+        return _give(task, pm_members[base], state)
     if not heap_built[p]:
         for i in range(size):
             member = pm_members[base + i]
             _member_heap_add(heap_keys, heap_values, base, i, member, member_tasks[member])
         heap_built[p] = True
     member = _member_heap_poll(heap_keys, heap_values, base, size)
-    count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
+    count = _give(task, member, state)
     _member_heap_add(heap_keys, heap_values, base, size - 1, member, count)
     return count
 
@@ -433,15 +466,13 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
         total_active += n
         total += n + (n * standbys if stateful[s] else 0)
     slots = max(1, min(standbys + 1, num_procs))
-    holder = np.full((num_tasks, slots), -1, dtype=np.int64)
-    owner = np.full((num_tasks, slots), -1, dtype=np.int64)
-    held = np.zeros(num_tasks, dtype=np.int64)
-    member_tasks = np.zeros(num_members, dtype=np.int64)
-    proc_tasks = np.zeros(num_procs, dtype=np.int64)
-    proc_members = np.diff(pm_start)
-    heap_keys = np.zeros(num_members, dtype=np.int64)
-    heap_values = np.zeros(num_members, dtype=np.int64)
-    heap_built = np.zeros(num_procs, dtype=np.bool_)
+    state = (member_process, np.zeros(num_members, dtype=np.int64), np.zeros(num_procs, dtype=np.int64),
+             np.diff(pm_start), np.zeros(num_procs, dtype=np.float64),  # every process has a member: load 0
+             np.full((num_tasks, slots), -1, dtype=np.int64), np.full((num_tasks, slots), -1, dtype=np.int64),
+             np.zeros(num_tasks, dtype=np.int64))
+    member_tasks, proc_load, owner, held = state[1], state[4], state[6], state[7]
+    heaps = (pm_start, pm_members, np.zeros(num_members, dtype=np.int64), np.zeros(num_members, dtype=np.int64),
+             np.zeros(num_procs, dtype=np.bool_))
     # quotas: [tasks left, members left, quota] for active tasks and for all replicas
     active_quota = np.array([total_active, num_members, _tasks_per_member(total_active, num_members)])
     total_quota = np.array([total, num_members, _tasks_per_member(total, num_members)])
@@ -454,8 +485,7 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
     for task in by_partition:
         member = previous_active[task]
         if member >= 0 and member_tasks[member] < active_quota[2]:
-            count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
-            heap_built[member_process[member]] = False
+            count = _give_to(task, member, state, heaps)
             _reached(active_quota, count)
             _reached(total_quota, count)
             done[task] = True
@@ -464,11 +494,9 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
         if done[task] or standby_start[task] == standby_start[task + 1]:
             continue
         member = _prev_member_with_least_load(task, False, standby_start[task], standby_start[task + 1],
-                                              standby_members, member_process, member_tasks, proc_tasks,
-                                              proc_members, holder, held)
+                                              standby_members, state)
         if member_tasks[member] < active_quota[2]:
-            count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
-            heap_built[member_process[member]] = False
+            count = _give_to(task, member, state, heaps)
             _reached(active_quota, count)
             _reached(total_quota, count)
             done[task] = True
@@ -476,21 +504,19 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
     heap = np.empty(num_procs, dtype=np.int64)
     size = 0
     for p in range(num_procs):
-        size = _heap_add(heap, size, p, proc_tasks, proc_members)
+        size = _heap_add(heap, size, p, proc_load)
     for task in range(num_tasks):
         if done[task]:
             continue
-        p, size = _heap_poll(heap, size, proc_tasks, proc_members)
-        count = _give_to_least_loaded_member(task, p, pm_start, pm_members, heap_keys, heap_values, heap_built,
-                                             member_process, member_tasks, proc_tasks, holder, owner, held)
+        p, size = _heap_poll(heap, size, proc_load)
+        count = _give_to_least_loaded_member(task, p, state, heaps)
         _reached(active_quota, count)
         _reached(total_quota, count)
-        size = _heap_add(heap, size, p, proc_tasks, proc_members)
+        size = _heap_add(heap, size, p, proc_load)
 
     if standbys > 0:
         _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
-                         member_process, member_tasks, proc_tasks, proc_members, pm_start, pm_members, heap_keys,
-                         heap_values, heap_built, holder, owner, held, total_quota)
+                         state, heaps, total_quota)
 
     active = owner[:, 0].copy()
     num_standby = held.sum() - num_tasks
@@ -505,7 +531,7 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
     return active, standby_task, standby_member
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _reached(quota, count):
     """``maybeUpdate...TasksPerMember``: a member that reached the quota exactly leaves the count."""
     if count == quota[2]:
@@ -516,8 +542,8 @@ def _reached(quota, count):
 
 @njit(cache=True)
 def _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
-                     member_process, member_tasks, proc_tasks, proc_members, pm_start, pm_members, heap_keys,
-                     heap_values, heap_built, holder, owner, held, total_quota):
+                     state, heaps, total_quota):
+    member_process, member_tasks, _, _, proc_load, holder, _, held = state
     num_tasks = len(task_stateful)
     missing = np.zeros(num_tasks, dtype=np.int64)  # replicas left for the least loaded processes
     for i in range(num_tasks - 1, -1, -1):  # partition, then subtopology, both descending
@@ -527,29 +553,23 @@ def _assign_standbys(standbys, task_stateful, by_partition, previous_active, sta
         for replica in range(standbys):
             member = previous_active[task]
             if member >= 0:
-                p = member_process[member]
-                if not _holds(task, p, holder, held) and member_tasks[member] < total_quota[2]:
-                    count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
-                    heap_built[p] = False
-                    _reached(total_quota, count)
+                if not _holds(task, member_process[member], holder, held) and member_tasks[member] < total_quota[2]:
+                    _reached(total_quota, _give_to(task, member, state, heaps))
                     continue
             if standby_start[task] < standby_start[task + 1]:
                 member = _prev_member_with_least_load(task, True, standby_start[task], standby_start[task + 1],
-                                                      standby_members, member_process, member_tasks, proc_tasks,
-                                                      proc_members, holder, held)
+                                                      standby_members, state)
                 if member >= 0 and member_tasks[member] < total_quota[2]:
-                    count = _give(task, member, member_process, member_tasks, proc_tasks, holder, owner, held)
-                    heap_built[member_process[member]] = False
-                    _reached(total_quota, count)
+                    _reached(total_quota, _give_to(task, member, state, heaps))
                     continue
             missing[task] = standbys - replica
             break
 
-    num_procs = len(proc_tasks)
+    num_procs = len(proc_load)
     heap = np.empty(num_procs, dtype=np.int64)
     size = 0
     for p in range(num_procs):
-        size = _heap_add(heap, size, p, proc_tasks, proc_members)
+        size = _heap_add(heap, size, p, proc_load)
     polled = np.empty(num_procs, dtype=np.int64)
     for task in range(num_tasks - 1, -1, -1):  # subtopology, then partition, both descending
         for _ in range(missing[task]):
@@ -557,17 +577,14 @@ def _assign_standbys(standbys, task_stateful, by_partition, previous_active, sta
             taken = 0
             found = False
             while size > 0:
-                p, size = _heap_poll(heap, size, proc_tasks, proc_members)
+                p, size = _heap_poll(heap, size, proc_load)
                 polled[taken] = p
                 taken += 1
                 if not _holds(task, p, holder, held):
-                    count = _give_to_least_loaded_member(task, p, pm_start, pm_members, heap_keys, heap_values,
-                                                         heap_built, member_process, member_tasks, proc_tasks,
-                                                         holder, owner, held)
-                    _reached(total_quota, count)
+                    _reached(total_quota, _give_to_least_loaded_member(task, p, state, heaps))
                     found = True
                     break
             for j in range(taken - 1, -1, -1):
-                size = _heap_add(heap, size, polled[j], proc_tasks, proc_members)
+                size = _heap_add(heap, size, polled[j], proc_load)
             if not found:
                 break  # Kafka logs that it cannot place the remaining replicas of this task

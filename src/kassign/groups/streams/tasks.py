@@ -26,13 +26,19 @@ topology change; Kafka 4.3.1's own vectors hold such leftovers) is left out; a p
 in one list counts once (Kafka keeps the lists as sets); a task both active and standby on one
 member, a standby on several members of one process and a standby of a stateless subtopology are
 each simply remembered as previous owners.
+
+The members are read column by column; ``_native.c`` reads the plainest documents (exact dicts,
+strs and ints) in C and declines anything else, which the Python reader then reads or refuses, so
+every message comes from here.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain, repeat
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -40,6 +46,21 @@ import numpy as np
 from kassign.errors import ScenarioError, shown
 from kassign.javaorder import java_sorted_positions
 from kassign.limits import JAVA_INT_MAX, MAX_PARTITIONS
+
+
+def _load_native() -> ModuleType | None:
+    """The C edges (``_native.c``), unless not built or ``KASSIGN_NO_NATIVE=1`` (as for :mod:`kassign._accel`).
+    Each declines (returns None) what it does not read exactly as the Python path, which then decides."""
+    if os.environ.get("KASSIGN_NO_NATIVE", "") not in ("", "0"):
+        return None
+    try:
+        from kassign.groups.streams import _native
+    except ImportError:
+        return None
+    return _native
+
+
+native = _load_native()
 
 _SCENARIO_KEYS = frozenset({"subtopologies", "num_standby_replicas", "members"})
 _SUBTOPOLOGY_KEYS = frozenset({"partitions", "stateful"})
@@ -75,7 +96,8 @@ def _whole(value: Any, path: str, low: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise _fail(path, f"must be a whole number, got {shown(value)}")
     if not low <= value <= JAVA_INT_MAX:
-        raise _fail(path, f"must be from {low} to {JAVA_INT_MAX} (Kafka keeps it in a Java int), got {shown(int(value))}")
+        raise _fail(path, f"must be from {low} to {JAVA_INT_MAX} (Kafka keeps it in a Java int), "
+                          f"got {shown(int(value))}")
     return int(value)
 
 
@@ -138,52 +160,65 @@ def _check_sizes(tasks: int, stateful_tasks: int, standbys: int) -> None:
 
 def _read_members(members: Mapping, ids: tuple[str, ...], task_start: np.ndarray, stateful: np.ndarray,
                   standbys: int) -> StreamsGroup:
-    process_number: dict[str, int] = {}
-    member_process: list[int] = []
-    held = _HeldLists()
-    sids, lists, counts, records = held.sids, held.lists, held.counts, held.records
-    for m, (member_id, spec) in enumerate(members.items()):
-        if type(member_id) is not str:
-            raise _fail("members", f"member ids must be strings, got {shown(member_id)}")
-        if type(spec) is not dict:
-            spec = _mapping(spec, f"members.{member_id}", '{"process_id": "p1"}')
-        if not _MEMBER_KEYS.issuperset(spec):
-            unknown = sorted(map(str, set(spec) - _MEMBER_KEYS))
-            raise _fail(f"members.{member_id}", f"unknown field(s) {unknown}; allowed: {sorted(_MEMBER_KEYS)}")
-        process = spec.get("process_id")
-        if type(process) is not str:
-            raise _fail(f"members.{member_id}.process_id", "every member needs its process id (a string: the "
-                                                           f"application instance it runs in), got {shown(process)}")
-        number = process_number.get(process)
-        if number is None:
-            number = process_number[process] = len(process_number)
-        member_process.append(number)
-        if len(spec) > 1:
-            if not _TEXT_KEYS.isdisjoint(spec):
-                _check_optional_text(spec, f"members.{member_id}")
-            for k, kind in enumerate(TASK_KINDS):
-                tasks = spec.get(kind)
-                if tasks:
-                    if type(tasks) is not dict:
-                        tasks = _mapping(tasks, f"members.{member_id}.{kind}", '{"0": [0, 1]}')
-                    sids.extend(tasks)
-                    lists.extend(tasks.values())
-                    counts.append(len(tasks))
-                    records.append(3 * m + k)
+    if native is not None and type(members) is dict:
+        read = native.read_members(members, {sid: s for s, sid in enumerate(ids)}, task_start.tolist())
+        if read is not None:
+            member_process, processes, tasks, owners, kinds = (
+                item if isinstance(item, list) else np.frombuffer(item, dtype=np.int64) for item in read)
+            return _group(ids, task_start, stateful, standbys, tuple(members), tuple(processes), member_process,
+                          tasks, owners, kinds)
+    # Column by column: one Python step per member per field is what costs at group scale, and
+    # C-level loops (map, comprehensions, set(map(type, ...))) keep each step short.
     member_ids = tuple(members)
+    specs = list(members.values())
+    if not (set(map(type, member_ids)) <= {str} and set(map(type, specs)) <= {dict}
+            and all(map(_MEMBER_KEYS.issuperset, specs))):
+        specs = [_member_spec(member_id, spec) for member_id, spec in members.items()]
+    processes = [spec.get("process_id") for spec in specs]
+    bad = [] if set(map(type, processes)) <= {str} else [m for m, p in enumerate(processes) if not isinstance(p, str)]
+    if bad:
+        raise _fail(f"members.{member_ids[bad[0]]}.process_id", "every member needs its process id (a string: the "
+                                                                "application instance it runs in), got "
+                                                                f"{shown(processes[bad[0]])}")
+    number = {process: p for p, process in enumerate(dict.fromkeys(processes))}
+    for m in [m for m, spec in enumerate(specs) if not _TEXT_KEYS.isdisjoint(spec)]:
+        _check_optional_text(specs[m], f"members.{member_ids[m]}")
+    held = _HeldLists()
+    for k, kind in enumerate(TASK_KINDS):
+        held.add_column(k, [spec.get(kind) for spec in specs], member_ids)
     tasks, owners, kinds = held.tasks(ids, task_start, member_ids)
+    member_process = np.fromiter(map(number.__getitem__, processes), dtype=np.int64, count=len(processes))
+    return _group(ids, task_start, stateful, standbys, member_ids, tuple(number), member_process, tasks, owners,
+                  kinds)
+
+
+def _group(ids: tuple[str, ...], task_start: np.ndarray, stateful: np.ndarray, standbys: int,
+           member_ids: tuple[str, ...], process_ids: tuple[str, ...], member_process: np.ndarray, tasks: np.ndarray,
+           owners: np.ndarray, kinds: np.ndarray) -> StreamsGroup:
+    """The group from its read columns: (task, owner, kind) rows, kind 0 active, 1 standby, 2 warmup."""
     return StreamsGroup(
         subtopology_ids=ids,
         task_start=task_start,
         stateful=stateful,
         num_standby_replicas=standbys,
         member_ids=member_ids,
-        process_ids=tuple(process_number),
-        member_process=np.array(member_process, dtype=np.int64),
+        process_ids=process_ids,
+        member_process=member_process,
         previous_active=_sole_owners(tasks[kinds == 0], owners[kinds == 0], member_ids, ids, task_start),
         previous_standby=_distinct_pairs(tasks[kinds == 1], owners[kinds == 1], len(member_ids)),
         previous_warmup=_distinct_pairs(tasks[kinds == 2], owners[kinds == 2], len(member_ids)),
     )
+
+
+def _member_spec(member_id: Any, spec: Any) -> dict:
+    """One member's fields, checked one by one (the slow path, for the message or an unusual type)."""
+    if not isinstance(member_id, str):
+        raise _fail("members", f"member ids must be strings, got {shown(member_id)}")
+    spec = _mapping(spec, f"members.{member_id}", '{"process_id": "p1"}')
+    if not _MEMBER_KEYS.issuperset(spec):
+        unknown = sorted(map(str, set(spec) - _MEMBER_KEYS))
+        raise _fail(f"members.{member_id}", f"unknown field(s) {unknown}; allowed: {sorted(_MEMBER_KEYS)}")
+    return dict(spec)
 
 
 _TEXT_KEYS = frozenset({"instance_id", "rack", "client_tags"})
@@ -211,6 +246,20 @@ class _HeldLists:
         self.counts: list[int] = []
         self.records: list[int] = []
 
+    def add_column(self, k: int, column: list[Any], member_ids: tuple[str, ...]) -> None:
+        """Every member's map of kind ``TASK_KINDS[k]`` (None where absent)."""
+        owners = [m for m, held in enumerate(column) if held is not None]
+        if not owners:
+            return
+        maps = [column[m] for m in owners]
+        if not set(map(type, maps)) <= {dict}:
+            maps = [dict(_mapping(held, f"members.{member_ids[m]}.{TASK_KINDS[k]}", '{"0": [0, 1]}'))
+                    for m, held in zip(owners, maps)]
+        self.sids.extend(chain.from_iterable(maps))
+        self.lists.extend(chain.from_iterable(map(dict.values, maps)))
+        self.counts.extend(map(len, maps))
+        self.records.extend(3 * m + k for m in owners)
+
     def _path(self, i: int, member_ids: tuple[str, ...]) -> str:
         """Where entry ``i`` is: ``members.ID.KIND.SUBTOPOLOGY``."""
         record = self.records[int(np.searchsorted(np.cumsum(self.counts), i, side="right"))]
@@ -223,37 +272,43 @@ class _HeldLists:
         Tasks that no longer exist (of a subtopology the topology lost, or a partition at or beyond its
         count now) are left out: the coordinator hands Kafka's assignor such leftovers of the previous
         target assignment after a topology change, and the assignor never looks them up."""
-        flat = self._checked_partitions(member_ids)
+        partition = self._checked_partitions(member_ids)
         lengths = np.fromiter(map(len, self.lists), dtype=np.int64, count=len(self.lists))
         position = {sid: s for s, sid in enumerate(ids)}
         sub = np.repeat(np.fromiter(map(position.get, self.sids, repeat(-1)), dtype=np.int64,
                                     count=len(self.sids)), lengths)
-        partition = np.array(flat, dtype=np.int64)
         sizes = np.append(np.diff(task_start), 0)  # sub -1 (gone) finds size 0 at the end
         keep = partition < sizes[sub]
         records = np.repeat(np.repeat(np.array(self.records, dtype=np.int64), self.counts), lengths)[keep]
         return task_start[sub[keep]] + partition[keep], records // 3, records % 3
 
-    def _checked_partitions(self, member_ids: tuple[str, ...]) -> list[int]:
+    def _checked_partitions(self, member_ids: tuple[str, ...]) -> np.ndarray:
         if not set(map(type, self.sids)) <= {str}:
-            i = next(i for i, sid in enumerate(self.sids) if not isinstance(sid, str))
-            raise _fail(self._path(i, member_ids).rpartition(".")[0],
-                        f"subtopology ids must be strings, got {shown(self.sids[i])}")
+            for i, sid in enumerate(self.sids):
+                if not isinstance(sid, str):
+                    raise _fail(self._path(i, member_ids).rpartition(".")[0],
+                                f"subtopology ids must be strings, got {shown(sid)}")
         if not set(map(type, self.lists)) <= {list, tuple}:
-            i = next(i for i, p in enumerate(self.lists) if not isinstance(p, (list, tuple)))
-            raise _fail(self._path(i, member_ids), f"expected a list of partition numbers, got {shown(self.lists[i])}")
+            for i, partitions in enumerate(self.lists):
+                if not isinstance(partitions, (list, tuple)):
+                    raise _fail(self._path(i, member_ids), f"expected a list of partition numbers, got "
+                                                           f"{shown(partitions)}")
         flat = list(chain.from_iterable(self.lists))
         if not set(map(type, flat)) <= {int}:
             for i, partitions in enumerate(self.lists):
                 for p in partitions:
                     _whole(p, self._path(i, member_ids))
             flat = [int(p) for p in flat]
-        if flat and (min(flat) < 0 or max(flat) > JAVA_INT_MAX):
+        try:
+            partition = np.array(flat, dtype=np.int64)
+        except OverflowError:  # beyond 64 bits: out of range below
+            partition = None
+        if partition is None or (len(partition) and (partition.min() < 0 or partition.max() > JAVA_INT_MAX)):
             i = next(i for i, ps in enumerate(self.lists) if any(not 0 <= p <= JAVA_INT_MAX for p in ps))
             bad = next(p for p in self.lists[i] if not 0 <= p <= JAVA_INT_MAX)
             raise _fail(self._path(i, member_ids), f"partition {shown(bad)} is out of range: partition numbers "
                                                    f"run from 0 to {JAVA_INT_MAX}")
-        return flat
+        return partition
 
 
 def _sole_owners(tasks: np.ndarray, owners: np.ndarray, member_ids: tuple[str, ...], ids: tuple[str, ...],
