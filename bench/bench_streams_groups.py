@@ -9,6 +9,10 @@ not timed, so nothing kassign caches from an earlier call's input can help):
 * process-leaves: the fresh answer fed back as the current target assignment, and one process (its 5
   members) gone.
 
+A second row per case (``parsed``) times the assignor on a group read from the dict beforehand
+(``parse_streams_group``), the like-for-like comparison with Kafka's group spec built beforehand; it
+still builds the answer dict.
+
 With ``--kafka-classpath`` the same scenarios also run through Kafka's own ``StickyTaskAssignor`` in a
 JVM (``bench/java/KafkaStreamsAssignorBench.java``), alternating with kassign so both see the same load;
 Kafka's time is its ``assign(GroupSpec, TopologyDescriber)`` on a group spec built beforehand, and the
@@ -38,7 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kafka_java import NEEDS_CLASSPATH, ratio
 
-from kassign.groups.streams.sticky import assign_streams
+from kassign.flat import no_cyclic_gc
+from kassign.groups.streams.sticky import assign_streams, sticky_assign
+from kassign.groups.streams.tasks import parse_streams_group
 
 HARNESS = Path(__file__).resolve().parent / "java" / "KafkaStreamsAssignorBench.java"
 
@@ -141,22 +147,31 @@ class KafkaStreamsHarness:
 
 
 def time_case(text: str, kafka: KafkaStreamsHarness | None, runs: int, warmups: int = 5) -> dict[str, list[float]]:
-    """Seconds of ``runs`` kassign calls, each on a freshly parsed copy of ``text``, alternating with
-    Kafka's (under ``"Kafka"``) when a harness is given; after ``warmups`` untimed rounds."""
-    times: dict[str, list[float]] = {"kassign": []}
+    """Seconds of ``runs`` kassign calls, each on a freshly parsed copy of ``text`` (``"kassign"``: the
+    dict API; ``"parsed"``: the assignor on a group read beforehand, as Kafka's group spec is built
+    beforehand), alternating with Kafka's (under ``"Kafka"``) when a harness is given; after
+    ``warmups`` untimed rounds."""
+    times: dict[str, list[float]] = {"kassign": [], "parsed": []}
     if kafka is not None:
         times["Kafka"] = []
     for round_number in range(warmups + runs):
+        took = {}
         scenario = json.loads(text)
         start = time.perf_counter()
         answer = assign_streams("sticky", scenario)
-        took = time.perf_counter() - start
-        del answer, scenario
-        theirs = kafka.run() if kafka is not None else None
+        took["kassign"] = time.perf_counter() - start
+        del answer
+        group = parse_streams_group(json.loads(text))
+        with no_cyclic_gc():
+            start = time.perf_counter()
+            answer = sticky_assign(group)
+            took["parsed"] = time.perf_counter() - start
+        del answer, group, scenario
+        if kafka is not None:
+            took["Kafka"] = kafka.run()
         if round_number >= warmups:
-            times["kassign"].append(took)
-            if theirs is not None:
-                times["Kafka"].append(theirs)
+            for name, seconds in took.items():
+                times[name].append(seconds)
     return times
 
 
@@ -171,24 +186,27 @@ def main() -> None:
     kafka = KafkaStreamsHarness(args.kafka_classpath) if args.kafka_classpath else None
     print(f"load average (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"best / median of {args.runs} runs, ms")
-    print(f"{'case':<15}{'members':>8}{'tasks':>7}{'kassign':>15}   {'Kafka (Java)':<22} kassign vs Kafka (best / median)")
+    print(f"{'case':<15}{'members':>8}{'tasks':>7} {'input':<7}{'kassign':>15}   {'Kafka (Java)':<22} "
+          "kassign vs Kafka (best / median)")
     try:
         for name, scenario in cases.items():
             text = json.dumps(scenario)
             if kafka is not None:
                 kafka.load(scenario)
             times = time_case(text, kafka, args.runs)
-            ours = times["kassign"]
-            ours_text = f"{min(ours) * 1e3:.2f} / {statistics.median(ours) * 1e3:.2f}"
-            if kafka is not None:
-                theirs = times["Kafka"]
-                same = kafka.digest() == digest(assign_streams("sticky", json.loads(text)))
-                kafka_text = f"{min(theirs) * 1e3:.2f} / {statistics.median(theirs) * 1e3:.2f}"
-                versus = ratio(ours, theirs) + ("" if same else "  (DIFFERENT ASSIGNMENT)")
-            else:
-                kafka_text, versus = NEEDS_CLASSPATH, ""
+            same = kafka is not None and kafka.digest() == digest(assign_streams("sticky", json.loads(text)))
             tasks = sum(spec["partitions"] for spec in scenario["subtopologies"].values())
-            print(f"{name:<15}{len(scenario['members']):>8}{tasks:>7}{ours_text:>15}   {kafka_text:<22} {versus}")
+            for label, key in (("", "kassign"), ("parsed", "parsed")):
+                ours = times[key]
+                ours_text = f"{min(ours) * 1e3:.2f} / {statistics.median(ours) * 1e3:.2f}"
+                if kafka is not None:
+                    theirs = times["Kafka"]
+                    kafka_text = f"{min(theirs) * 1e3:.2f} / {statistics.median(theirs) * 1e3:.2f}"
+                    versus = ratio(ours, theirs) + ("" if same else "  (DIFFERENT ASSIGNMENT)")
+                else:
+                    kafka_text, versus = NEEDS_CLASSPATH, ""
+                print(f"{name:<15}{len(scenario['members']):>8}{tasks:>7} {label:<7}{ours_text:>15}   "
+                      f"{kafka_text:<22} {versus}")
     finally:
         if kafka is not None:
             kafka.close()

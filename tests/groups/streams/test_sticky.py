@@ -365,10 +365,10 @@ def test_defaults_stateless_and_no_standbys() -> None:
 
 def test_tasks_that_no_longer_exist_are_dropped(edges: str) -> None:
     # after a topology change the coordinator hands over leftovers; Kafka's assignor never looks them up
-    base = group(2, True, 1, member1=("p1", [0]), member2=("p2", [1]))
+    base = group(2, True, 1, member1=("p1", [0]), member2=("p2", [1], [0]), member3=("p2", [], [0]))
     odd = json.loads(json.dumps(base))
     odd["members"]["member1"]["active"]["test-subtopology"] += [5, 0]  # beyond the 2 partitions; 0 twice
-    odd["members"]["member2"]["standby"] = {"gone": [0], "test-subtopology": [7]}
+    odd["members"]["member2"]["standby"] = {"gone": [0], "test-subtopology": [0, 7, 0]}
     assert assign_streams("sticky", odd) == assign_streams("sticky", base)
 
 

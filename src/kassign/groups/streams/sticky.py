@@ -209,13 +209,18 @@ def _member_maps(spreads, start):
 
 
 def _previous_standbys(group: StreamsGroup, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per task, the members (iteration ranks) that held it as a standby, in iteration order."""
+    """Per task, the members (iteration ranks) that held it as a standby, in iteration order, each once
+    (a member's lists are sets in Kafka)."""
     tasks, members = group.previous_standby
     ranks = rank[members] if len(members) else members
     order = np.lexsort((ranks, tasks))
+    tasks, ranks = tasks[order], ranks[order]
+    repeated = np.concatenate(([False], (tasks[1:] == tasks[:-1]) & (ranks[1:] == ranks[:-1])))
+    if repeated.any():
+        tasks, ranks = tasks[~repeated], ranks[~repeated]
     start = np.zeros(group.num_tasks + 1, dtype=np.int64)
     np.cumsum(np.bincount(tasks, minlength=group.num_tasks), out=start[1:])
-    return start, ranks[order]
+    return start, ranks
 
 
 def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, standby_task: np.ndarray,

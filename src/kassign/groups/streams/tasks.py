@@ -80,8 +80,8 @@ class StreamsGroup:
     process_ids: tuple[str, ...]  # distinct, in the order their first member is listed
     member_process: np.ndarray  # int64 per member: its process number
     previous_active: np.ndarray  # int64 per task: the member holding it active, or -1
-    previous_standby: tuple[np.ndarray, np.ndarray]  # (task, member) pairs, members in listed order
-    previous_warmup: tuple[np.ndarray, np.ndarray]  # (task, member) pairs; the sticky assignor ignores them
+    previous_standby: tuple[np.ndarray, np.ndarray]  # (task, member) pairs as listed (a pair may repeat)
+    previous_warmup: tuple[np.ndarray, np.ndarray]  # the same for warm-ups; the sticky assignor ignores them
 
     @property
     def num_tasks(self) -> int:
@@ -205,8 +205,8 @@ def _group(ids: tuple[str, ...], task_start: np.ndarray, stateful: np.ndarray, s
         process_ids=process_ids,
         member_process=member_process,
         previous_active=_sole_owners(tasks[kinds == 0], owners[kinds == 0], member_ids, ids, task_start),
-        previous_standby=_distinct_pairs(tasks[kinds == 1], owners[kinds == 1], len(member_ids)),
-        previous_warmup=_distinct_pairs(tasks[kinds == 2], owners[kinds == 2], len(member_ids)),
+        previous_standby=(tasks[kinds == 1], owners[kinds == 1]),
+        previous_warmup=(tasks[kinds == 2], owners[kinds == 2]),
     )
 
 
@@ -325,9 +325,3 @@ def _sole_owners(tasks: np.ndarray, owners: np.ndarray, member_ids: tuple[str, .
         raise _fail("members", f"task {ids[s]}_{task - int(task_start[s])} is active on two members, "
                                f"{member_ids[first]!r} and {member_ids[other]!r}; a task has one active owner")
     return owner
-
-
-def _distinct_pairs(tasks: np.ndarray, owners: np.ndarray, num_members: int) -> tuple[np.ndarray, np.ndarray]:
-    """(task, member) pairs, each once (a member's lists are sets), by task then member."""
-    key = np.unique(tasks * max(num_members, 1) + owners)
-    return key // max(num_members, 1), key % max(num_members, 1)
