@@ -96,13 +96,13 @@ class JMap:
         self.put(key)
 
     def compute_if_absent(self, key: Any, value: Any) -> Any:
-        """``computeIfAbsent``: unlike ``put`` it grows the table before inserting (when the map already
-        holds more than 3/4 of it), puts a new key at the head of its bucket, and a bucket of 8 is too
-        many."""
+        """``computeIfAbsent``: unlike ``put`` it grows the table before looking the key up (when the map
+        already holds more than 3/4 of it), puts a new key at the head of its bucket, and a bucket of 8
+        is too many."""
+        if len(self.values) > self.cap * 3 // 4:  # checked before the lookup: a present key can grow it too
+            self._grow()
         if key in self.values:
             return self.values[key]
-        if len(self.values) > self.cap * 3 // 4:
-            self._grow()
         self.values[key] = value
         chain = self.buckets.setdefault(self._bucket(key), [])
         chain.insert(0, key)
