@@ -18,7 +18,6 @@ from kassign.assignors.server.group import derived_topic_id
 from kassign.javaorder import java_string_hash
 
 _MASK = 0xFFFFFFFF
-HOOK = None
 
 
 class TreeBin(Exception):
@@ -201,8 +200,7 @@ def simple_assign(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]
         return {}
     names_of = [frozenset(spec[m]["topics"]) for m in member_ids]
     if all(n == names_of[0] for n in names_of):
-        order = subscribed_ids(member_ids[0]) if HOOK is None else HOOK(spec, member_ids, ids, topics)
-        result = _homogeneous(member_ids, old, order, names_of[0], topics, name_of,
+        result = _homogeneous(member_ids, old, subscribed_ids(member_ids[0]), names_of[0], topics, name_of,
                               assignable, ids)
     else:
         result = _heterogeneous(member_ids, old, [subscribed_ids(m) for m in member_ids], topics, name_of,

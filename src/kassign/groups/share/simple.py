@@ -29,9 +29,12 @@ share of each.
 **Example** (checked by the test suite). Topic ``t0`` with 3 partitions, members ``A .. E``
 subscribed, none holding anything: ``sharing = 2``, ``x = 1.2``, so the first member in map
 order wants 2 partitions and the others 1 each, and every partition gets two members. With the
-topic id ``AAAAAAAAAAAAAAAAAAAAAA`` (all zero bits) the map orders the members ``A, B, C, D, E``
-and the partitions ``0, 1, 2``: A takes 0, B takes 1, C takes 2, D takes 0, E takes 1, A (its
-second) takes 2. Result: ``A: t0-0, t0-2; B: t0-1; C: t0-2; D: t0-0; E: t0-1``.
+topic id ``AAAAAAAAAAAAAAAAAAAAAA`` (all zero bits) the maps order the members ``A, B, C, D, E``
+and the partitions ``0, 1, 2``; each partition takes its two members before the next is
+looked at: ``t0-0`` takes A and B, ``t0-1`` C and D, ``t0-2`` E and then A (its second).
+Result: ``A: t0-0, t0-2; B: t0-0; C: t0-1; D: t0-1; E: t0-2``. If E then leaves, ``x = 1.5``
+and the counts become 2, 1, 2, 1: everyone keeps what it has, and ``t0-2``, one holder short,
+goes to C, the one member below its count.
 
 **Where kassign differs.** Nowhere in the answer. Kafka keeps, in the heterogeneous path, the
 current partitions of topics that nobody subscribes to any more or that were deleted; kassign
@@ -231,8 +234,9 @@ def _homogeneous_units(group: ServerGroup, scenario, assignable: np.ndarray, ran
     subscribed[topics] = True
     topic_of = np.searchsorted(group.offsets, flat, side="right") - 1
     mine = subscribed[topic_of]
-    targets = np.concatenate([np.arange(group.offsets[t], group.offsets[t + 1]) for t in topics] or [np.zeros(0, np.int64)])
-    targets = targets[assignable[targets]].astype(np.int64)
+    ranges = [np.arange(group.offsets[t], group.offsets[t + 1], dtype=np.int64) for t in topics]
+    targets = np.concatenate(ranges) if ranges else np.zeros(0, np.int64)
+    targets = targets[assignable[targets]]
     num = group.num_members
     sharing = _sharing(num, len(targets))
     order = np.argsort(rank, kind="stable")
