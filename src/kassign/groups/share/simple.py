@@ -57,6 +57,7 @@ replay from its insertions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numba import njit
@@ -125,14 +126,15 @@ def simple_assign(share: ShareScenario) -> ShareTarget:
     if units is None:  # nothing subscribed: Kafka answers an empty assignment for everyone
         return ShareTarget(group, np.zeros(0, np.int64), np.zeros(0, np.int64), layout_names, layout_offsets)
     new_member, new_flat, stays = _run(group, units, flat_hash)
+    # distinct already: a member's current partitions are a set, units are disjoint, and a partition
+    # takes no member that holds it
     members = [member[kept], units.pair_member[stays], new_member]
     flats = [flat[kept], units.pair_flat[stays], new_flat]
     if not group.homogeneous:
         gone_member, gone_flat, layout_names, layout_offsets = _gone_pairs(group, scenario)
         members.append(gone_member)
         flats.append(gone_flat)
-    all_member, all_flat = _distinct_pairs(np.concatenate(members), np.concatenate(flats), int(layout_offsets[-1]))
-    return ShareTarget(group, all_member, all_flat, layout_names, layout_offsets)
+    return ShareTarget(group, np.concatenate(members), np.concatenate(flats), layout_names, layout_offsets)
 
 
 # -- the group's current targets ----------------------------------------------------------------
@@ -184,12 +186,9 @@ def _gone_pairs(group: ServerGroup, scenario) -> tuple[np.ndarray, np.ndarray, l
     np.maximum.at(sizes, which[mine], partitions + 1)
     extended = np.concatenate([offsets, offsets[-1] + np.cumsum(sizes)])
     flat = extended[group.num_topics + which[mine]] + partitions
-    return number[given], flat, layout_names + gone_names, extended
-
-
-def _distinct_pairs(member: np.ndarray, flat: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
-    key = np.unique(member * max(total, 1) + flat)
-    return key // max(total, 1), key % max(total, 1)
+    # a member may list a partition twice; its target holds it once
+    key = np.unique(number[given] * int(extended[-1]) + flat)
+    return key // int(extended[-1]), key % int(extended[-1]), layout_names + gone_names, extended
 
 
 # -- the units ------------------------------------------------------------------------------------
@@ -229,7 +228,7 @@ def _homogeneous_units(group: ServerGroup, scenario, assignable: np.ndarray, ran
     if not listing:
         return None, np.zeros(0, np.int64), np.zeros(0, bool)
     index = dict(zip(group.topic_names, range(group.num_topics)))
-    topics = [index[name] for name in JavaHashOrder.copy_of(listing, java_string_hash).keys() if name in index]
+    topics = [index[name] for name in _name_set_order(tuple(listing)) if name in index]
     subscribed = np.zeros(group.num_topics, dtype=bool)
     subscribed[topics] = True
     topic_of = np.searchsorted(group.offsets, flat, side="right") - 1
@@ -252,55 +251,66 @@ def _homogeneous_units(group: ServerGroup, scenario, assignable: np.ndarray, ran
     return units, _topic_partition_hashes(group), np.zeros(len(member), dtype=bool)
 
 
+@lru_cache(maxsize=256)
+def _name_set_order(listing: tuple[str, ...]) -> tuple[str, ...]:
+    """A member's subscribed names as its ``new HashSet<>(list)`` iterates them (kept: a group's
+    subscriptions change far less often than its target is computed)."""
+    return tuple(JavaHashOrder.copy_of(listing, java_string_hash).keys())
+
+
 def _heterogeneous_units(group: ServerGroup, assignable: np.ndarray, rank: np.ndarray, member: np.ndarray,
                          flat: np.ndarray) -> tuple[_Units | None, np.ndarray, np.ndarray]:
-    """One unit per topic that some member subscribes to. Every member's current partitions of that
-    topic take part (a member no longer subscribed wants none of them); current partitions of
-    other topics stay as they are."""
+    """One unit per topic that some member subscribes to (ascending topic numbers). Every member's
+    current partitions of that topic take part (a member no longer subscribed wants none of them);
+    current partitions of other topics stay as they are."""
     sub_start, subscribers = group.subscribers_by_topic
-    count = np.diff(sub_start)
-    topics = np.flatnonzero(count > 0)
+    readers = np.diff(sub_start)
+    topics = np.flatnonzero(readers > 0)
     if not len(topics):
         return None, np.zeros(0, np.int64), np.zeros(0, bool)
-    unit_of_topic = np.full(group.num_topics, -1, dtype=np.int64)
+    num_topics = group.num_topics
+    topic_of_flat = np.repeat(np.arange(num_topics, dtype=np.int64), group.num_partitions)
+    unit_of_topic = np.full(num_topics, -1, dtype=np.int64)
     unit_of_topic[topics] = np.arange(len(topics))
-    topic_of = np.searchsorted(group.offsets, flat, side="right") - 1
-    unit = unit_of_topic[topic_of]
+
+    unit = unit_of_topic[topic_of_flat[flat]]
     kept = unit < 0
     by_unit = np.argsort(unit, kind="stable")
     by_unit = by_unit[~kept[by_unit]]
     pair_start = np.searchsorted(unit[by_unit], np.arange(len(topics) + 1))
 
-    target_lists, member_lists, desired_lists = [], [], []
-    sharing = np.zeros(len(topics), dtype=np.int64)
-    tables = np.zeros(len(topics), dtype=np.int64)
-    for u, t in enumerate(topics.tolist()):
-        lo = int(group.offsets[t])
-        targets = lo + np.flatnonzero(assignable[lo:group.offsets[t + 1]])
-        readers = subscribers[sub_start[t]:sub_start[t + 1]]  # ascending member numbers
-        sharing[u] = _sharing(len(readers), len(targets))
-        desired = _desired_counts(int(sharing[u]), len(targets), len(readers))
-        order = np.argsort(rank[readers], kind="stable")
-        target_lists.append(targets)
-        member_lists.append(readers[order])
-        desired_lists.append(desired[order])
-        tables[u] = _map_table(len(targets))
+    # assignable partitions per unit, ascending (units ascend by topic, so one pass over the flat ids)
+    target_flat = np.flatnonzero(assignable & (readers[topic_of_flat] > 0))
+    targets = np.bincount(topic_of_flat[target_flat], minlength=num_topics)[topics]
+    # subscribers per unit: the topics' slices of the subscriber lists, ascending member numbers
+    count = readers[topics]
+    member_start = np.zeros(len(topics) + 1, dtype=np.int64)
+    np.cumsum(count, out=member_start[1:])
+    first = np.repeat(sub_start[topics] - member_start[:-1], count)
+    readers_flat = subscribers[first + np.arange(member_start[-1])]
+    sharing = np.where(targets > 0, (count + targets - 1) // np.maximum(targets, 1), 0)
+    index = np.arange(member_start[-1]) - np.repeat(member_start[:-1], count)  # place among its topic's readers
+    x = np.repeat((sharing * targets) / count.astype(np.float64), count)
+    desired = (np.ceil(x * (index + 1)) - np.ceil(x * index)).astype(np.int64)
+    if group.num_members > 1 << 16:  # beyond that Java's Integer order is not the numbers' order
+        order = np.lexsort((rank[readers_flat], np.repeat(np.arange(len(topics)), count)))
+        readers_flat, desired = readers_flat[order], desired[order]
+    asked = (np.float32(1) + (targets + 1).astype(np.float32) / np.float32(0.75)).astype(np.int64)
     units = _Units(
         pair_start=pair_start, pair_member=member[by_unit], pair_flat=flat[by_unit],
-        target_start=_starts(target_lists), target_flat=np.concatenate(target_lists).astype(np.int64),
-        member_start=_starts(member_lists), member=np.concatenate(member_lists).astype(np.int64),
-        desired=np.concatenate(desired_lists), sharing=sharing, map_table=tables,
+        target_start=np.concatenate([[0], np.cumsum(targets)]).astype(np.int64), target_flat=target_flat,
+        member_start=member_start, member=readers_flat, desired=desired, sharing=sharing,
+        map_table=_power_of_two_at_least(asked),
     )
     # each topic's partitions are Integer keys: their hash is the partition number
-    partition_hash = np.arange(int(group.offsets[-1]), dtype=np.int64) - np.repeat(group.offsets[:-1],
-                                                                                    group.num_partitions)
-    return units, partition_hash, kept
+    return units, np.arange(len(topic_of_flat), dtype=np.int64) - group.offsets[topic_of_flat], kept
 
 
-def _starts(lists: list[np.ndarray]) -> np.ndarray:
-    start = np.zeros(len(lists) + 1, dtype=np.int64)
-    np.cumsum([len(x) for x in lists], out=start[1:])
-    return start
+def _power_of_two_at_least(values: np.ndarray) -> np.ndarray:
+    result = np.ones(len(values), dtype=np.int64)
+    while (result < values).any():
+        result = np.where(result < values, result * 2, result)
+    return result
 
 
 # -- the four passes --------------------------------------------------------------------------------
@@ -500,9 +510,10 @@ def _revoke_from_crowded_partitions(pair_start, pair_member, pair_flat, sharing,
     of its ``HashSet<Integer>`` of holders (filled by ``add`` in the order met). Returns ``(unit, flat)``
     per partition whose holder set has a tree bin, left to the caller."""
     trees = np.zeros((0, 2), dtype=np.int64)
+    starts = np.zeros(total + 1, dtype=np.int64)
     for u in range(len(pair_start) - 1):
         lo, hi = pair_start[u], pair_start[u + 1]
-        by_flat = lo + np.argsort(pair_flat[lo:hi], kind="mergesort")
+        by_flat = _stable_by_flat(pair_flat, lo, hi, starts)
         i = 0
         n = hi - lo
         while i < n:
@@ -530,6 +541,27 @@ def _revoke_from_crowded_partitions(pair_start, pair_member, pair_flat, sharing,
                             excess -= 1
             i = j
     return trees
+
+
+@njit(cache=True)
+def _stable_by_flat(pair_flat, lo, hi, starts):
+    """Positions ``lo .. hi-1`` grouped by flat id, in order within one (a counting sort; ``starts`` is
+    zeroed scratch of one more than the flat ids, left zeroed)."""
+    out = np.empty(hi - lo, dtype=np.int64)
+    if hi - lo < 2 or (hi - lo) * 8 < len(starts):  # few pairs: a comparison sort beats a pass over every flat id
+        order = np.argsort(pair_flat[lo:hi], kind="mergesort")
+        for k in range(hi - lo):
+            out[k] = lo + order[k]
+        return out
+    for i in range(lo, hi):
+        starts[pair_flat[i] + 1] += 1
+    for f in range(len(starts) - 1):
+        starts[f + 1] += starts[f]
+    for i in range(lo, hi):
+        out[starts[pair_flat[i]]] = i
+        starts[pair_flat[i]] += 1
+    starts[:] = 0
+    return out
 
 
 @njit(cache=True)
