@@ -7,11 +7,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from kassign.assignors import ConsumerPartitionAssignor, get_assignor
-from kassign.assignors.server import assign_server_side
-from kassign.errors import KassignError
-from kassign.flat import FlatAssignment
-from kassign.scenario import Scenario, parse_scenario
+from kassign.groups.classic.assignors import ConsumerPartitionAssignor, assign_scenario, get_assignor
+from kassign.groups.consumer.assignors import assign_server_side
+from kassign.core.errors import KassignError
+from kassign.groups.flat import FlatAssignment
+from kassign.groups.scenario import Scenario, parse_scenario
 
 
 PROTOCOLS = ("classic", "consumer")
@@ -53,7 +53,7 @@ def assign_flat(
     protocol: str = "classic",
     **options: Any,
 ) -> FlatAssignment:
-    """The assignment as integer arrays (:class:`kassign.flat.FlatAssignment`), checked."""
+    """The assignment as integer arrays (:class:`kassign.groups.flat.FlatAssignment`), checked."""
     parsed = parse_scenario(scenario)
     if protocol == "consumer":
         if options:
@@ -62,21 +62,4 @@ def assign_flat(
     if protocol != "classic":
         raise KassignError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     assignor = get_assignor(strategy, **options)
-    return _run_classic(assignor, parsed)
-
-
-def _run_classic(assignor: ConsumerPartitionAssignor, scenario: Scenario) -> FlatAssignment:
-    ours = type(assignor).__module__.startswith("kassign.")
-    try:
-        subscriptions = scenario.subscriptions(assignor)
-        if isinstance(assignor, ConsumerPartitionAssignor):
-            return assignor.assign_flat(scenario.cluster(), subscriptions)
-        # an assignor by shape only (a `name` and an `assign`): the base class's conversion serves it too
-        return ConsumerPartitionAssignor.assign_flat(assignor, scenario.cluster(), subscriptions)  # type: ignore[arg-type]
-    except KassignError:
-        raise
-    except Exception as err:
-        if ours:
-            raise
-        name = getattr(assignor, "name", type(assignor).__name__)
-        raise KassignError(f"assignor {name!r} failed: {type(err).__name__}: {err}") from err
+    return assign_scenario(assignor, parsed)

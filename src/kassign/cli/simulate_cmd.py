@@ -15,12 +15,12 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kassign.assignors import get_assignor
+from kassign.groups.classic.assignors import get_assignor
 from kassign.cli.common import Figure, count, emit_json, json_option, print_table
-from kassign.errors import KassignError
-from kassign.simulate.engine import simulate
-from kassign.simulate.metrics import StrategyRun, protocol_in_force
-from kassign.simulate.scenario import CLASSIC, CONSUMER, SimScenario, load_sim_scenario, member_plans, parse_strategy
+from kassign.core.errors import KassignError
+from kassign.groups.simulate.engine import simulate
+from kassign.groups.simulate.metrics import StrategyRun, protocol_in_force
+from kassign.groups.simulate.scenario import CLASSIC, CONSUMER, SimScenario, load_sim_scenario, member_plans, parse_strategy
 
 CLASSIC_DEFAULTS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 CONSUMER_DEFAULT = "consumer:uniform"
@@ -130,7 +130,7 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
     runs = _run_all(scenario, strategies, show_progress=not as_json and sys.stderr.isatty())
     written = []
     if target:
-        from kassign.simulate.report import write_plots
+        from kassign.groups.simulate.report import write_plots
 
         written = write_plots(runs, target, title=scenario.name, caption=_caption(scenario, runs))
     if as_json:

@@ -14,8 +14,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kassign.assignors.server.group import derived_topic_id
-from kassign.javaorder import java_string_hash
+from kassign.core.javaorder import java_string_hash
+from kassign.groups.consumer.group import derived_topic_id
 
 _MASK = 0xFFFFFFFF
 

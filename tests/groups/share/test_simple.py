@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kassign.assignors.server.group import build_server_group
-from kassign.errors import KassignError, ScenarioError, UnknownAssignorError
+from kassign.core.errors import KassignError, ScenarioError, UnknownAssignorError
+from kassign.core.javaorder import hashmap_positions
+from kassign.groups.consumer.group import build_server_group
 from kassign.groups.share import assign_share, assign_share_table, share_release
 from kassign.groups.share.scenario import parse_share_scenario
 from kassign.groups.share.simple import ShareAssignorError
-from kassign.javaorder import hashmap_positions
 from tests.conftest import vector_params
 from tests.groups.share import java_model
 
@@ -326,7 +326,7 @@ def test_a_member_over_its_count_whose_set_has_a_tree_bin() -> None:
 
 def _members_at_positions(count: int) -> list[str]:
     """``count`` member ids, in the order of the coordinator's member map."""
-    from kassign.javaorder import java_string_hash_order
+    from kassign.core.javaorder import java_string_hash_order
     return java_string_hash_order([f"member-{i:03d}" for i in range(count)])
 
 

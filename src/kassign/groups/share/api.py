@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kassign.errors import KassignError, UnknownAssignorError, shown
-from kassign.flat import FlatAssignment
+from kassign.core.errors import KassignError, UnknownAssignorError, shown
+from kassign.groups.flat import FlatAssignment
+from kassign.groups.scenario import Scenario
 from kassign.groups.share.scenario import ShareScenario, parse_share_scenario
 from kassign.groups.share.simple import ShareTarget, simple_assign
-from kassign.scenario import Scenario
 
 # The release lines whose share assignor kassign models, and which rule each runs (one, so far).
 SHARE_RELEASES = ("4.2", "4.3")

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from kassign.errors import ScenarioError, shown
-from kassign.limits import is_whole_number
-from kassign.scenario import Scenario, parse_scenario
+from kassign.core.errors import ScenarioError, shown
+from kassign.core.limits import is_whole_number
+from kassign.groups.scenario import Scenario, parse_scenario
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def _parse_initialized(doc: Any, topics: Mapping[str, int]) -> dict[str, np.ndar
         for value in values:
             if not is_whole_number(value) or not 0 <= value < topics[topic]:
                 raise ScenarioError(f"{path}: {shown(value)} is not a partition of {topic!r} "
-                                    f"(it has partitions 0..{topics[topic] - 1})")
+                                    f"({_partitions_of(topic, topics[topic])})")
         result[topic] = np.unique(np.array(values, dtype=np.int64))
     return result
 
@@ -108,8 +108,12 @@ def _check_owned_partitions(scenario: Scenario) -> None:
     member = members.ids[int(np.searchsorted(members.owned_start, j, side="right")) - 1]
     topic, partition = names[int(code[j])], int(partitions[j])
     if topic in scenario.topics:
-        problem = f"partition {partition} of {topic!r}, which has partitions 0..{scenario.topics[topic] - 1}"
+        problem = f"partition {partition} of {topic!r} ({_partitions_of(topic, scenario.topics[topic])})"
     else:
         problem = f"partition {partition} of {topic!r}; partition numbers are at least 0"
     raise ScenarioError(f"scenario members.{member}.owned: {problem} (a share group's target assignment only "
                         "holds partitions that exist)")
+
+
+def _partitions_of(topic: str, count: int) -> str:
+    return f"{topic!r} has partitions 0..{count - 1}" if count else f"{topic!r} has no partitions"

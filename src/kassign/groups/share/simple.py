@@ -43,10 +43,10 @@ throws ``java.util.NoSuchElementException`` (its members ran out of room while a
 wanted members, possible when current targets hold partitions that are not initialised) kassign
 raises :class:`ShareAssignorError` naming that exception. Buckets that Java turns into trees are
 modelled where the set is only ever added to; a holder set that is a tree and lost a member
-before it is walked is refused (:class:`~kassign.javaorder.JavaOrderUndefined`), never guessed.
+before it is walked is refused (:class:`~kassign.core.javaorder.JavaOrderUndefined`), never guessed.
 
 Data layout: members and topics are the integers of
-:class:`~kassign.assignors.server.group.ServerGroup`; partitions are flat ids. The work is done
+:class:`~kassign.groups.consumer.group.ServerGroup`; partitions are flat ids. The work is done
 in *units* (the whole group on the homogeneous path, one topic per unit otherwise), each a slice
 of (member, partition) pairs in the order Kafka meets them, and four compiled passes over all
 units: revoke from members over their count, revoke from partitions over ``sharing``, order the
@@ -62,10 +62,10 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from kassign.assignors.server.group import ServerGroup, build_server_group
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
+from kassign.core.javaorder import JavaHashOrder, JavaOrderUndefined, hashmap_positions, java_string_hash
+from kassign.groups.consumer.group import ServerGroup, build_server_group
 from kassign.groups.share.scenario import ShareScenario
-from kassign.javaorder import JavaHashOrder, JavaOrderUndefined, hashmap_positions, java_string_hash
 
 _MASK32 = 0xFFFFFFFF
 _MIN_TREEIFY_CAPACITY = 64
