@@ -6,9 +6,11 @@ assignor named by ``group.remote.assignor`` (one of ``group.consumer.assignors``
 default ``uniform``). kassign reproduces both of Kafka's: ``uniform``
 (:mod:`.uniform`) and ``range`` (:mod:`.range_server`).
 
-Each takes a :class:`~kassign.assignors.server.group.ServerGroup` and returns one
-owner per partition (member numbers by flat partition id, -1 for none);
-:func:`assign_server_side` turns that into SPEC's shape at the edge.
+Each takes a :class:`~kassign.assignors.server.group.ServerGroup` and the Kafka release
+(:class:`~kassign.releases.KafkaRelease`; only ``uniform`` with every member subscribing to
+the same topics differs between releases) and returns one owner per partition (member
+numbers by flat partition id, -1 for none); :func:`assign_server_side` turns that into
+SPEC's shape at the edge.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from kassign.assignors.server.range_server import range_assign
 from kassign.assignors.server.uniform import uniform_assign
 from kassign.errors import UnknownAssignorError
 from kassign.flat import FlatAssignment
+from kassign.releases import DEFAULT_KAFKA_VERSION, KafkaRelease, ReleaseLike, release_for
 from kassign.scenario import Scenario
 
-ServerAssignor = Callable[[ServerGroup], np.ndarray]
+ServerAssignor = Callable[[ServerGroup, KafkaRelease], np.ndarray]
 
 SERVER_ASSIGNORS: dict[str, ServerAssignor] = {
     "uniform": uniform_assign,
@@ -53,11 +56,14 @@ def server_assignor(name: object) -> tuple[str, ServerAssignor]:
     return short, SERVER_ASSIGNORS[short]
 
 
-def assign_server_side(name: object, scenario: Scenario) -> FlatAssignment:
-    """The coordinator's new target assignment, as arrays (:mod:`kassign.flat`)."""
+def assign_server_side(name: object, scenario: Scenario,
+                       kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> FlatAssignment:
+    """The coordinator's new target assignment, as arrays (:mod:`kassign.flat`), as Kafka
+    ``kafka_version``'s coordinator computes it (:mod:`kassign.releases`)."""
+    release = release_for(kafka_version, "consumer")
     _, assignor = server_assignor(name)
     group = build_server_group(scenario)
-    owners = assignor(group)
+    owners = assignor(group, release)
     # members back in the document's order, which is often sorted already: the result lists them sorted
     held = owners >= 0
     owners[held] = group.given_position[owners[held]]
