@@ -5,7 +5,8 @@ SyncGroup rounds during which the group waits. Here nothing waits for anybody: t
 clock moves from one thing to the next, and the things are scenario events and
 ``ConsumerGroupHeartbeat`` requests. The coordinator (``kassign.protocol.consumer_group``)
 computes the target assignment with the real server-side assignor (the one behind
-``kassign.assign(..., protocol="consumer")``) and moves each member towards it one
+``kassign.assign(..., protocol="consumer")``, of the Kafka release ``kafka_version`` names,
+default 4.3: :mod:`kassign.releases`) and moves each member towards it one
 heartbeat at a time; a partition goes to its next owner only after its previous
 owner has said, on a heartbeat, that it revoked it.
 
