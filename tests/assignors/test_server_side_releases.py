@@ -182,7 +182,8 @@ def test_balanced_complete_and_the_first_extras_are_kept(scenario: dict) -> None
         current = _current(scenario, member)
         kept = len(current & set(result[member]))
         assert kept >= min(len(current), base)  # everyone keeps up to the quota
-        if len(current) > base and fillers < extra:  # a member holding quota + 1 keeps the extra slot, while any is left
+        # a member holding quota + 1 keeps the extra slot, while any is left
+        if len(current) > base and fillers < extra:
             fillers += 1
             assert kept == base + 1 and sizes[member] == base + 1
 

@@ -31,7 +31,8 @@ def test_the_release_changes_the_answer_and_is_said(scenario_file: str) -> None:
     assert old["assignment"] != new["assignment"]
     assert old == {"assignment": _as_json(kassign.assign("uniform", FRESH, protocol="consumer", kafka_version="4.0.0")),
                    "kafka_version": "4.0.0"}
-    assert new == {"assignment": _as_json(kassign.assign("uniform", FRESH, protocol="consumer")), "kafka_version": "4.3"}
+    assert new == {"assignment": _as_json(kassign.assign("uniform", FRESH, protocol="consumer")),
+                   "kafka_version": "4.3"}
     assert run_json(*args) == new  # 4.3 is the default
     assert old["assignment"]["C"] == [["t", 4]] and new["assignment"]["A"] == [["t", 0]]
 
@@ -75,7 +76,8 @@ def test_classic_answers_alike_in_every_4x_and_stays_as_it_was(scenario_file: st
 
 def test_simulate_plays_the_release_and_says_it() -> None:
     path = str(EXAMPLES / "consumer-protocol.yaml")
-    docs = {v: run_json("simulate", path, "-s", "consumer:uniform,range", "--kafka-version", v) for v in ("4.0.0", "4.3")}
+    docs = {v: run_json("simulate", path, "-s", "consumer:uniform,range", "--kafka-version", v)
+            for v in ("4.0.0", "4.3")}
     for version, doc in docs.items():
         assert doc["kafka_version"] == version
         runs = {r["strategy"]: r for r in doc["strategies"]}

@@ -94,7 +94,9 @@ def command(strategy: str, protocol: str, kafka_version: str, options: tuple[str
     unknown = unknown_topics(scenario.members, scenario.topics)
     facts, notes = _consumer_protocol_notes(strategy, scenario, stats) if protocol == "consumer" else ({}, [])
     # the classic assignors answer alike in every 4.x: only the consumer protocol's answer names its release
-    title = f"{strategy} assignment" + (f" (consumer protocol, Kafka {release.label})" if protocol == "consumer" else "")
+    title = f"{strategy} assignment"
+    if protocol == "consumer":
+        title += f" (consumer protocol, Kafka {release.label})"
     if plot_path:
         written = assignment_chart(result, plot_path, title)
         click.echo(f"kassign: plot written to {written}", err=True)

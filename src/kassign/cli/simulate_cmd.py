@@ -72,7 +72,8 @@ def _run_all(scenario: SimScenario, strategies: list[str], show_progress: bool,
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         for strategy in strategies:
             task = progress.add_task(f"simulating {strategy}", total=len(scenario.events))
-            runs.append(simulate(scenario, strategy, on_event=lambda t=task: progress.advance(t), kafka_version=release))
+            runs.append(simulate(scenario, strategy, on_event=lambda t=task: progress.advance(t),
+                                 kafka_version=release))
     return runs
 
 
