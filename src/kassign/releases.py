@@ -8,17 +8,13 @@ release uses which rule (:data:`RULE_CHANGES`, :func:`rule`).
 
 What each feature accepts (:data:`FEATURES`, :func:`release_for`):
 
-=============================================  ==========================================
-feature                                        releases modelled
-=============================================  ==========================================
-``consumer``: the group coordinator's          4.0 (4.0.0, and 4.0.1 and later patches),
-assignors (KIP-848), ``uniform`` and ``range``  4.1, 4.2, 4.3
-``share``: share groups (KIP-932), ``simple``  4.1, 4.2, 4.3 (4.0's early access: not modelled)
-``streams``: streams groups (KIP-1071)         4.2, 4.3 (4.1's early access: not modelled)
-``classic``: everything else (classic          any 4.x
-assignors, partitioners, striped placement,
-Kafka Streams' classic assignors)
-=============================================  ==========================================
+- ``consumer``, the group coordinator's assignors (KIP-848, ``uniform`` and ``range``):
+  4.0 (4.0.0, and 4.0.1 and later patches), 4.1, 4.2, 4.3;
+- ``share``, share groups (KIP-932, ``simple``): 4.1, 4.2, 4.3 (4.0's early access is
+  not modelled, and saying so is the error);
+- ``streams``, streams groups (KIP-1071): 4.2, 4.3 (4.1's early access is not modelled);
+- ``classic``, everything else (the classic protocol's assignors, partitioners, striped
+  placement, Kafka Streams' classic assignors): any 4.x.
 
 The one rule that changed between modelled releases: the ``uniform`` assignor of the consumer
 protocol when every member subscribes to the same topics. Kafka 4.0.0 gives the extra
@@ -131,31 +127,30 @@ def rule(release: KafkaRelease, name: str) -> str:
 @dataclass(frozen=True)
 class Feature:
     """Which releases kassign models for one feature: ``lines`` (major, minor), or None for any
-    release of ``major``; ``not_modelled`` says why a line that had the feature is left out."""
+    release of ``major``; ``not_modelled`` says why a line that had the feature is left out;
+    ``shown`` names a line in messages where its patches differ."""
 
     name: str
     what: str
     lines: tuple[tuple[int, int], ...] | None
     not_modelled: tuple[tuple[tuple[int, int], str], ...] = ()
+    shown: tuple[tuple[tuple[int, int], str], ...] = ()
     major: int = 4
 
     def modelled(self) -> str:
         """The releases modelled, in words, for messages."""
         if self.lines is None:
             return f"every Kafka {self.major}.x release"
-        names = []
-        for major, minor in self.lines:
-            if self.name == "consumer" and (major, minor) == (4, 0):
-                names.append("4.0 (4.0.0, and 4.0.1 and later)")
-            else:
-                names.append(f"{major}.{minor}")
+        shown = dict(self.shown)
+        names = [shown.get(line, f"{line[0]}.{line[1]}") for line in self.lines]
         listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         return f"Kafka {listed}"
 
 
 FEATURES: dict[str, Feature] = {
     "consumer": Feature("consumer", "the consumer protocol's assignors (KIP-848)",
-                        ((4, 0), (4, 1), (4, 2), (4, 3))),
+                        ((4, 0), (4, 1), (4, 2), (4, 3)),
+                        shown=(((4, 0), "4.0 (4.0.0, and 4.0.1 and later)"),)),
     "share": Feature("share", "share groups (KIP-932)", ((4, 1), (4, 2), (4, 3)),
                      (((4, 0), "Kafka 4.0's share groups were early access"),)),
     "streams": Feature("streams", "streams groups (KIP-1071)", ((4, 2), (4, 3)),
