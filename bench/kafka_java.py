@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kassign.assignors.server.group import derived_topic_id
+from kassign.groups.consumer.group import derived_topic_id
 
 HARNESS = Path(__file__).resolve().parent / "java" / "KafkaAssignorBench.java"
 NEEDS_CLASSPATH = "Kafka's figure needs --kafka-classpath"

@@ -7,13 +7,13 @@ import json
 import click
 
 from kassign.api import assign
-from kassign.assignors import get_assignor
+from kassign.groups.classic.assignors import get_assignor
 from kassign.cli.common import compact_partitions, count, emit_json, json_option, print_table
-from kassign.errors import KassignError
-from kassign.plots import assignment_chart, check_plot_path
-from kassign.releases import DEFAULT_KAFKA_VERSION, release_for
-from kassign.assignors.server.group import build_server_group
-from kassign.report import (
+from kassign.core.errors import KassignError
+from kassign.core.charts import assignment_chart, check_plot_path
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
+from kassign.groups.consumer.group import build_server_group
+from kassign.groups.report import (
     MOVED,
     NO_SUBSCRIBER,
     REVOKED,
@@ -22,7 +22,7 @@ from kassign.report import (
     partition_states,
     unknown_topics,
 )
-from kassign.scenario import assignment_to_json, load_scenario
+from kassign.groups.scenario import assignment_to_json, load_scenario
 
 
 def _read_scenario(path: str):

@@ -15,13 +15,13 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kassign.assignors import get_assignor
+from kassign.groups.classic.assignors import get_assignor
 from kassign.cli.common import Figure, count, emit_json, json_option, print_table
-from kassign.errors import KassignError
-from kassign.releases import DEFAULT_KAFKA_VERSION, KafkaRelease, release_for
-from kassign.simulate.engine import simulate
-from kassign.simulate.metrics import StrategyRun, protocol_in_force
-from kassign.simulate.scenario import (
+from kassign.core.errors import KassignError
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, KafkaRelease, release_for
+from kassign.groups.simulate.engine import simulate
+from kassign.groups.simulate.metrics import StrategyRun, protocol_in_force
+from kassign.groups.simulate.scenario import (
     CLASSIC,
     CONSUMER,
     SimScenario,
@@ -150,7 +150,7 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
     runs = _run_all(scenario, strategies, show_progress=not as_json and sys.stderr.isatty(), release=release)
     written = []
     if target:
-        from kassign.simulate.report import write_plots
+        from kassign.groups.simulate.report import write_plots
 
         written = write_plots(runs, target, title=scenario.name, caption=_caption(scenario, runs))
     if as_json:
