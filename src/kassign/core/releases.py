@@ -151,8 +151,12 @@ FEATURES: dict[str, Feature] = {
     "consumer": Feature("consumer", "the consumer protocol's assignors (KIP-848)",
                         ((4, 0), (4, 1), (4, 2), (4, 3)),
                         shown=(((4, 0), "4.0 (4.0.0, and 4.0.1 and later)"),)),
-    "share": Feature("share", "share groups (KIP-932)", ((4, 1), (4, 2), (4, 3)),
-                     (((4, 0), "Kafka 4.0's share groups were early access"),)),
+    # Kafka 4.1's preview share groups assigned by an earlier rule (KAFKA-19362 and KAFKA-19363 rewrote the
+    # simple assignor for 4.2); no vectors of it exist, so it is refused rather than answered with 4.2's rule
+    "share": Feature("share", "share groups (KIP-932)", ((4, 2), (4, 3)),
+                     (((4, 0), "Kafka 4.0's share groups were early access"),
+                      ((4, 1), "Kafka 4.1's share groups were a preview whose simple assignor used an earlier rule "
+                               "(rewritten for 4.2 by KAFKA-19362 and KAFKA-19363)"))),
     "streams": Feature("streams", "streams groups (KIP-1071)", ((4, 2), (4, 3)),
                        (((4, 1), "Kafka 4.1's streams groups were early access"),)),
     "classic": Feature("classic", "the classic protocol's assignors", None),
