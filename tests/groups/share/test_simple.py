@@ -407,8 +407,8 @@ def test_modelled_releases(version: str, line: str) -> None:
 
 
 @pytest.mark.parametrize(("version", "message"), [
-    ("4.0", "early-access"), ("4.0.1", "early-access"), ("4.1", "earlier rule"), ("4.1.1", "earlier rule"),
-    ("3.9", "Kafka 4.2 and 4.3"), ("4.4", "Kafka 4.2 and 4.3"), ("latest", "such as '4.3'"), (4.3, "such as '4.3'"),
+    ("4.0", "early access"), ("4.0.1", "early access"), ("4.1", "earlier rule"), ("4.1.1", "earlier rule"),
+    ("3.9", "Kafka 4.2 and 4.3"), ("4.4", "Kafka 4.2 and 4.3"), ("latest", 'such as "4.3"'), (4.3, 'such as "4.3"'),
 ])
 def test_other_releases_are_refused(version, message: str) -> None:
     with pytest.raises(KassignError, match=message):

@@ -12,44 +12,28 @@ preview; kassign models neither and says so rather than answer with the later ru
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from kassign.core.errors import KassignError, UnknownAssignorError, shown
+from kassign.core.errors import UnknownAssignorError, shown
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
 from kassign.groups.flat import FlatAssignment
 from kassign.groups.scenario import Scenario
 from kassign.groups.share.scenario import ShareScenario, parse_share_scenario
 from kassign.groups.share.simple import ShareTarget, simple_assign
 
-# The release lines whose share assignor kassign models, and which rule each runs (one, so far).
-SHARE_RELEASES = ("4.2", "4.3")
-_NOT_MODELLED = {
-    "4.0": "Kafka 4.0's share groups were an early-access preview, whose assignor kassign does not model",
-    "4.1": ("Kafka 4.1's share assignor 'simple' follows an earlier rule (members placed by the hash of their "
-            "id, then round robin; 4.2 replaced it), which kassign does not model"),
-}
 _SIMPLE_NAMES = frozenset({"simple", "org.apache.kafka.coordinator.group.assignor.SimpleAssignor"})
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
-def share_release(kafka_version: object = "4.3") -> str:
+def share_release(kafka_version: object = DEFAULT_KAFKA_VERSION) -> str:
     """The release line (``"4.2"`` or ``"4.3"``) of ``kafka_version`` (``"MAJOR.MINOR"`` or
-    ``"MAJOR.MINOR.PATCH"``) whose share assignor answers; a KassignError for any other."""
-    match = _VERSION.fullmatch(kafka_version.strip()) if isinstance(kafka_version, str) else None
-    if match is None:
-        raise KassignError(f"kafka_version must be a release such as '4.3' or '4.3.1', got {shown(kafka_version)}")
-    line = f"{int(match.group(1))}.{int(match.group(2))}"
-    modelled = " and ".join(SHARE_RELEASES)
-    if line in _NOT_MODELLED:
-        raise KassignError(f"kafka_version {kafka_version!r}: {_NOT_MODELLED[line]}; kassign models share groups "
-                           f"for Kafka {modelled}")
-    if line not in SHARE_RELEASES:
-        raise KassignError(f"kafka_version {kafka_version!r}: kassign models share groups for Kafka {modelled}")
-    return line
+    ``"MAJOR.MINOR.PATCH"``) whose share assignor answers; a KassignError naming the releases
+    modelled for any other (:mod:`kassign.core.releases`, feature ``share``)."""
+    release = release_for(kafka_version, "share")  # type: ignore[arg-type]
+    return f"{release.major}.{release.minor}"
 
 
 def _check_strategy(strategy: object) -> None:
