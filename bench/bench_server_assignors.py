@@ -13,7 +13,7 @@ Two cases from the Kafka 4 issue, each timed through ``kassign.assign(..., proto
 Kafka's time is its assignor's ``assign(GroupSpec, SubscribedTopicDescriber)`` on a group spec
 built beforehand (a coordinator keeps its group in memory); kassign's includes building the result
 dict and, on the first row of each case, reading the scenario dict as well. The second row
-(``parsed``) hands ``kassign.assign`` a scenario parsed beforehand (``kassign.scenario.parse_scenario``),
+(``parsed``) hands ``kassign.assign`` a scenario parsed beforehand (``kassign.groups.scenario.parse_scenario``),
 the like-for-like comparison with Kafka's group spec built beforehand. Without a classpath the Kafka column says so and
 the documented reference figures are printed as a labelled note. Server-side range has no
 Kafka counterpart here.
@@ -42,7 +42,7 @@ from kafka_java import (
 )
 
 import kassign
-from kassign.scenario import Scenario, parse_scenario
+from kassign.groups.scenario import Scenario, parse_scenario
 
 # Kafka's coordinator on this 2-core machine class (warm JVM; not this run): shown only without a classpath.
 KAFKA_REFERENCE_MS = {"join": "about 5-10 ms", "fresh": "about 10 ms"}

@@ -21,8 +21,8 @@ import time
 
 from rich.progress import Progress
 
-from kassign.simulate import parse_sim_scenario, simulate
-from kassign.simulate.scenario import SimScenario
+from kassign.groups.simulate import parse_sim_scenario, simulate
+from kassign.groups.simulate.scenario import SimScenario
 
 CONSUMER_TARGET_SECONDS = 10.0
 DEFAULTS = {  # protocol -> (members, events, strategies)

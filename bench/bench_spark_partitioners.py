@@ -18,7 +18,7 @@ import time
 
 from pyspark.sql import functions as F
 
-from kassign.client_partitioners import NAMES
+from kassign.producer.clients import NAMES
 from kassign.spark import kafka_partition, spark_session
 
 PARTITIONS = 12

@@ -45,9 +45,9 @@ from rich.progress import Progress
 from rich.table import Table
 
 import kassign
-from kassign.assignors.cooperative_sticky import CooperativeStickyAssignor
-from kassign.assignors.eager_sticky import StickyAssignor
-from kassign.cluster import Cluster
+from kassign.groups.classic.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kassign.groups.classic.assignors.eager_sticky import StickyAssignor
+from kassign.core.cluster import Cluster
 
 
 def group(topics: int, partitions: int, members: int):
@@ -174,7 +174,7 @@ def kafka_python_worker(topics: int, partitions: int, members: int) -> None:
     )
     from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
-    from kassign.assignors.sticky.userdata import encode_sticky_user_data
+    from kassign.groups.classic.assignors.sticky.userdata import encode_sticky_user_data
 
     topic_names = [f"topic-{i:04d}" for i in range(topics)]
     all_partitions = set(range(partitions))

@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from kassign.assignors.sticky.optimal import assign_general
+from kassign.groups.classic.assignors.sticky.optimal import assign_general
 
 # ---------------------------------------------------------------------------------------------
 # Inputs

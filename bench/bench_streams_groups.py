@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kafka_java import NEEDS_CLASSPATH, ratio
 
-from kassign.flat import no_cyclic_gc
+from kassign.groups.flat import no_cyclic_gc
 from kassign.groups.streams.sticky import assign_streams, sticky_assign
 from kassign.groups.streams.tasks import parse_streams_group
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kassign
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 
 
 def test_numpy_integers_and_tuples_are_accepted_where_ints_and_lists_go() -> None:

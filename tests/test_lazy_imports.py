@@ -46,7 +46,7 @@ def test_a_parquet_input_and_a_broker_list_are_judged_without_numba_or_arrow_dat
 
     pq.write_table(pa.table({"key": ["a"], "size": [3]}), tmp_path / "in.parquet")
     code = ("from kassign.spark.options import PipelineOptions, check_options\n"
-            "from kassign.brokers import parse_broker_list\n"
+            "from kassign.replicas.brokers import parse_broker_list\n"
             f"check_options(PipelineOptions(out={str(tmp_path / 'out')!r}, input={str(tmp_path / 'in.parquet')!r}, "
             "size_column='size', brokers=parse_broker_list('0:a,1:b,2')))\n"
             "import sys\nprint(' '.join(m for m in ('numba', 'pyarrow.dataset') if m in sys.modules))")

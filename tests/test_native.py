@@ -1,7 +1,7 @@
 """kassign._native, the dict API's edges in C: built wherever a C compiler and Python's headers are,
 no reference leaked or dropped on any path (read, declined, failed), bad arguments refused instead of
-read out of bounds. Its results against the Python paths: tests/test_scenario_members.py (reading
-members) and tests/test_flat.py (building the result dict)."""
+read out of bounds. Its results against the Python paths: tests/groups/test_scenario_members.py (reading
+members) and tests/groups/test_flat.py (building the result dict)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from kassign import _accel
-from kassign.assignors.base import TopicPartition
+from kassign.groups.classic.assignors.base import TopicPartition
 
 native = _accel.native
 needs_native = pytest.mark.skipif(native is None, reason="kassign._native is not built here (or KASSIGN_NO_NATIVE "
@@ -104,7 +104,7 @@ def test_building_keeps_every_reference_count_and_untracks_the_pairs() -> None:
         named = native.member_pairs(names, bounds, topic, partition, topics, None, None,
                                     TopicPartition if native.PAIR_TYPES else None)
         assert named == built and named["c"][1][1] == 3
-        if native.PAIR_TYPES:  # Python before 3.14 (kassign.flat uses its Python builder for pair types after)
+        if native.PAIR_TYPES:  # Python before 3.14 (kassign.groups.flat uses its Python builder for pair types after)
             assert type(named["c"][1]) is TopicPartition and named["c"][1].partition == 3
             assert hash(named["c"][1]) == hash(("topic-x", 3))
         assert not gc.is_tracked(named["a"][0])
@@ -227,7 +227,7 @@ def test_huge_page_arenas_are_given_back() -> None:
 
 @needs_native
 def test_a_large_build_equals_the_python_builder() -> None:
-    from kassign.flat import pair_objects, sliced
+    from kassign.groups.flat import pair_objects, sliced
     names, bounds, topic, partition, topics = big_build(150_000, members=700)
     built = native.member_pairs(names, bounds, topic, partition, topics, None, None)
     expected = dict(zip(names, sliced(pair_objects(topics, topic, partition), bounds)))

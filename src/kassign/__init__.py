@@ -12,24 +12,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kassign._lazy import lazy_names
+from kassign.core.lazy import lazy_names
 
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded lazily at run time
     from kassign.api import assign, assign_table
-    from kassign.errors import KassignError
-    from kassign.partitioner import murmur2, partition_for_key, partitions_for_keys
-    from kassign.plan import plan_reassignment
-    from kassign.replicas import assign_replicas
+    from kassign.core.errors import KassignError
+    from kassign.producer.partitioner import murmur2, partition_for_key, partitions_for_keys
+    from kassign.replicas.plan import plan_reassignment
+    from kassign.replicas.placement import assign_replicas
 
 _HOMES = {
     "assign": "kassign.api",
     "assign_table": "kassign.api",
-    "KassignError": "kassign.errors",
-    "murmur2": "kassign.partitioner",
-    "partition_for_key": "kassign.partitioner",
-    "partitions_for_keys": "kassign.partitioner",
-    "plan_reassignment": "kassign.plan",
-    "assign_replicas": "kassign.replicas",
+    "KassignError": "kassign.core.errors",
+    "murmur2": "kassign.producer.partitioner",
+    "partition_for_key": "kassign.producer.partitioner",
+    "partitions_for_keys": "kassign.producer.partitioner",
+    "plan_reassignment": "kassign.replicas.plan",
+    "assign_replicas": "kassign.replicas.placement",
 }
 
 __all__ = [

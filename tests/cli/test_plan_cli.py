@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kassign.plan import kafka_generate_document, plan_reassignment
-from tests.plan_helpers import check_valid, counts, leader_changes, moves
+from kassign.replicas.plan import kafka_generate_document, plan_reassignment
+from tests.replicas.plan_helpers import check_valid, counts, leader_changes, moves
 
 BROKERS = "0:a,1:b,2:c,3:a,4:b,5:c"
 API_BROKERS = [(0, "a"), (1, "b"), (2, "c"), (3, "a"), (4, "b"), (5, "c")]

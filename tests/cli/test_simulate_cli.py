@@ -9,8 +9,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from tests.conftest import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = REPO / "examples"
 
 
 def kassign(*args: str) -> subprocess.CompletedProcess:
@@ -143,7 +144,7 @@ def test_report_renders_in_a_real_browser(tmp_path):
 
 def test_a_users_invalid_assignor_is_named_in_simulate_too(tmp_path):
     (tmp_path / "my_assignors.py").write_text(
-        "from kassign.assignors import ConsumerPartitionAssignor\n\n"
+        "from kassign.groups.classic.assignors import ConsumerPartitionAssignor\n\n"
         "class Twice(ConsumerPartitionAssignor):\n    name = 'twice'\n\n"
         "    def assign(self, cluster, subscriptions):\n        return {m: [('t0', 0)] for m in subscriptions}\n\n"
         "class Boom(ConsumerPartitionAssignor):\n    name = 'boom'\n\n"

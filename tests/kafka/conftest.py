@@ -1,6 +1,6 @@
 """Real brokers and a Spark session for kassign's Kafka reader tests (127.0.0.1 only, stopped by their fixture).
 
-- ``tansu`` (session): the tansu broker of ``tests.clients`` (one node, id 111, in-memory).
+- ``tansu`` (session): the tansu broker of ``tests.groups.classic.clients`` (one node, id 111, in-memory).
 - ``mock3`` (module): librdkafka's in-process mock cluster, 3 brokers with racks.
 - ``spark`` (session): a local Spark session, as ``tests/spark/conftest.py`` makes one.
 - :func:`mock_delete_records` / :func:`mock_delete_topic`: librdkafka's own mock-cluster calls
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.clients.conftest import tansu, topic_name  # noqa: F401  (fixtures, re-used as they are)
+from tests.groups.classic.clients.conftest import tansu, topic_name  # noqa: F401  (fixtures, re-used as they are)
 
 MOCK_RACKS = {1: "rack-a", 2: "rack-b", 3: "rack-c"}
 
@@ -23,7 +23,7 @@ MOCK_RACKS = {1: "rack-a", 2: "rack-b", 3: "rack-c"}
 @pytest.fixture(scope="module")
 def mock3() -> Iterator[object]:
     pytest.importorskip("confluent_kafka", reason="the mock cluster is librdkafka's, shipped by confluent-kafka")
-    from tests.clients.mock_cluster import MockCluster
+    from tests.mock_cluster import MockCluster
 
     mock = MockCluster(3, MOCK_RACKS)
     try:

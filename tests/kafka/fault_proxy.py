@@ -38,7 +38,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.clients.brokers import Tansu
+from tests.brokers import Tansu
 
 
 @dataclass

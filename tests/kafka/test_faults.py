@@ -7,7 +7,7 @@
 - Tiny servers that are not Kafka (an HTTP server's 400, an answer out of turn, a malformed answer).
 - Bad client properties and ``--command-config`` files.
 
-Every failure must be one :class:`~kassign.errors.LiveClusterError` line, within a bounded time.
+Every failure must be one :class:`~kassign.core.errors.LiveClusterError` line, within a bounded time.
 Every server a fixture or test starts listens on 127.0.0.1 only and is stopped by it.
 """
 
@@ -25,12 +25,12 @@ import pytest
 
 pytest.importorskip("confluent_kafka", reason="the tests produce with confluent-kafka (delivery reports)")
 
-from kassign.errors import LiveClusterError  # noqa: E402
+from kassign.core.errors import LiveClusterError  # noqa: E402
 from kassign.kafka.client import RECONNECTS, Cluster, RangeReader, committed_offsets, plan_read  # noqa: E402
 from kassign.kafka.config import ClientSettings, read_command_config  # noqa: E402
 from kassign.kafka.connection import API_FETCH, AuthenticationError, BrokerError  # noqa: E402
-from tests.clients.brokers import SCRAM_WRONG, free_port  # noqa: E402
-from tests.clients.conftest import tansu_auth  # noqa: E402,F401  (fixture)
+from tests.brokers import SCRAM_WRONG, free_port  # noqa: E402
+from tests.groups.classic.clients.conftest import tansu_auth  # noqa: E402,F401  (fixture)
 from tests.kafka.fault_proxy import Fault, RoutedTansu  # noqa: E402
 
 TIMEOUT_MS = 1500

@@ -44,11 +44,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kassign.errors import LiveClusterError
+from kassign.core.errors import LiveClusterError
+from kassign.kafka import fetched
 from kassign.kafka import records as R
 from kassign.kafka.client import GAP_REASONS, Cluster, RangeReader, plan_read
 from kassign.kafka.config import ClientSettings
-from tests.clients.brokers import Tansu
+from tests.brokers import Tansu
 from tests.kafka.conftest import Broker, make_broker, mock_delete_records, mock_delete_topic
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -947,7 +948,7 @@ def test_decode_matches_the_batches_it_was_given(data):
     listed = [(pid, first_offset) for pid, first_offset, marker in log.aborted_txns.values() if marker >= start]
     aborted_list = draw(st.permutations(listed)) if read_committed else []
 
-    decoded = R.decode(answer, lo, hi, read_committed, aborted_list)
+    decoded = fetched.decode(answer, lo, hi, read_committed, aborted_list)
 
     kept = [e for b in range(first, len(log.batches)) for e in log.records[b] if lo <= e.offset < hi]
     dropped = [e for e in kept if read_committed and e.txn in log.aborted_txns]
@@ -965,7 +966,7 @@ def test_decode_matches_the_batches_it_was_given(data):
 def test_decode_worked_example():
     """The module docstring's example: a fetch from 5 to 9 of a batch at 3 with offset deltas 0, 1, 3, 4."""
     body = b"".join(record(d, d, b"k%d" % d, b"value", [("h", None)]) for d in (0, 1, 3, 4))
-    decoded = R.decode(batch(3, 4, 0, 1000, 1004, -1, 4, body), 5, 9)
+    decoded = fetched.decode(batch(3, 4, 0, 1000, 1004, -1, 4, body), 5, 9)
     assert decoded.offsets.tolist() == [6, 7] and decoded.timestamps.tolist() == [1003, 1004]
     assert decoded.keys.to_pylist() == [b"k3", b"k4"] and decoded.sizes.tolist() == [8, 8]
     assert decoded.next_offset == 8
@@ -980,14 +981,14 @@ def test_decode_transactions_by_hand():
     answer = (txn_batch(0, 1, [b"a0", b"a1"]) + txn_batch(2, 2, [b"b2"]) + control_batch(3, 1, False, 0)
               + txn_batch(4, 1, [b"c4"]) + control_batch(5, 2, False, 0) + control_batch(6, 1, True, 0)
               + batch(7, 0, 0, 100, 100, 1, 1, record(0, 0, b"p7", b"v", [])))
-    uncommitted = R.decode(answer, 0, 8)
+    uncommitted = fetched.decode(answer, 0, 8)
     assert uncommitted.keys.to_pylist() == [b"a0", b"a1", b"b2", b"c4", b"p7"]
     assert (uncommitted.control, uncommitted.aborted, uncommitted.next_offset) == (3, 0, 8)
-    committed = R.decode(answer, 0, 8, True, [(2, 2), (1, 0)])
+    committed = fetched.decode(answer, 0, 8, True, [(2, 2), (1, 0)])
     assert committed.offsets.tolist() == [4, 7] and committed.keys.to_pylist() == [b"c4", b"p7"]
     assert (committed.control, committed.aborted, committed.next_offset) == (3, 3, 8)
     # from offset 1: the same list (both aborted transactions end after it), a0 is before the range
-    later = R.decode(answer, 1, 5, True, [(1, 0), (2, 2)])
+    later = fetched.decode(answer, 1, 5, True, [(1, 0), (2, 2)])
     assert later.offsets.tolist() == [4] and (later.control, later.aborted) == (1, 2)
 
 
@@ -1025,9 +1026,9 @@ CORRUPT = {
 @pytest.mark.parametrize("data", list(CORRUPT.values()), ids=list(CORRUPT))
 def test_corrupt_batches_raise_corrupt_batch(data):
     with pytest.raises(R.CorruptBatch):
-        R.decode(data, 0, 2**62)
+        fetched.decode(data, 0, 2**62)
     with pytest.raises(R.CorruptBatch):  # and the same after a good batch
-        R.decode(batch(0, 0, 0, 0, 0, -1, 1, record(0, 0, b"k", b"v", [])) + data, 0, 2**62)
+        fetched.decode(batch(0, 0, 0, 0, 0, -1, 1, record(0, 0, b"k", b"v", [])) + data, 0, 2**62)
 
 
 def legacy_message(offset: int, magic: int, attributes: int, key: bytes | None, value: bytes | None,
@@ -1043,16 +1044,16 @@ def test_legacy_corrupt_wrapper_raises_corrupt_batch():
     """Message format v1: a gzip wrapper whose value is not gzip is a CorruptBatch (the reader turns
     that into one line), not zlib's own error."""
     good = legacy_message(0, 1, 0, b"k", b"v", 5)
-    assert R.decode(good, 0, 10).offsets.tolist() == [0]
+    assert fetched.decode(good, 0, 10).offsets.tolist() == [0]
     inner = legacy_message(0, 1, 0, b"a", b"bb", 7) + legacy_message(1, 1, 0, None, b"c", 8)
     wrapper = legacy_message(12, 1, 1, None, compress(1, inner), 9)
-    decoded = R.decode(wrapper, 0, 100)
+    decoded = fetched.decode(wrapper, 0, 100)
     assert decoded.offsets.tolist() == [11, 12] and decoded.keys.to_pylist() == [b"a", None]
     assert decoded.sizes.tolist() == [3, 1] and decoded.next_offset == 13
     for codec, garbage in ((1, b"\x1f\x8bnot gzip"), (2, b"\xff\xff\xff\xff\x0f"), (3, b"\x04\x22\x4d\x18 x"),
                            (4, b"\x28\xb5\x2f\xfd x")):
         with pytest.raises(R.CorruptBatch):
-            R.decode(legacy_message(3, 1, codec, None, garbage), 0, 100)
+            fetched.decode(legacy_message(3, 1, codec, None, garbage), 0, 100)
 
 
 @settings(max_examples=300, deadline=None)
@@ -1072,7 +1073,7 @@ def test_mangled_batches_decode_or_raise_corrupt_batch(data):
         mangled[data.draw(st.integers(0, len(good) - 1))] = data.draw(st.integers(0, 255))
     mangled = bytes(mangled[:data.draw(st.integers(0, len(mangled)))])
     try:
-        decoded = R.decode(mangled, 0, 2**62, data.draw(st.booleans()), [(5, 10)])
+        decoded = fetched.decode(mangled, 0, 2**62, data.draw(st.booleans()), [(5, 10)])
     except R.CorruptBatch:
         return
     assert len(decoded.offsets) == len(decoded.timestamps) == len(decoded.keys) == len(decoded.sizes)

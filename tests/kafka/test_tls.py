@@ -25,10 +25,10 @@ from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
 from cryptography.x509.oid import NameOID  # noqa: E402
 
-from kassign.errors import LiveClusterError  # noqa: E402
+from kassign.core.errors import LiveClusterError  # noqa: E402
 from kassign.kafka.client import Cluster, RangeReader, plan_read  # noqa: E402
 from kassign.kafka.config import ClientSettings  # noqa: E402
-from tests.clients.brokers import Tansu  # noqa: E402
+from tests.brokers import Tansu  # noqa: E402
 
 
 def _key() -> ec.EllipticCurvePrivateKey:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kassign
-from kassign.client_partitioners import NAMES
+from kassign.producer.clients import NAMES
 from kassign.spark.forensics import Forensics
 
 KEYS = st.one_of(st.binary(max_size=6), st.sampled_from([b"", b"user-8", b"a", b"order-7"]))

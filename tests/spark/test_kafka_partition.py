@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import types as T
 
 from kassign import partition_for_key
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 from kassign.spark import engine_in_use, kafka_murmur2, kafka_partition
 from tests.conftest import load_vectors
 

@@ -11,8 +11,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kassign import partition_for_key
-from kassign.client_partitioners import NAMES
-from kassign.errors import KassignError
+from kassign.producer.clients import NAMES
+from kassign.core.errors import KassignError
 from kassign.spark import kafka_partition
 from tests.conftest import load_vectors
 

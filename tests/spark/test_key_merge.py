@@ -213,7 +213,7 @@ def test_other_failures_are_not_taken_for_the_limit(spark):
 
 
 def test_a_file_that_is_not_a_column_file_is_refused(tmp_path):
-    from kassign.errors import KassignError
+    from kassign.core.errors import KassignError
 
     path = tmp_path / "figures.columns"
     path.write_bytes(b"PAR1" + bytes(20))

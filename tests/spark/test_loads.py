@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import kassign
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 from kassign.spark import loads as stage
 from kassign.spark.pipeline import PipelineOptions, _scenario
 

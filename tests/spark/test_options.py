@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 from kassign.spark.options import PipelineOptions, _local_columns, check_options
 
 

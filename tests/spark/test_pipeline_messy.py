@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kassign import partition_for_key
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 from kassign.spark.pipeline import PipelineOptions, run_pipeline
 
 # line 1 is the header; a blank line (6) is skipped, not counted

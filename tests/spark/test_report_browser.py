@@ -13,12 +13,12 @@ import json
 
 import pytest
 
-from kassign.report_page import exact_bytes, many
+from kassign.core.page import exact_bytes, many
 from kassign.spark import report_html, tables
 from kassign.spark.pipeline import PipelineOptions, run_pipeline
-from kassign.units import count, human_bytes, percent
+from kassign.core.units import count, human_bytes, percent
 from tests.browser import chromium, open_report, parse_figure
-from tests.clients.conftest import tansu  # noqa: F401  (the live fixture's broker)
+from tests.groups.classic.clients.conftest import tansu  # noqa: F401  (the live fixture's broker)
 
 LIMIT = 5 * 1024 * 1024  # a report stays under 5 MiB, plotly.js included
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kassign.spark.report_html import _describe
 from kassign.spark.tables import verdict_lines
-from kassign.units import human_bytes
+from kassign.core.units import human_bytes
 
 MIB = 1024 * 1024
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from kassign.spark.pipeline import PipelineOptions, run_pipeline
-from tests.clients.conftest import tansu  # noqa: F401  (fixture)
+from tests.groups.classic.clients.conftest import tansu  # noqa: F401  (fixture)
 from tests.spark.test_pipeline import write_input
 
 SPARK_HOME = Path(__import__("pyspark").__file__).parent

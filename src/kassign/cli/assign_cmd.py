@@ -7,12 +7,13 @@ import json
 import click
 
 from kassign.api import assign
-from kassign.assignors import get_assignor
+from kassign.groups.classic.assignors import get_assignor
 from kassign.cli.common import compact_partitions, count, emit_json, json_option, print_table
-from kassign.errors import KassignError
-from kassign.plots import assignment_chart, check_plot_path
-from kassign.assignors.server.group import build_server_group
-from kassign.report import (
+from kassign.core.errors import KassignError
+from kassign.core.charts import assignment_chart, check_plot_path
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
+from kassign.groups.consumer.group import build_server_group
+from kassign.groups.report import (
     MOVED,
     NO_SUBSCRIBER,
     REVOKED,
@@ -21,7 +22,7 @@ from kassign.report import (
     partition_states,
     unknown_topics,
 )
-from kassign.scenario import assignment_to_json, load_scenario
+from kassign.groups.scenario import assignment_to_json, load_scenario
 
 
 def _read_scenario(path: str):
@@ -66,6 +67,10 @@ def _consumer_protocol_notes(strategy: str, scenario, stats) -> tuple[dict[str, 
 @click.option("--protocol", type=click.Choice(["classic", "consumer"]), default="classic", show_default=True,
               help="classic: the members' own assignor (owned = what each held); consumer: the Kafka 4 group "
                    "coordinator's assignor (owned = each member's current target).")
+@click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, metavar="MAJOR.MINOR[.PATCH]",
+              help="The Kafka release to answer as. The consumer protocol's uniform assignor changed in 4.0.1 "
+                   "(KAFKA-18688): 4.0.0 gives other answers than 4.0.1, 4.1, 4.2 and 4.3 (\"4.0\" means the 4.0 "
+                   "line's latest patch). Classic assignors: any 4.x, the same answer.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE",
               help="Constructor option for the assignor, e.g. -o seed=7 for random. Repeatable.")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png",
@@ -76,23 +81,29 @@ def _consumer_protocol_notes(strategy: str, scenario, stats) -> tuple[dict[str, 
               "shows a group: TOPIC PARTITION MEMBER, the previous owner and what happened.")
 @json_option
 @click.argument("scenario_path", metavar="SCENARIO.json")
-def command(strategy: str, protocol: str, options: tuple[str, ...], plot_path: str | None, report: bool,
-            by_partition: bool, as_json: bool, scenario_path: str) -> None:
+def command(strategy: str, protocol: str, kafka_version: str, options: tuple[str, ...], plot_path: str | None,
+            report: bool, by_partition: bool, as_json: bool, scenario_path: str) -> None:
     """Assign the partitions of SCENARIO.json (or - for stdin) to its members with STRATEGY."""
+    release = release_for(kafka_version, protocol)  # before reading anything: a bad release is a usage error
     if plot_path:
         check_plot_path(plot_path)
     scenario = _read_scenario(scenario_path)
-    result = assign(strategy, scenario, protocol=protocol, **_parse_options(options))
+    result = assign(strategy, scenario, protocol=protocol, kafka_version=release, **_parse_options(options))
     stats = assignment_report(result, scenario.members, scenario.topics)
     states = partition_states(result, scenario.members, scenario.topics)
     unknown = unknown_topics(scenario.members, scenario.topics)
     facts, notes = _consumer_protocol_notes(strategy, scenario, stats) if protocol == "consumer" else ({}, [])
-    title = f"{strategy} assignment" + (" (consumer protocol)" if protocol == "consumer" else "")
+    # the classic assignors answer alike in every 4.x: only the consumer protocol's answer names its release
+    title = f"{strategy} assignment"
+    if protocol == "consumer":
+        title += f" (consumer protocol, Kafka {release.label})"
     if plot_path:
         written = assignment_chart(result, plot_path, title)
         click.echo(f"kassign: plot written to {written}", err=True)
     if as_json:
         document: dict[str, object] = {"assignment": assignment_to_json(result)}
+        if protocol == "consumer":
+            document["kafka_version"] = release.label
         if report:
             document["report"] = {**stats.to_json(), **facts, "partitions": [st.to_json() for st in states],
                                   "unknown_topics": unknown}

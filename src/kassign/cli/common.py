@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import unicodedata
 from typing import Any
 
 import click
@@ -12,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kassign.units import Figure, count, human_bytes, percent  # noqa: F401 - the CLI's table cells
+from kassign.core.text import printable  # noqa: F401 - the commands' way to show a name
+from kassign.core.units import Figure, count, human_bytes, percent  # noqa: F401 - the CLI's table cells
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Write JSON to stdout instead of a table.")
 
@@ -23,27 +23,6 @@ def emit_json(document: Any) -> None:
 
 def console() -> Console:
     return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
-
-
-# Characters a terminal would act on or cannot show: controls (escape sequences, bells, carriage
-# returns), format characters (right-to-left overrides) and lone surrogates (not encodable).
-_HIDDEN_CATEGORIES = {"Cc", "Cf", "Cs"}
-_LAYOUT = {"\n", "\t"}  # line breaks and tabs only lay text out
-
-
-def printable(value: Any) -> str:
-    """``str(value)`` with every character a terminal would interpret written as an escape,
-    so a member named ``\x1b[2J`` or ``[bold]x`` shows as itself."""
-    text = str(value)
-    if text.isprintable():
-        return text
-    return "".join(_escape(ch) if ch not in _LAYOUT and unicodedata.category(ch) in _HIDDEN_CATEGORIES else ch
-                   for ch in text)
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def literal(value: Any) -> Text:

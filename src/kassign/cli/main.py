@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kassign.errors import Interrupted, KassignError
+from kassign.core.errors import Interrupted, KassignError
 
 
 # One module per command, each exposing ``command``; a module is imported only when its command runs (or

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import click
 
-from kassign import hashing
+from kassign.producer import hashing
 from kassign.cli.common import emit_json, json_option, print_table
-from kassign.client_partitioners import NAMES, NOT_HASHED, ClientPartitioner, resolve, resolve_list
-from kassign.errors import KassignError, shown
-from kassign.keys import INT_WIDTHS, KEY_TYPES, serialize_key
-from kassign.limits import JAVA_INT_MAX
+from kassign.producer.clients import NAMES, NOT_HASHED, ClientPartitioner, resolve, resolve_list
+from kassign.core.errors import KassignError, shown
+from kassign.producer.keys import INT_WIDTHS, KEY_TYPES, serialize_key
+from kassign.core.limits import JAVA_INT_MAX
 
 BATCH_FROM = 1000  # from this many keys on, the numba batch path beats per-key Python (after its start-up)
 NOT_HASHED_NOTE = "-1: this client does not hash the key; it picks the partition itself (random, sticky or in turn)"
@@ -91,7 +91,7 @@ def _key_texts(keys: Sequence[str], keys_file: str | None) -> list[str]:
 
 def _partitions(raw: list[bytes], n: int, client: ClientPartitioner) -> list[int]:
     if len(raw) >= BATCH_FROM:
-        from kassign.partitioner import partitions_for_keys
+        from kassign.producer.partitioner import partitions_for_keys
 
         return partitions_for_keys(raw, n, client).tolist()
     return [client.partition(key, n) for key in raw]
@@ -100,7 +100,7 @@ def _partitions(raw: list[bytes], n: int, client: ClientPartitioner) -> list[int
 def _hashes(raw: list[bytes], client: ClientPartitioner) -> list[int]:
     """The client's hash per key: murmur2 signed as Kafka prints it, the others unsigned."""
     if len(raw) >= BATCH_FROM:
-        from kassign.partitioner import hashes_for_keys
+        from kassign.producer.partitioner import hashes_for_keys
 
         signed = hashes_for_keys(raw, client.hash_kind).tolist()
         return signed if client.hash_kind == hashing.MURMUR2 else [h & hashing.MASK32 for h in signed]
@@ -173,7 +173,7 @@ def _partition_count(given: int | None, topic: str | None, bootstrap: str | None
         raise KassignError("--bootstrap-server needs --topic NAME")
     if timeout <= 0:
         raise KassignError(f"--timeout must be positive, got {timeout:g}")
-    from kassign import live
+    from kassign.kafka import metadata as live
 
     config = live.read_command_config(command_config) if command_config else None
     return live.partition_counts(bootstrap, [topic], config=config, timeout=timeout)[topic]

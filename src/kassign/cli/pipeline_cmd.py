@@ -6,11 +6,11 @@ from __future__ import annotations
 import click
 
 from kassign.cli.common import emit_json, json_option, print_table, printable
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 
 
 def _brokers(text: str) -> list[tuple[int, str | None]]:
-    from kassign.brokers import parse_broker_list
+    from kassign.replicas.brokers import parse_broker_list
 
     return parse_broker_list(text)
 
@@ -20,8 +20,8 @@ def _scenario_file(path: str | None) -> dict | None:
         return None
     import sys
 
-    from kassign.documents import load_json
-    from kassign.scenario import parse_scenario, read_scenario_text
+    from kassign.core.documents import load_json
+    from kassign.groups.scenario import parse_scenario, read_scenario_text
 
     if path == "-":
         doc = load_json(sys.stdin.read(), "scenario on stdin")

@@ -10,12 +10,12 @@ from typing import Any
 import click
 
 from kassign.cli.common import console, emit_json, print_table
-from kassign.documents import load_json
-from kassign.errors import KassignError
-from kassign.plan import human_bytes, parse_describe, plan_reassignment
-from kassign.plan._document import kafka_generate
-from kassign.plan._report import figures
-from kassign.brokers import parse_broker_list
+from kassign.core.documents import load_json
+from kassign.core.errors import KassignError
+from kassign.replicas.plan import human_bytes, parse_describe, plan_reassignment
+from kassign.replicas.plan._document import kafka_generate
+from kassign.replicas.plan._report import figures
+from kassign.replicas.brokers import parse_broker_list
 
 HELP = """Plan moving replicas onto BROKERS, as evenly as possible with the fewest moves.
 
@@ -107,7 +107,7 @@ def _read_cluster(bootstrap: str, topics: tuple[str, ...], command_config: str |
     """The current assignment as the cluster's metadata has it (kafka-reassign-partitions.sh's shape)."""
     if timeout <= 0:
         raise KassignError(f"--timeout must be positive, got {timeout:g}")
-    from kassign import live
+    from kassign.kafka import metadata as live
 
     config = live.read_command_config(command_config) if command_config else None
     return live.current_assignment(bootstrap, list(topics) or None, config=config, timeout=timeout)
@@ -188,7 +188,7 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
     elif rollback_path:
         raise KassignError("--rollback needs --out")
     if plot_path:
-        from kassign.plan._plot import plan_chart
+        from kassign.replicas.plan._plot import plan_chart
 
         plan_chart(plan.summary["brokers"], kafka["brokers"], plot_path,
                    f"{problem.num_partitions} partitions: now, kassign plan, Kafka --generate")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 
 from kassign.cli.common import emit_json, json_option, print_table
-from kassign.errors import KassignError, ReplicaPlacementError
-from kassign.javarandom import random_seed
-from kassign.plots import check_plot_path, replica_chart
-from kassign.brokers import parse_broker_list, parse_striped_broker_list
-from kassign.replicas import assign_replicas, check_topic_name, reassignment_json
+from kassign.core.errors import KassignError, ReplicaPlacementError
+from kassign.core.javarandom import random_seed
+from kassign.core.charts import check_plot_path, replica_chart
+from kassign.replicas.brokers import parse_broker_list, parse_striped_broker_list
+from kassign.replicas.placement import assign_replicas, check_topic_name, reassignment_json
 
 HELP = """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, as Kafka does.
 
@@ -120,7 +120,7 @@ def command(brokers: str | None, partitions: int | None, replication_factor: int
 
 def show_live(bootstrap: str, topic: str | None, command_config: str | None, timeout: float, as_json: bool) -> None:
     """``kassign replicas --bootstrap-server``: the topic's current replicas, leaders and racks."""
-    from kassign import live
+    from kassign.kafka import metadata as live
 
     if not topic:
         raise KassignError("--bootstrap-server needs --topic NAME")

@@ -10,4 +10,10 @@ Layers, lowest first: ``wire`` (the protocol's primitive types), ``config`` (cli
 Kafka tools take them), ``connection`` (one broker: TCP or TLS, SASL, versions, deadlines), ``protocol``
 (the requests sent and their answers), ``records`` and ``legacy`` (record batches into columns), ``client``
 (planning a read, reading a range with its accounting, a group's committed offsets).
+
+Groups of every type (SPEC section 5, "Every group type, live"): ``flexible`` (the compact types and
+tagged fields of flexible versions), ``groups_protocol`` (ApiVersions with features, ListGroups,
+DescribeGroups, OffsetFetch, ConsumerGroupDescribe, ShareGroupDescribe, DescribeShareGroupOffsets,
+StreamsGroupDescribe), ``topics_protocol`` (Metadata and Fetch up to their newest versions) and
+``groups`` (``describe_group``, ``share_start_offsets``, ``release_hints``).
 """

@@ -26,7 +26,7 @@ Example: offsets 0..9 of a partition hold records at 0-3 and 6-8, a commit marke
 Faults: a leader change or a coordinator move is followed (fresh metadata, bounded retries);
 a connection the broker drops is reopened up to ``RECONNECTS`` times in a row; every call has
 a deadline (``ClientSettings.request_timeout``). What cannot be read is one
-:class:`~kassign.errors.LiveClusterError` line.
+:class:`~kassign.core.errors.LiveClusterError` line.
 """
 
 from __future__ import annotations
@@ -38,11 +38,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from kassign.errors import LiveClusterError
+from kassign.core.errors import LiveClusterError
 from kassign.kafka import protocol as P
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.connection import AuthenticationError, BrokerConnection, BrokerError, ConnectionLost, NotKafka
-from kassign.kafka.records import CorruptBatch, Decoded, decode
+from kassign.kafka.fetched import decode
+from kassign.kafka.records import CorruptBatch, Decoded
 from kassign.kafka.wire import MalformedResponse
 
 RECONNECTS = 3  # a dropped connection is reopened this many times in a row before giving up

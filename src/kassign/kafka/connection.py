@@ -25,17 +25,23 @@ import ssl
 import struct
 import time
 
-from kassign.errors import LiveClusterError
+from kassign.core.errors import LiveClusterError
 from kassign.kafka.config import ClientSettings
+from kassign.kafka.flexible import FlexReader, is_flexible, request_header
 from kassign.kafka.wire import MalformedResponse, Reader, Writer
 
 API_FETCH, API_LIST_OFFSETS, API_METADATA = 1, 2, 3
 API_OFFSET_FETCH, API_FIND_COORDINATOR, API_DESCRIBE_GROUPS = 9, 10, 15
 API_SASL_HANDSHAKE, API_API_VERSIONS, API_SASL_AUTHENTICATE = 17, 18, 36
+API_LIST_GROUPS, API_CONSUMER_GROUP_DESCRIBE, API_SHARE_GROUP_DESCRIBE = 16, 69, 77
+API_STREAMS_GROUP_DESCRIBE, API_DESCRIBE_SHARE_GROUP_OFFSETS = 89, 90
 API_NAMES = {API_FETCH: "Fetch", API_LIST_OFFSETS: "ListOffsets", API_METADATA: "Metadata",
              API_OFFSET_FETCH: "OffsetFetch", API_FIND_COORDINATOR: "FindCoordinator", API_DESCRIBE_GROUPS: "DescribeGroups",
              API_SASL_HANDSHAKE: "SaslHandshake", API_API_VERSIONS: "ApiVersions",
-             API_SASL_AUTHENTICATE: "SaslAuthenticate"}
+             API_SASL_AUTHENTICATE: "SaslAuthenticate", API_LIST_GROUPS: "ListGroups",
+             API_CONSUMER_GROUP_DESCRIBE: "ConsumerGroupDescribe", API_SHARE_GROUP_DESCRIBE: "ShareGroupDescribe",
+             API_STREAMS_GROUP_DESCRIBE: "StreamsGroupDescribe",
+             API_DESCRIBE_SHARE_GROUP_OFFSETS: "DescribeShareGroupOffsets"}
 MAX_RESPONSE = 1 << 30  # a bigger "size" is not a Kafka response (HTTP's "HTTP" reads as 1.2e9)
 _SIZE = struct.Struct(">i")
 _correlation = itertools.count(1)
@@ -142,14 +148,15 @@ class BrokerConnection:
             got += n
         return buffer
 
-    def request(self, api_key: int, version: int, body: bytes, deadline: float) -> Reader:
-        """Send one request and return a reader over its response body (after the response header)."""
+    def request(self, api_key: int, version: int, body: bytes, deadline: float) -> FlexReader:
+        """Send one request and return a reader over its response body (after the response header).
+        Flexible versions (``kassign.kafka.flexible``) get header v2, their answer's header v1 is read past,
+        and the reader reads compact types."""
         if self._sock is None:
             raise ConnectionLost(f"connection to {self.address} is closed")
         what = f"{API_NAMES.get(api_key, f'API {api_key}')} v{version}"
         correlation = next(_correlation) & 0x7FFFFFFF
-        header = Writer().int16(api_key).int16(version).int32(correlation).string(self.settings.client_id).bytes()
-        payload = header + body
+        payload = request_header(api_key, version, correlation, self.settings.client_id) + body
         try:
             self._io_timeout(deadline, what)
             self._sock.sendall(_SIZE.pack(len(payload)) + payload)
@@ -170,10 +177,16 @@ class BrokerConnection:
         except BaseException:
             self.close()  # a half-read response leaves the stream unusable
             raise
-        reader = Reader(response)
+        reader = FlexReader(response, False)
         if reader.int32() != correlation:
             self.close()
             raise NotKafka(f"{self.address} answered {what} out of turn (correlation id mismatch)")
+        reader.flexible = is_flexible(api_key, version)
+        if reader.flexible and api_key != API_API_VERSIONS:  # ApiVersions answers with header v0 at every version
+            try:
+                reader.tags()
+            except MalformedResponse as err:
+                raise NotKafka(f"{self.address} sent a malformed response header to {what}: {err}") from None
         return reader
 
     # -- versions -------------------------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def decode_mixed(buf: np.ndarray, headers: np.ndarray, lo: int, hi: int, read_co
         last = run_starts[i + 1] if i + 1 < len(run_starts) else len(headers)
         run = headers[first:last]
         if magic2[first]:
-            parts.append(R._decode_v2(buf, run, lo, hi, read_committed, aborted, where))
+            parts.append(R.decode_v2(buf, run, lo, hi, read_committed, aborted, where))
         elif (run[:, R.H_MAGIC] > 2).any():
             raise R.CorruptBatch(f"record batch with unknown magic {int(run[:, R.H_MAGIC].max())}{where}")
         else:

@@ -25,7 +25,7 @@ Data layout: the answer's bytes are walked by numba kernels (``_index``, ``_head
 decompresses compressed batches (gzip, snappy in raw or xerial framing, lz4 frames, zstd)
 into one side buffer the kernel reads from. Keys become an Arrow binary column over that
 buffer without another copy. Message formats v0 and v1 (before Kafka 0.11) are decoded by
-``kassign.kafka.legacy``.
+``kassign.kafka.legacy``; ``kassign.kafka.fetched`` chooses between the two.
 """
 
 from __future__ import annotations
@@ -346,26 +346,7 @@ def _key_array(lengths: np.ndarray, data: np.ndarray) -> pa.Array:
     return array.cast(pa.binary()) if kind != pa.binary() else array
 
 
-def decode(records: memoryview | bytes | None, lo: int, hi: int, read_committed: bool = False,
-           aborted: list[tuple[int, int]] | None = None, where: str = "") -> Decoded:
-    """The records of one partition's Fetch answer with offsets in ``[lo, hi)`` (see the module docstring)."""
-    if not records:
-        return empty()
-    buf = np.frombuffer(records, np.uint8)
-    count, whole_end = _index(buf, 0, len(buf))
-    if count == 0:
-        return empty()
-    headers = np.zeros((count, H_FIELDS), np.int64)
-    _headers(buf, 0, count, headers)
-    magics = headers[:, H_MAGIC]
-    if (magics != 2).any():
-        from kassign.kafka import legacy
-
-        return legacy.decode_mixed(buf, headers, lo, hi, read_committed, aborted or [], where)
-    return _decode_v2(buf, headers, lo, hi, read_committed, aborted or [], where)
-
-
-def _decode_v2(buf: np.ndarray, headers: np.ndarray, lo: int, hi: int, read_committed: bool,
+def decode_v2(buf: np.ndarray, headers: np.ndarray, lo: int, hi: int, read_committed: bool,
                aborted: list[tuple[int, int]], where: str) -> Decoded:
     count = len(headers)
     codecs_used: set[str] = set()

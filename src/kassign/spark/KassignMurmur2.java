@@ -39,7 +39,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * shipping rows to Python. This class is Kafka's murmur2 (32-bit MurmurHash2, seed
  * 0x9747b28c) as a signed int; the nested classes are the other clients' hashes, and
  * Partition applies a whole client partitioner (hash, fold, null and empty keys, modulo).
- * The rules are stated, and kept in Python, in kassign/hashing.py and kassign/client_partitioners.py;
+ * The rules are stated, and kept in Python, in kassign/producer/hashing.py and kassign/producer/clients.py;
  * this file is their second implementation, tested against the same reference vectors.
  *
  * Keys arrive as Spark hands over a column's values: byte[] for binary columns (the Python
@@ -120,12 +120,12 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
         return h;
     }
 
-    /** The hash codes of kassign/hashing.py. */
+    /** The hash codes of kassign/producer/hashing.py. */
     static final int MURMUR2 = 0;
     static final int CRC32_HASH = 1;
     static final int FNV1A = 2;
     static final int KAFKAJS_LEGACY = 3;
-    /** The fold codes of kassign/hashing.py. */
+    /** The fold codes of kassign/producer/hashing.py. */
     static final int FOLD_SIGN_BIT = 0;
     static final int FOLD_UNSIGNED = 1;
     static final int FOLD_ABS = 2;

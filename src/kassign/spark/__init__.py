@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kassign._lazy import lazy_names
+from kassign.core.lazy import lazy_names
 
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded lazily at run time
     from kassign.spark.kafka_source import read_kafka, register_sources

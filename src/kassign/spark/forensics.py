@@ -3,7 +3,7 @@
 The rule: a keyed record is *explained* by a partitioner when its actual partition is the one
 that partitioner picks for its key on the topic's partition count (``partition_for_key``; a
 client that would not hash the key, such as ``librdkafka:consistent_random`` with an empty
-key, explains nothing). For each partitioner of ``kassign.client_partitioners`` (``java``
+key, explains nothing). For each partitioner of ``kassign.producer.clients`` (``java``
 first, then SPEC section 3's order):
 
 - ``records``: keyed records it explains; ``keys``: distinct keys all of whose records it
@@ -42,8 +42,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kassign.client_partitioners import NAMES
-from kassign.partitioner import partitions_for_clients
+from kassign.producer.clients import NAMES
+from kassign.producer.partitioner import partitions_for_clients
 
 PARTITIONERS = NAMES
 JAVA = PARTITIONERS.index("java")

@@ -25,7 +25,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 
 CORRUPT = "_corrupt_record"
 RAW = "__kassign_raw"

@@ -45,11 +45,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kassign.errors import KassignError, LiveClusterError
+from kassign.core.errors import KassignError, LiveClusterError
 
 FORMAT = "kassign-kafka"
 MIN_SPLIT_OFFSETS = 100_000
-PLAN_OPTION = "kassign.plan"  # a plan made by read_kafka (JSON): the reader does not plan again
+PLAN_OPTION = "kassign.replicas.plan"  # a plan made by read_kafka (JSON): the reader does not plan again
 ACCOUNTING_OPTION = "kassign.accounting"  # "true": add the gap column and one row per gap reason and range
 PARALLELISM_OPTION = "kassign.parallelism"
 

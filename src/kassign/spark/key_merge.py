@@ -12,7 +12,7 @@ key, this module adds what the later stages need:
 - ``key_display``: the key as people read it (text as is, integers in decimal, bytes as ``0x`` and
   lower-case hex; a live topic's keys, which are bytes, as text where they are valid UTF-8).
 
-The hash is ``kassign.partitioner.hashes_for_keys``, the definition the Arrow engine's Spark column and
+The hash is ``kassign.producer.partitioner.hashes_for_keys``, the definition the Arrow engine's Spark column and
 the scalar ``partition_for_key`` share; the JVM engine's copy of it is tested equal on every vector.
 
 Example: two splits count ("a", null, null, 2, 15), ("b", null, null, 1, 30) and ("a", null, null, 1, 5),
@@ -54,10 +54,10 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
-from kassign import hashing
-from kassign.errors import KassignError
-from kassign.keys import flatten_keys
-from kassign.partitioner import hashes_for_keys
+from kassign.producer import hashing
+from kassign.core.errors import KassignError
+from kassign.producer.keys import flatten_keys
+from kassign.producer.partitioner import hashes_for_keys
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from typing import Any
 import pyarrow as pa
 
 from kassign.api import assign, assign_table
-from kassign.assignors import get_assignor
-from kassign.assignors.server import server_assignor
-from kassign.errors import KassignError, UnknownAssignorError
-from kassign.replicas import assign_replicas
+from kassign.groups.classic.assignors import get_assignor
+from kassign.groups.consumer.assignors import server_assignor
+from kassign.core.errors import KassignError, UnknownAssignorError
+from kassign.replicas.placement import assign_replicas
 from kassign.spark.options import STRATEGIES
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ model:
   as the built-in partitioner does without load statistics). Bytes, not records: with
   ``batch_size`` 1000, records of 300 bytes switch after every 4th record
   (1200 >= 1000), records of 600 bytes after every 2nd.
-- ``random`` (other clients, see ``kassign.client_partitioners``): every such record picks a
+- ``random`` (other clients, see ``kassign.producer.clients``): every such record picks a
   partition uniformly at random: Sarama does exactly this; librdkafka's ``*_random``
   partitioners keep a random partition for ``sticky.partitioning.linger.ms`` (10 ms), a
   time window the records do not carry, so its stickiness is not modelled.
@@ -42,8 +42,8 @@ import pyarrow as pa
 
 from pyspark.sql import Column
 
-from kassign.javaorder import java_string_hash, signed32
-from kassign.javarandom import JavaRandom, java_long
+from kassign.core.javaorder import java_string_hash, signed32
+from kassign.core.javarandom import JavaRandom, java_long
 
 
 # The JVM copy's model codes, and its mix of (seed, split, stream) into one java.util.Random seed.

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kassign.errors import KassignError
-from kassign.keys import check_key_type
+from kassign.core.errors import KassignError
+from kassign.producer.keys import check_key_type
 
 if TYPE_CHECKING:
-    from kassign.client_partitioners import ClientPartitioner
+    from kassign.producer.clients import ClientPartitioner
 
 # The consumer-group strategies the pipeline compares by default (``kassign.spark.loads`` runs them).
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "load-aware", "consumer:uniform",
@@ -235,7 +235,7 @@ def check_options(opts: PipelineOptions) -> None:
         raise KassignError(f"--replication-factor must be between 1 and the number of brokers ({len(opts.brokers)}), "
                            f"got {opts.replication_factor}")
     if opts.scenario is not None:
-        from kassign.scenario import parse_scenario
+        from kassign.groups.scenario import parse_scenario
 
         parse_scenario(opts.scenario)  # one-line error for a malformed scenario, before Spark starts
         too_big = {t: n for t, n in opts.scenario["topics"].items() if n > MAX_PARTITIONS_PER_TOPIC}
@@ -301,7 +301,7 @@ def preflight_live(opts: PipelineOptions) -> None:
 
 def producer_clients(opts: PipelineOptions) -> list[ClientPartitioner]:
     """The partitioners of ``opts.producers`` (a list or one comma-separated string), checked."""
-    from kassign.client_partitioners import resolve_list
+    from kassign.producer.clients import resolve_list
 
     if not opts.producers:
         return []

@@ -5,7 +5,7 @@ cast to binary), binary keys as they are, and with ``key_type="int"`` or ``"long
 integer column as 4 or 8 big-endian bytes (IntegerSerializer, LongSerializer). The
 column equals ``kassign.partition_for_key`` on every row, with null where that gives -1
 (the client does not hash the key: a null key under ``java``, say). Under ``java``
-``"user-1"`` gives 8 of 12; the other clients' rules are in ``kassign.client_partitioners``.
+``"user-1"`` gives 8 of 12; the other clients' rules are in ``kassign.producer.clients``.
 
 Two engines compute it:
 
@@ -17,7 +17,7 @@ Two engines compute it:
   added to a user's session with ``ADD JAR`` only), the registered UDF ``kassign_partition``
   serves instead; ``kassign_murmur2`` is Kafka's hash alone (``kafka_murmur2``).
 - ``arrow``: an Arrow UDF handing whole key columns to the numba kernels of
-  ``kassign.partitioner`` without copying key bytes (a pandas UDF on PySpark < 4.1).
+  ``kassign.producer.partitioner`` without copying key bytes (a pandas UDF on PySpark < 4.1).
 
 ``auto`` (the default) takes ``jvm`` when the session can load our jar, else ``arrow``.
 """
@@ -35,11 +35,11 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType
 
-from kassign import hashing
-from kassign.client_partitioners import ClientPartitioner, resolve
-from kassign.errors import KassignError
-from kassign.keys import INT_WIDTHS, check_key_type
-from kassign.partitioner import hashes_for_keys, partitions_for_keys
+from kassign.producer import hashing
+from kassign.producer.clients import ClientPartitioner, resolve
+from kassign.core.errors import KassignError
+from kassign.producer.keys import INT_WIDTHS, check_key_type
+from kassign.producer.partitioner import hashes_for_keys, partitions_for_keys
 from kassign.spark import jvm
 
 log = logging.getLogger(__name__)

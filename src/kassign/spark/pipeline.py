@@ -56,8 +56,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from kassign.errors import KassignError
-from kassign.keys import INT_WIDTHS, check_key_type
+from kassign.core.errors import KassignError
+from kassign.producer.keys import INT_WIDTHS, check_key_type
 from kassign.spark import inputs, key_merge, startup
 from kassign.spark.digest import GAP_PREFIX, Digest, LiveFigures, PartitionFigures, digest_figures
 from kassign.spark import loads as stage_loads
@@ -472,7 +472,7 @@ def _scenario(opts: PipelineOptions, topics: Sequence[str],
     """The consumer group and every topic's partition count: ``real_counts`` (a live cluster's) where
     given, else the scenario's, else ``--partitions``."""
     if opts.scenario is not None:
-        from kassign.scenario import parse_scenario
+        from kassign.groups.scenario import parse_scenario
 
         parse_scenario(opts.scenario)  # one-line errors for a malformed file, before Spark runs
         counts = {t: (real_counts or {}).get(t, opts.scenario["topics"].get(t, opts.partitions)) for t in topics}
@@ -601,7 +601,7 @@ def prepare_driver_meanwhile(strategies: Sequence[str]) -> threading.Thread:
     def prepare() -> None:
         startup.yield_to_spark()  # 3% shorter pipeline over 6 alternating pairs
         import kassign.spark.report_html  # noqa: F401
-        from kassign.report_page import _plotly_js_packed
+        from kassign.core.page import _plotly_js_packed
 
         _plotly_js_packed()  # the page's packed charting script, made once per process
 
@@ -835,8 +835,8 @@ def _group_members(opts: PipelineOptions, described: Any, counts: Mapping[str, i
     """The group as its coordinator describes it, and (when the consumer stages should use it: members present,
     no --scenario, no --members) its members as a scenario: each member's subscription where the broker keeps it
     (the consumer protocol's Subscription: topics, rack, static instance id), else every topic read."""
-    from kassign.errors import KassignError as Bad
-    from kassign.protocol.wire import decode_subscription
+    from kassign.core.errors import KassignError as Bad
+    from kassign.groups.classic.protocol.wire import decode_subscription
 
     entry: dict[str, Any] = {"id": opts.group, "described": described is not None}
     if described is None:

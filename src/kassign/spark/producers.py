@@ -29,7 +29,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kassign.client_partitioners import ClientPartitioner
+from kassign.producer.clients import ClientPartitioner
 from kassign.spark.nullkeys import fill_unhashed
 from kassign.spark.partition import kafka_partition_by_topic
 

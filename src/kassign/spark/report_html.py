@@ -1,4 +1,4 @@
-"""report.html: the pipeline summary as one self-contained, interactive page (``kassign.report_page``).
+"""report.html: the pipeline summary as one self-contained, interactive page (``kassign.core.page``).
 
 Top to bottom: a verdict (partition count to use, the strategy that balances this data best and what it
 moves on a rebalance, the biggest skew), warnings, then tables and charts. Tables are the terminal's
@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kassign.report_page import COLORS, HEAT, NOT_THERE, byte_unit, chart, exact_bytes, hover, many, natural
-from kassign.report_page import page, table, text
+from kassign.core.page import COLORS, HEAT, NOT_THERE, byte_unit, chart, exact_bytes, hover, many, natural
+from kassign.core.page import page, table, text
 from kassign.spark import tables
 from kassign.spark.forensics import preferred_name
-from kassign.units import count, human_bytes, percent
+from kassign.core.units import count, human_bytes, percent
 
 BARS = 100  # at most this many partitions get a bar each
 TOP = 40  # past that, the hottest this many do, and one bar stands for the rest

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 
 SAMPLE_TOPIC = "events"
 ROWS_PER_SLICE = 500_000

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from kassign.errors import KassignError
+from kassign.core.errors import KassignError
 from kassign.spark import jvm, startup
 from kassign.spark.console import jvm_stderr_to
 

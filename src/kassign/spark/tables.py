@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kassign.units import Figure, count, human_bytes, percent
+from kassign.core.units import Figure, count, human_bytes, percent
 
 Table = tuple[str, list[str], list[list[Any]], "str | None"]
 

@@ -1,3 +1,3 @@
-"""Streams groups (KIP-1071): the broker assigns a Kafka Streams application's tasks to its members.
-:mod:`.tasks` reads SPEC section 7's scenario into integers; :mod:`.sticky` is Kafka's assignor ``sticky``
-and the entry point :func:`kassign.groups.streams.sticky.assign_streams`."""
+"""Streams groups: Kafka Streams applications. :mod:`.tasks` and :mod:`.sticky` are the broker's own task assignor
+of KIP-1071 streams groups (``sticky``, entry :func:`kassign.groups.streams.sticky.assign_streams`); ``classic`` is
+the group leader's task assignment under the classic protocol (high-availability, sticky)."""

@@ -64,17 +64,17 @@ member count, computed in ``double`` as Java does); names come back only in the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from kassign.errors import KassignError, UnknownAssignorError
-from kassign.flat import no_cyclic_gc
+from kassign.core.errors import KassignError, UnknownAssignorError
+from kassign.core.releases import release_for
+from kassign.groups.flat import no_cyclic_gc
 from kassign.groups.streams.tasks import StreamsGroup, native, parse_streams_group
-from kassign.javaorder import (
+from kassign.core.javaorder import (
     hash_iteration_order,
     hashmap_positions,
     insert_only_capacity,
@@ -83,7 +83,6 @@ from kassign.javaorder import (
 )
 
 STRATEGIES = ("sticky",)
-MODELLED_RELEASES = ("4.2", "4.3")
 
 StreamsAnswer = dict[str, dict[str, dict[str, list[int]]]]
 
@@ -102,16 +101,9 @@ def assign_streams(strategy: str, scenario: Mapping[str, Any], kafka_version: st
 
 
 def check_streams_release(kafka_version: str) -> None:
-    """Refuse a Kafka release whose streams group assignor kassign does not model."""
-    found = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?", kafka_version) if isinstance(kafka_version, str) else None
-    release = f"{int(found[1])}.{int(found[2])}" if found else None
-    if release in MODELLED_RELEASES:
-        return
-    if release == "4.1":
-        raise KassignError("kafka_version 4.1: streams groups were early access in Kafka 4.1 and its assignor is "
-                           "not modelled; kassign models streams groups of Kafka 4.2 and 4.3")
-    raise KassignError(f"kafka_version {kafka_version!r}: kassign models streams groups of Kafka 4.2 and 4.3 "
-                       "(MAJOR.MINOR or MAJOR.MINOR.PATCH)")
+    """Refuse a Kafka release whose streams group assignor kassign does not model (:mod:`kassign.core.releases`,
+    feature ``streams``: 4.2 and 4.3; 4.1's early-access groups are named as such)."""
+    release_for(kafka_version, "streams")
 
 
 def sticky_assign(group: StreamsGroup) -> StreamsAnswer:

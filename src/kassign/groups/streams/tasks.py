@@ -43,9 +43,9 @@ from typing import Any
 
 import numpy as np
 
-from kassign.errors import ScenarioError, shown
-from kassign.javaorder import java_sorted_positions
-from kassign.limits import JAVA_INT_MAX, MAX_PARTITIONS
+from kassign.core.errors import ScenarioError, shown
+from kassign.core.javaorder import java_sorted_positions
+from kassign.core.limits import JAVA_INT_MAX, MAX_PARTITIONS
 
 
 def _load_native() -> ModuleType | None:

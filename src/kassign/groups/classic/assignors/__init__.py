@@ -1,0 +1,168 @@
+"""Assignors by name, the way ``partition.assignment.strategy`` names them.
+
+A strategy is either a registered short name (``range``, ``roundrobin``,
+``sticky``, ``cooperative-sticky``, ``random``, ``broadcast``), one of Kafka's
+Java class names for the same strategies, or the dotted path of a user's own
+class, ``package.module:Class`` (``package.module.Class`` works too). A user's
+class must implement :class:`ConsumerPartitionAssignor` (subclass it, or provide
+``name`` and ``assign(cluster, subscriptions)``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kassign.groups.classic.assignors.base import (
+    COOPERATIVE,
+    EAGER,
+    AbstractPartitionAssignor,
+    Assignment,
+    ConsumerPartitionAssignor,
+    MemberInfo,
+    Subscription,
+    TopicPartition,
+)
+from kassign.core.errors import KassignError, UnknownAssignorError
+
+if TYPE_CHECKING:  # the scenario module names the assignor interface itself
+    from kassign.groups.flat import FlatAssignment
+    from kassign.groups.scenario import Scenario
+
+__all__ = [
+    "COOPERATIVE",
+    "EAGER",
+    "AbstractPartitionAssignor",
+    "Assignment",
+    "ConsumerPartitionAssignor",
+    "MemberInfo",
+    "Subscription",
+    "TopicPartition",
+    "available_assignors",
+    "get_assignor",
+    "load_assignor_class",
+    "register_assignor",
+]
+
+_BUILTIN: dict[str, str] = {
+    "range": "kassign.groups.classic.assignors.range:RangeAssignor",
+    "roundrobin": "kassign.groups.classic.assignors.roundrobin:RoundRobinAssignor",
+    "sticky": "kassign.groups.classic.assignors.eager_sticky:StickyAssignor",
+    "cooperative-sticky": "kassign.groups.classic.assignors.cooperative_sticky:CooperativeStickyAssignor",
+    "random": "kassign.groups.classic.assignors.random:RandomAssignor",
+    "broadcast": "kassign.groups.classic.assignors.broadcast:BroadcastAssignor",
+    "load-aware": "kassign.groups.classic.assignors.load_aware:LoadAwareAssignor",
+}
+
+_KAFKA_CLASS_NAMES: dict[str, str] = {
+    "org.apache.kafka.clients.consumer.RangeAssignor": "range",
+    "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
+    "org.apache.kafka.clients.consumer.StickyAssignor": "sticky",
+    "org.apache.kafka.clients.consumer.CooperativeStickyAssignor": "cooperative-sticky",
+}
+
+_registered: dict[str, Callable[..., ConsumerPartitionAssignor]] = {}
+
+
+def register_assignor(name: str, factory: Callable[..., ConsumerPartitionAssignor]) -> None:
+    """Make ``name`` resolve to ``factory`` (a class or any callable returning an assignor)."""
+    _registered[name] = factory
+
+
+def available_assignors() -> list[str]:
+    return sorted(set(_BUILTIN) | set(_registered))
+
+
+def _is_assignor_class(obj: Any) -> bool:
+    if not inspect.isclass(obj):
+        return False
+    if issubclass(obj, ConsumerPartitionAssignor):
+        return not inspect.isabstract(obj)
+    return callable(getattr(obj, "assign", None)) and isinstance(getattr(obj, "name", None), str)
+
+
+def load_assignor_class(path: str) -> type:
+    """Import ``package.module:Class`` (or ``package.module.Class``) and check it is an assignor."""
+    if ":" in path:
+        module_name, _, class_name = path.partition(":")
+    else:
+        module_name, _, class_name = path.rpartition(".")
+    if not module_name or not class_name:
+        raise UnknownAssignorError(
+            f"unknown assignor {path!r}: use one of {', '.join(available_assignors())} or package.module:Class"
+        )
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())  # a user's module in the working directory, as `python -m` would find it
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        raise UnknownAssignorError(f"cannot load assignor {path!r}: no module named {err.name!r}") from None
+    except Exception as err:  # the user's module failed while importing
+        raise UnknownAssignorError(
+            f"cannot load assignor {path!r}: importing {module_name!r} failed with {type(err).__name__}: {err}"
+        ) from None
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        raise UnknownAssignorError(f"cannot load assignor {path!r}: module {module_name!r} has no {class_name!r}")
+    if inspect.isclass(cls) and inspect.isabstract(cls):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        raise UnknownAssignorError(f"{path!r} is not an assignor yet: it does not implement {missing}")
+    if not _is_assignor_class(cls):
+        raise UnknownAssignorError(
+            f"{path!r} is not an assignor: subclass kassign.groups.classic.assignors.ConsumerPartitionAssignor "
+            "(or give the class a `name` and an `assign(cluster, subscriptions)` method)"
+        )
+    return cls
+
+
+def get_assignor(strategy: str | ConsumerPartitionAssignor, **options: Any) -> ConsumerPartitionAssignor:
+    """An assignor instance for a name, a Kafka class name, or ``package.module:Class``."""
+    if not isinstance(strategy, str):
+        if isinstance(strategy, ConsumerPartitionAssignor) or (
+                callable(getattr(strategy, "assign", None)) and isinstance(getattr(strategy, "name", None), str)):
+            return strategy
+        raise UnknownAssignorError(f"strategy must be an assignor name such as 'range' or an assignor object, "
+                                   f"got {strategy!r} ({type(strategy).__name__})")
+    name = _KAFKA_CLASS_NAMES.get(strategy, strategy)
+    if name in _registered:
+        factory: Callable[..., ConsumerPartitionAssignor] = _registered[name]
+    elif name in _BUILTIN:
+        factory = load_assignor_class(_BUILTIN[name])
+    elif ":" in name or "." in name:
+        factory = load_assignor_class(name)
+    else:
+        raise UnknownAssignorError(
+            f"unknown assignor {strategy!r}: use one of {', '.join(available_assignors())} or package.module:Class"
+        )
+    try:
+        return factory(**options)
+    except KassignError:
+        raise
+    except TypeError as err:
+        raise UnknownAssignorError(f"assignor {strategy!r} does not accept options {sorted(options)}: {err}") from None
+    except Exception as err:  # a user's constructor failed
+        raise UnknownAssignorError(f"assignor {strategy!r} could not be created: {type(err).__name__}: {err}") from None
+
+
+def assign_scenario(assignor: ConsumerPartitionAssignor, scenario: Scenario) -> FlatAssignment:
+    """``assignor`` (a kassign class, a user's subclass, or any object with ``name`` and ``assign``) run
+    on a parsed scenario, as the group leader would run it. A user's assignor that fails raises a
+    :class:`KassignError` naming it; kassign's own failures propagate as they are."""
+    ours = type(assignor).__module__.startswith("kassign.")
+    try:
+        subscriptions = scenario.subscriptions(assignor)
+        if isinstance(assignor, ConsumerPartitionAssignor):
+            return assignor.assign_flat(scenario.cluster(), subscriptions)
+        # an assignor by shape only (a `name` and an `assign`): the base class's conversion serves it too
+        return ConsumerPartitionAssignor.assign_flat(assignor, scenario.cluster(), subscriptions)  # type: ignore[arg-type]
+    except KassignError:
+        raise
+    except Exception as err:
+        if ours:
+            raise
+        name = getattr(assignor, "name", type(assignor).__name__)
+        raise KassignError(f"assignor {name!r} failed: {type(err).__name__}: {err}") from err

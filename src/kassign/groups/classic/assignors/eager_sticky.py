@@ -1,0 +1,101 @@
+"""StickyAssignor: balanced first, then keep as many partitions where they were (eager protocol).
+
+Rule. Every member ends as balanced as its subscription allows; among balanced
+assignments the one that moves the fewest partitions away from their rightful
+previous owner is chosen. Under the eager protocol a member gives up everything
+before it re-joins, so its history travels in its subscription user data, in
+Kafka's own byte format (``sticky.userdata``: owned partitions by topic, plus
+the generation since version 1). When two members claim one partition the higher
+generation wins; same-generation twins both lose it (``sticky.claims``).
+
+* Every member subscribes to the same topics: output identical to Kafka's
+  (``sticky.uniform``), racks included (KIP-881).
+* Different subscriptions: the optimal general algorithm (``sticky.optimal``).
+
+Example. C0, C1, C2 all subscribe to t0..t3, two partitions each::
+
+    fresh:            C0: t0p0 t1p1 t3p0   C1: t0p1 t2p0 t3p1   C2: t1p0 t2p1
+    C1 leaves:        C0: t0p0 t0p1 t1p1 t3p0                  C2: t1p0 t2p0 t2p1 t3p1
+
+C0 and C2 keep all they had and share C1's three partitions.
+
+Hot path on integers: see ``sticky.engine``; every member's user data is decoded
+in one numba pass straight into integer arrays (``sticky.userdata.decode_many``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from kassign.groups.classic.assignors.sticky.claims import Claim
+from kassign.groups.classic.assignors.sticky.engine import EngineAssignor, GroupView
+from kassign.groups.classic.assignors.sticky.userdata import (
+    DEFAULT_GENERATION,
+    UserDataError,
+    decode_sticky_user_data,
+    encode_sticky_user_data,
+)
+from kassign.groups.classic.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
+from kassign.groups.classic.assignors.base import EAGER, Assignment, TopicPartition
+from kassign.groups.classic.assignors import options
+
+log = logging.getLogger("kassign.groups.classic.assignors.sticky")
+
+
+def read_user_data_claims(view: GroupView) -> list[Claim]:
+    """Every member's claim from its StickyAssignor user data; unreadable bytes count as no history."""
+    subscriptions = [view.subscriptions[m] for m in view.members]
+    if not any(s.user_data for s in subscriptions):  # a new group: nobody has history to decode
+        return [Claim(member, DEFAULT_GENERATION, view.topic_set(member)) for member in view.members]
+    batch = decode_many([s.user_data for s in subscriptions], view.layout.topics)
+    claims = []
+    for i, (member, subscription) in enumerate(zip(view.members, subscriptions)):
+        topics = view.topic_set(member)
+        if not subscription.user_data:
+            claims.append(Claim(member, DEFAULT_GENERATION, topics))  # a new member: no history
+            continue
+        if batch.status[i] == BROKEN:
+            try:
+                decode_sticky_user_data(subscription.user_data)  # only to say what is wrong
+                reason = "not readable"
+            except UserDataError as err:
+                reason = str(err)
+            log.warning("ignoring unreadable sticky user data of member %s: %s", member, reason)
+            claims.append(Claim(member, DEFAULT_GENERATION, topics))
+            continue
+        e0, e1 = batch.entry_offsets[i], batch.entry_offsets[i + 1]
+        p0, p1 = batch.part_offsets[i], batch.part_offsets[i + 1]
+        generation = int(batch.generation[i]) if batch.status[i] == OK_V1 else DEFAULT_GENERATION
+        claims.append(
+            Claim(member, generation, topics, entry_sizes=batch.entry_size[e0:e1],
+                  partitions=batch.partitions[p0:p1], entry_topic_index=batch.entry_topic[e0:e1])
+        )
+    return claims
+
+
+class StickyAssignor(EngineAssignor):
+    name = "sticky"
+    supported_protocols = (EAGER,)
+
+    def __init__(self, prefer_rack_aware: bool = False) -> None:
+        self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
+        # What this member was last given, sent back in its next subscription (Kafka's memberAssignment).
+        self._last_partitions: tuple[TopicPartition, ...] | None = None
+        self._last_generation = DEFAULT_GENERATION
+
+    def subscription_user_data(
+        self, topics: Sequence[str], owned_partitions: Sequence[TopicPartition], generation: int
+    ) -> bytes:
+        if owned_partitions or generation != DEFAULT_GENERATION:
+            return encode_sticky_user_data(owned_partitions, generation)
+        if self._last_partitions is None:
+            return b""  # a new member has no history (Kafka sends null)
+        return encode_sticky_user_data(self._last_partitions, self._last_generation)
+
+    def on_assignment(self, assignment: Assignment, generation: int) -> None:
+        self._last_partitions = tuple(assignment.partitions)
+        self._last_generation = generation
+
+    def read_claims(self, view: GroupView) -> list[Claim]:
+        return read_user_data_claims(view)

@@ -1,0 +1,267 @@
+"""Sticky assignment when every member subscribes to the same topics (Kafka's "constrained" path).
+
+With N partitions and M members every member ends with ``N // M`` or ``N // M + 1``
+partitions, and exactly ``N % M`` members get the extra one. The steps, as Kafka
+3.5+ takes them (its output depends on each detail, so each is kept):
+
+1. Keep previous ownership. Members are visited in Java ``HashMap`` order. A
+   member's still-valid owned partitions (rack-matched ones only, when rack-aware)
+   are sorted by partition number, then topic. Fewer than the minimum: keep them
+   all. At least the maximum while extra slots remain: keep the maximum and take
+   a slot. Otherwise keep the minimum; the rest are revoked.
+   When rack-aware, owned partitions with no replica on the member's rack are
+   given up too (a same-rack member may take them).
+2. Rack-aware only (KIP-881): walk the unassigned partitions, those whose racks
+   host the fewest members first, and hand each to the next same-rack member still
+   under its quota, round robin (then to same-rack members at the minimum while
+   extra slots remain); partitions no member's rack matches wait.
+3. Round robin the rest, partitions sorted by topic then partition, over the
+   members still below the minimum (sorted by member id) until each reaches it,
+   then one extra each to members at the minimum, in the order they got there.
+
+Example. C0, C1, C2 subscribe to t0..t3 (2 partitions each). Fresh: C0 gets t0p0,
+t1p1, t3p0; C1 gets t0p1, t2p0, t3p1; C2 gets t1p0, t2p1. C1 leaves; C0 keeps its
+three and C2 its two, then the round robin over [C0, C2] hands t0p1 to C0 (now at
+four, done), and t2p0, t3p1 to C2.
+
+For the cooperative protocol the result also lists the partitions in flight: those
+given up by one member and handed to another, and those claimed twice in one
+generation.
+
+Hot path on integers: partitions are global indexes (``TopicLayout``), members are
+indexes, ownership is one int32 array; without racks the round robin is built with
+``np.tile`` per block of rounds instead of a loop per partition. The rack-aware
+steps loop in Python over the unassigned partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kassign.groups.classic.assignors.sticky.claims import NO_OWNER, TopicLayout
+from kassign.groups.classic.assignors.sticky.racks import RackContext
+
+
+class StickyInvariantError(RuntimeError):
+    """The uniform algorithm reached a state Kafka would also reject (IllegalStateException)."""
+
+
+@dataclass
+class UniformResult:
+    owner: np.ndarray  # int32 [N]: member index per partition
+    transferring: np.ndarray  # global ids newly assigned that another member had to give up first
+
+
+class _Quotas:
+    """Per-member counts and the two waiting lists of Kafka's constrained builder."""
+
+    def __init__(self, total: int, members: int) -> None:
+        self.min = total // members
+        self.max = -(-total // members)
+        self.expected_over_min = total % members
+        self.over_min = 0
+        self.count = np.zeros(members, dtype=np.int64)
+        self.under: list[int] = []  # below the minimum
+        self.at_min: list[int] = []  # at the minimum, may still get the extra partition
+
+
+def _keep_owned(
+    layout: TopicLayout,
+    owned: Sequence[np.ndarray],
+    walk_order: Sequence[int],
+    quotas: _Quotas,
+    racks: RackContext | None,
+    owner: np.ndarray,
+    given_up: np.ndarray | None,
+) -> None:
+    """Step 1. ``given_up`` may be None only when nobody owns anything (a new group keeps nothing)."""
+    topic_of = layout.topic_of
+    num_topics = max(len(layout.topics), 1)
+    for m in walk_order:
+        ids = owned[m]
+        if len(ids) == 0:  # nothing to keep: only the waiting lists change (no array work per new member)
+            if quotas.min > 0:
+                quotas.under.append(m)
+            elif quotas.over_min < quotas.expected_over_min:
+                quotas.at_min.append(m)
+            continue
+        assert given_up is not None
+        if racks is not None:
+            mismatched = racks.mismatched(m, ids)
+            given_up[ids[mismatched]] = m  # may move to a same-rack member, or come back to m
+            ids = ids[~mismatched]
+        if len(ids) > 1:
+            # Kafka sorts a member's owned partitions by partition number first, then topic.
+            key = layout.partition_of(ids) * num_topics + topic_of[ids]
+            ids = ids[np.argsort(key, kind="stable")]
+        if len(ids) < quotas.min:
+            keep = ids
+            quotas.under.append(m)
+        elif len(ids) >= quotas.max and quotas.over_min < quotas.expected_over_min:
+            quotas.over_min += 1
+            if quotas.over_min == quotas.expected_over_min:
+                quotas.at_min.clear()
+            keep = ids[: quotas.max]
+        else:
+            keep = ids[: quotas.min]
+            if quotas.over_min < quotas.expected_over_min:
+                quotas.at_min.append(m)
+        owner[keep] = m
+        given_up[ids[len(keep) :]] = m
+        quotas.count[m] = len(keep)
+
+
+def _next_rack_member(racks: RackContext, partition: int, candidates: list[int], start: int) -> int:
+    n = len(candidates)
+    for i in range(n):
+        index = (start + i) % n
+        if racks.matches(candidates[index], partition):
+            return index
+    return -1
+
+
+def _rack_round_robin(partitions: np.ndarray, quotas: _Quotas, racks: RackContext, owner: np.ndarray) -> list[int]:
+    """Step 2: same-rack members only; returns the partitions left for step 3."""
+    left: list[int] = []
+    next_start = 0
+    for p in partitions.tolist():
+        member = -1
+        index = _next_rack_member(racks, p, quotas.under, next_start)
+        if index >= 0:
+            member = quotas.under[index]
+            count = quotas.count[member] + 1
+            if count >= quotas.min:
+                quotas.under.pop(index)
+                if count < quotas.max and quotas.over_min < quotas.expected_over_min:
+                    quotas.at_min.append(member)
+            else:
+                index += 1
+            next_start = index % len(quotas.under) if quotas.under else 0
+        elif quotas.at_min:
+            first = _next_rack_member(racks, p, quotas.at_min, 0)
+            if first >= 0:
+                member = quotas.at_min[first]
+                if quotas.count[member] + 1 == quotas.max:
+                    quotas.at_min.pop(first)
+                    quotas.over_min += 1
+                    if quotas.over_min == quotas.expected_over_min:
+                        quotas.at_min.clear()
+        if member >= 0:
+            owner[p] = member
+            quotas.count[member] += 1
+        else:
+            left.append(p)
+    return left
+
+
+def _round_robin_loop(partitions: Sequence[int], quotas: _Quotas, owner: np.ndarray) -> None:
+    """Step 3 partition by partition, exactly as Kafka iterates (used after the rack step)."""
+    under, at_min = quotas.under, quotas.at_min
+    cursor = 0
+    for p in partitions:
+        from_under = bool(under)
+        if cursor < len(under):
+            member = under[cursor]
+            cursor += 1
+        elif under:
+            member, cursor = under[0], 1  # wrap around for another round
+        elif at_min:
+            member = at_min.pop(0)
+        else:
+            raise StickyInvariantError("no member left below its quota, yet partitions remain")
+        owner[p] = member
+        quotas.count[member] += 1
+        if from_under and quotas.count[member] == quotas.min:
+            cursor -= 1
+            under.pop(cursor)
+            at_min.append(member)
+
+
+def _round_robin_blocks(partitions: np.ndarray | None, quotas: _Quotas, owner: np.ndarray) -> None:
+    """Step 3 vectorised: the same sequence as ``_round_robin_loop`` written per block of identical rounds.
+
+    ``partitions``: the unassigned partitions, ascending; None for every partition of ``owner`` (a new
+    group), whose blocks are then written as slices: no index array, no copy of the member sequence."""
+    count = len(owner) if partitions is None else len(partitions)
+    under = np.array(quotas.under, dtype=np.int64)
+    deficit = quotas.min - quotas.count[under] if len(under) else np.zeros(0, dtype=np.int64)
+    need = int(deficit.sum())
+    if need > count:
+        raise StickyInvariantError("members are below the minimum but no partitions are left")
+    done = position = 0
+    for threshold in np.unique(deficit).tolist():
+        active = under[deficit >= threshold].astype(owner.dtype)  # members still short during rounds [done, threshold)
+        rounds = threshold - done
+        end = position + rounds * len(active)
+        if partitions is None:
+            owner[position:end].reshape(rounds, len(active))[...] = active
+        else:
+            owner[partitions[position:end]] = np.tile(active, rounds)
+        position, done = end, threshold
+    quotas.count[under] += deficit
+    # Members reach the minimum in the round of their deficit, in list order within a round.
+    reached = under[np.argsort(deficit, kind="stable")].tolist()
+    at_min = quotas.at_min + reached
+    extra = count - need
+    if extra > len(at_min):
+        raise StickyInvariantError("partitions remain but every member is at its maximum")
+    receivers = np.array(at_min[:extra], dtype=np.int64)
+    if partitions is None:
+        owner[need:] = receivers
+    else:
+        owner[partitions[need:]] = receivers
+    quotas.count[receivers] += 1
+    quotas.under = []
+    quotas.at_min = at_min[extra:]
+
+
+def assign_uniform(
+    layout: TopicLayout,
+    owned: Sequence[np.ndarray],
+    walk_order: Sequence[int],
+    name_rank: np.ndarray,
+    contested: np.ndarray,
+    racks: RackContext | None = None,
+) -> UniformResult:
+    """Kafka's constrained sticky assignment over global partition indexes.
+
+    ``owned[m]``: member m's rightful previous partitions; ``walk_order``: member
+    indexes in Java HashMap order; ``name_rank[m]``: rank of member m's id in Java
+    string order; ``contested``: partitions claimed twice in one generation.
+    """
+    members = len(owned)
+    owner = np.full(layout.total, NO_OWNER, dtype=np.int32)
+    if members == 0 or layout.total == 0:
+        return UniformResult(owner, np.zeros(0, dtype=np.int64))
+    # The member that had to let each partition go; a new group (nobody owns anything) gives up nothing.
+    history = any(map(len, owned))
+    given_up = np.full(layout.total, NO_OWNER, dtype=np.int32) if history else None
+    quotas = _Quotas(layout.total, members)
+    _keep_owned(layout, owned, walk_order, quotas, racks, owner, given_up)
+    unassigned = np.flatnonzero(owner == NO_OWNER) if history else None  # None: every partition, in order
+    rank = name_rank.tolist()
+    quotas.under.sort(key=rank.__getitem__)
+    quotas.at_min.sort(key=rank.__getitem__)
+    if racks is not None:
+        everything = np.arange(layout.total, dtype=np.int64) if unassigned is None else unassigned
+        order = np.argsort(racks.members_on_partition_racks[everything], kind="stable")
+        left = _rack_round_robin(everything[order], quotas, racks, owner)
+        _round_robin_loop(left, quotas, owner)
+    else:
+        _round_robin_blocks(unassigned, quotas, owner)
+    if quotas.under:
+        raise StickyInvariantError(f"{len(quotas.under)} member(s) stay below the minimum of {quotas.min}")
+    if given_up is None and len(contested) == 0:  # nothing was given up, so nothing is in flight
+        return UniformResult(owner, np.zeros(0, dtype=np.int64))
+    if unassigned is None:
+        unassigned = np.arange(layout.total, dtype=np.int64)
+    contested_mask = np.zeros(layout.total, dtype=bool)
+    contested_mask[contested] = True  # claimed twice in one generation: handed out only once everyone let go
+    in_flight = contested_mask[unassigned]
+    if given_up is not None:
+        previous = given_up[unassigned]
+        in_flight |= (previous != NO_OWNER) & (previous != owner[unassigned])
+    return UniformResult(owner, unassigned[in_flight])

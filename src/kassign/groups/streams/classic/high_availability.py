@@ -1,0 +1,376 @@
+"""Kafka Streams' HighAvailabilityTaskAssignor (KIP-441): which client runs which task.
+
+The group leader of a classic Kafka Streams application gives every task one active client
+and, for stateful tasks, standby replicas on other clients. A client weighs
+``assigned tasks / capacity``, its capacity being its number of stream threads (consumers).
+Clients are taken in process UUID order (both halves compared as signed longs) and tasks in
+``(subtopology, partition)`` order. The steps:
+
+1. **Stateful actives, dealt then balanced.** The stateful tasks are dealt round robin over
+   the clients, ignoring history; then, for every ordered pair of clients (source,
+   destination) and again until nothing moves, the source's tasks in order move to the
+   destination while that lowers the difference of their loads without turning it round.
+2. **Standbys.** Each stateful task gets ``num_standby_replicas`` standbys, each on the least
+   loaded client (ties: lower UUID) that holds no copy of it yet; then they are balanced as in
+   step 1. With ``rack_aware_assignment_tags`` the standbys first go to the least loaded
+   clients whose tag values the task's other copies do not use yet (the client-tag-aware
+   standby assignor), balancing only moves a standby between clients with equal tags.
+3. **Active movements.** A client is *caught up* on a task when its lag is ``-2`` (it runs
+   it), at most ``acceptable_recovery_lag``, or always when that setting is ``2^63 - 1``.
+   An active task on a client that is not caught up, where some client has a smaller lag,
+   moves, tasks with the fewest caught-up clients first: to a caught-up client holding a
+   standby of it (they swap roles), else to the least loaded caught-up client, else to the
+   client with the smallest lag (swapping if that one holds a standby). The client it leaves
+   keeps a *warm-up* replica (a standby) while ``max_warmup_replicas`` last.
+4. **Standby movements.** A standby (not a warm-up) on a client that is not caught up moves
+   the same way to a caught-up client (else the least-lagged one) without a copy, keeping a
+   warm-up where one is left.
+5. **Stateless actives** go one by one, in task order, to the client with the fewest active
+   tasks per thread (ties: lower UUID).
+
+A probing rebalance follows (after ``probing_rebalance_interval_ms``) when step 3 or 4 had
+anything to move: warm-ups then report their lag again.
+
+Example: two clients with one thread each, A (UUID ``00..01``) and B (``00..02``); one
+stateful subtopology of 2 partitions with end offset sums 100 each; A runs both tasks
+(offset sums -2), B has no state; no standbys; ``acceptable_recovery_lag`` 10.
+Step 1 deals ``0_0`` to A and ``0_1`` to B. Step 3: B is not caught up on ``0_1`` and A is, so
+``0_1`` moves back to A and B gets a warm-up of it. Answer: A active ``0_0``, ``0_1``; B standby
+``0_1``; a probing rebalance follows. Once B's lag on ``0_1`` is within 10, the next rebalance
+leaves ``0_1`` with B.
+
+Java's data structures decide ties here, and kassign reproduces them: the least loaded client
+comes from a ``java.util.PriorityQueue`` whose weights change while clients sit in it (see
+:mod:`kassign.core.javaqueue`), and clients passed over while searching are put back in
+``HashSet`` order of their UUID hash codes.
+
+Rack-aware task assignment (``rack.aware.assignment.strategy``, off by default) needs the
+topics' partition racks, which a scenario does not carry; kassign models it off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from kassign.core.javaqueue import JavaPriorityQueue
+from kassign.core.javasets import hash_set_order
+from kassign.groups.streams.classic.scenario import JAVA_LONG_MAX, LATEST_OFFSET, StreamsClassicScenario, task_hash
+
+
+class Clients:
+    """Every client's assigned tasks (``ClientState``), clients by index in UUID order.
+
+    Counts are kept beside the sets: loads are read on every priority-queue comparison."""
+
+    def __init__(self, capacities: list[int]) -> None:
+        self.capacity = capacities
+        self.active: list[set[int]] = [set() for _ in capacities]
+        self.standby: list[set[int]] = [set() for _ in capacities]
+        self.assigned = [0] * len(capacities)  # active + standby
+        self.actives = [0] * len(capacities)
+
+    def __len__(self) -> int:
+        return len(self.capacity)
+
+    def load(self, c: int) -> float:
+        return self.assigned[c] / self.capacity[c]
+
+    def active_load(self, c: int) -> float:
+        return self.actives[c] / self.capacity[c]
+
+    def holds(self, c: int, task: int) -> bool:
+        return task in self.active[c] or task in self.standby[c]
+
+    def add_active(self, c: int, task: int) -> None:
+        self.active[c].add(task)
+        self.actives[c] += 1
+        self.assigned[c] += 1
+
+    def remove_active(self, c: int, task: int) -> None:
+        self.active[c].remove(task)
+        self.actives[c] -= 1
+        self.assigned[c] -= 1
+
+    def add_standby(self, c: int, task: int) -> None:
+        self.standby[c].add(task)
+        self.assigned[c] += 1
+
+    def remove_standby(self, c: int, task: int) -> None:
+        self.standby[c].remove(task)
+        self.assigned[c] -= 1
+
+
+class ConstrainedPrioritySet:
+    """Kafka's ConstrainedPrioritySet: clients by (weight, UUID), polled subject to a constraint.
+
+    ``counts[c] / capacity[c]`` is the weight, read afresh at every comparison. Clients that fail
+    the constraint are put back, in the ``HashSet`` order of their hash codes, once the search ends."""
+
+    def __init__(self, constraint: Callable[[int, int], bool], counts: list[int], capacity: list[int],
+                 hash_codes: list[int]) -> None:
+        self._constraint = constraint
+        self._queue = JavaPriorityQueue(lambda c: (counts[c] / capacity[c], c))
+        self._present: set[int] = set()
+        self._hash_codes = hash_codes
+
+    def offer(self, client: int) -> None:
+        if client in self._present:
+            self._queue.remove(client)
+        else:
+            self._present.add(client)
+        self._queue.offer(client)
+
+    def offer_all(self, clients: Iterable[int]) -> None:
+        for client in clients:
+            self.offer(client)
+
+    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
+        passed_over: list[int] = []
+        found = None
+        while self._queue:
+            candidate = self._queue.poll()
+            self._present.discard(candidate)
+            if self._constraint(candidate, task) and (extra is None or extra(candidate)):
+                found = candidate
+                break
+            passed_over.append(candidate)
+        if passed_over:
+            # back in HashSet<ProcessId> order (equal hashes in a tree bin: by UUID, compareTo)
+            hashes = self._hash_codes
+            self.offer_all(hash_set_order([hashes[c] for c in passed_over], passed_over))
+        return found
+
+
+def _should_move(clients: Clients, source: int, destination: int) -> bool:
+    """Whether moving one task from source to destination lowers their load difference."""
+    source_count, destination_count = clients.assigned[source], clients.assigned[destination]
+    source_capacity, destination_capacity = clients.capacity[source], clients.capacity[destination]
+    skew = source_count / source_capacity - destination_count / destination_capacity
+    if skew <= 0:
+        return False
+    proposed = (source_count - 1.0) / source_capacity - (destination_count + 1.0) / destination_capacity
+    return 0 <= proposed < skew
+
+
+def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool]) -> None:
+    """Move tasks of one kind (active or standby) from loaded to lighter clients, pair by pair in
+    UUID order, until a whole pass moves nothing.
+
+    A move out of the source only lowers the source's load, which can only make further moves out
+    of it less wanted; so the destinations worth trying for a source are found at once, from the
+    loads when its turn starts (the same double arithmetic, in numpy), and each is checked again
+    exactly as Kafka does when reached."""
+    n = len(clients)
+    tasks_of = clients.standby if standby else clients.active
+    move_out, move_in = ((clients.remove_standby, clients.add_standby) if standby
+                         else (clients.remove_active, clients.add_active))
+    capacity = np.array(clients.capacity, dtype=np.float64)
+    moved_any = True
+    while moved_any:
+        moved_any = False
+        for source in range(n):
+            counts = np.array(clients.assigned, dtype=np.float64)
+            source_count, source_capacity = counts[source], capacity[source]
+            skew = source_count / source_capacity - counts / capacity
+            proposed = (source_count - 1.0) / source_capacity - (counts + 1.0) / capacity
+            worth = np.flatnonzero((skew > 0) & (proposed >= 0))
+            for destination in worth.tolist():
+                if destination == source or not _should_move(clients, source, destination):
+                    continue
+                for task in sorted(tasks_of[source]):
+                    if not _should_move(clients, source, destination):
+                        break
+                    if not clients.holds(destination, task) and may_move(source, destination):
+                        move_out(source, task)
+                        move_in(destination, task)
+                        moved_any = True
+
+
+class HighAvailabilityAssignor:
+    """One run of the assignor over a scenario; :meth:`assign` gives whether a probing rebalance follows."""
+
+    def __init__(self, scenario: StreamsClassicScenario, lags: np.ndarray) -> None:
+        self.scenario = scenario
+        self.lags = lags  # [client, task]
+        self.clients = Clients([c.capacity for c in scenario.clients])
+        self.hash_codes = [c.hash_code for c in scenario.clients]
+        self.stateful = [t for t, s in enumerate(scenario.stateful) if s]
+        self.stateless = [t for t, s in enumerate(scenario.stateful) if not s]
+
+    def assign(self) -> bool:
+        self._assign_stateful_actives()
+        if self.scenario.num_standby_replicas > 0:
+            self._assign_standbys()
+        self._warmups_left = self.scenario.max_warmup_replicas
+        self._index_lags()
+        warmups: dict[int, set[int]] = {}
+        active_moves = self._move_actives(warmups)
+        standby_moves = self._move_standbys(warmups)
+        self._assign_stateless_actives()
+        return active_moves + standby_moves > 0
+
+    def by_load(self, constraint: Callable[[int, int], bool], active_only: bool = False) -> ConstrainedPrioritySet:
+        clients = self.clients
+        counts = clients.actives if active_only else clients.assigned
+        return ConstrainedPrioritySet(constraint, counts, clients.capacity, self.hash_codes)
+
+    # -- steps 1 and 2 ----------------------------------------------------------------------
+
+    def _assign_stateful_actives(self) -> None:
+        clients = self.clients
+        n = len(clients)
+        for i, task in enumerate(self.stateful):
+            clients.add_active(i % n, task)
+        balance(clients, False, lambda s, d: True)
+
+    def _assign_standbys(self) -> None:
+        clients = self.clients
+        if self.scenario.rack_aware_assignment_tags:
+            from kassign.groups.streams.classic.client_tags import assign_tag_aware_standbys, same_tags
+
+            assign_tag_aware_standbys(self)
+            tags = [c.client_tags for c in self.scenario.clients]
+            balance(clients, True, lambda s, d: same_tags(tags[s], tags[d]))
+            return
+        by_load = self.least_loaded_without_copy()
+        by_load.offer_all(range(len(clients)))
+        for task in self.stateful:
+            self.assign_standbys_least_loaded(task, self.scenario.num_standby_replicas, by_load)
+        balance(clients, True, lambda s, d: True)
+
+    def least_loaded_without_copy(self) -> ConstrainedPrioritySet:
+        clients = self.clients
+        return self.by_load(lambda c, task: not clients.holds(c, task))
+
+    def assign_standbys_least_loaded(self, task: int, wanted: int, by_load: ConstrainedPrioritySet) -> int:
+        """Give ``task`` up to ``wanted`` standbys on the least loaded clients without a copy;
+        gives how many could not be placed (Kafka logs a warning for them)."""
+        while wanted > 0:
+            client = by_load.poll(task)
+            if client is None:
+                break
+            self.clients.add_standby(client, task)
+            wanted -= 1
+            by_load.offer(client)
+        return wanted
+
+    # -- steps 3 and 4 ----------------------------------------------------------------------
+
+    def _index_lags(self) -> None:
+        lags = self.lags
+        bound = self.scenario.acceptable_recovery_lag
+        if bound == JAVA_LONG_MAX:
+            caught_up = np.ones(lags.shape, dtype=bool)
+        else:
+            caught_up = (lags == LATEST_OFFSET) | ((lags >= 0) & (lags <= bound))
+        self.caught_up = caught_up
+        self.caught_up_count = caught_up.sum(axis=0).tolist()
+        self.least_lag = lags.min(axis=0).tolist() if len(self.clients) else []
+        self._by_lag: dict[int, list[int]] = {}
+
+    def by_lag(self, task: int) -> list[int]:
+        """Clients by (lag on ``task``, UUID)."""
+        order = self._by_lag.get(task)
+        if order is None:
+            order = self._by_lag[task] = np.argsort(self.lags[:, task], kind="stable").tolist()
+        return order
+
+    def _needs_moving(self, task: int, client: int) -> bool:
+        """Not caught up on ``task`` while another client has a smaller lag on it."""
+        return not self.caught_up[client, task] and self.least_lag[task] < self.lags[client, task]
+
+    def _scheduled(self, tasks_of: list[set[int]], skip: dict[int, set[int]]) -> tuple[list, ConstrainedPrioritySet]:
+        caught_up = self.caught_up
+        by_load = self.by_load(lambda c, task: caught_up[c, task])
+        movements = []
+        for client in range(len(self.clients)):
+            for task in sorted(tasks_of[client]):
+                if task not in skip.get(client, ()) and self._needs_moving(task, client):
+                    movements.append((self.caught_up_count[task], task, client))
+            by_load.offer(client)
+        movements.sort()  # Kafka's PriorityQueue of movements: fewest caught-up clients, then task
+        return movements, by_load
+
+    def _take_warmup(self) -> bool:
+        left = self._warmups_left
+        self._warmups_left -= 1
+        return left > 0
+
+    def _move_actives(self, warmups: dict[int, set[int]]) -> int:
+        clients = self.clients
+        movements, by_load = self._scheduled(clients.active, {})
+        for _, task, destination in movements:
+            source = by_load.poll(task, lambda c: task in clients.standby[c])
+            if source is not None:
+                self._swap(task, source, destination)
+            else:
+                source = by_load.poll(task)
+                if source is None:
+                    source = self._most_caught_up(task, destination, lambda c: True)
+                    if source is None:
+                        raise AssertionError("a scheduled movement found no client to move to")
+                    if task in clients.standby[source]:
+                        self._swap(task, source, destination)
+                    else:
+                        self._move_active(task, source, destination, warmups)
+                else:
+                    self._move_active(task, source, destination, warmups)
+            by_load.offer_all((source, destination))
+        return len(movements)
+
+    def _move_standbys(self, warmups: dict[int, set[int]]) -> int:
+        clients = self.clients
+        movements, by_load = self._scheduled(clients.standby, warmups)
+        done = 0
+        for _, task, destination in movements:
+            def eligible(c: int, task: int = task) -> bool:
+                return not clients.holds(c, task)
+
+            source = by_load.poll(task, eligible)
+            if source is None:
+                source = self._most_caught_up(task, destination, eligible)
+            if source is None:
+                continue  # every closer client already holds a copy: nowhere to move it
+            clients.add_standby(source, task)
+            if not self._take_warmup():
+                clients.remove_standby(destination, task)
+            by_load.offer_all((source, destination))
+            done += 1
+        return done
+
+    def _most_caught_up(self, task: int, destination: int, eligible: Callable[[int], bool]) -> int | None:
+        """The first eligible client by lag ranked ahead of ``destination``."""
+        for client in self.by_lag(task):
+            if client == destination:
+                return None
+            if eligible(client):
+                return client
+        return None
+
+    def _swap(self, task: int, source: int, destination: int) -> None:
+        clients = self.clients
+        clients.remove_standby(source, task)
+        clients.add_active(source, task)
+        clients.remove_active(destination, task)
+        clients.add_standby(destination, task)
+
+    def _move_active(self, task: int, source: int, destination: int, warmups: dict[int, set[int]]) -> None:
+        clients = self.clients
+        clients.add_active(source, task)
+        clients.remove_active(destination, task)
+        if self._take_warmup():
+            clients.add_standby(destination, task)
+            warmups.setdefault(destination, set()).add(task)
+
+    # -- step 5 -----------------------------------------------------------------------------
+
+    def _assign_stateless_actives(self) -> None:
+        clients = self.clients
+        by_active_load = self.by_load(lambda c, task: True, active_only=True)
+        by_active_load.offer_all(range(len(clients)))
+        for task in self.stateless:
+            client = by_active_load.poll(task)
+            clients.add_active(client, task)
+            by_active_load.offer(client)

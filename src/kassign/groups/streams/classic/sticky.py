@@ -1,0 +1,285 @@
+"""Kafka Streams' own StickyTaskAssignor (KIP-924, ``task.assignor.class``): tasks stay where they ran.
+
+This assignor ignores lags; it goes by what each client held before: its *previous active*
+tasks (those its consumers own, and those reported with offset sum -2) and its *previous
+standby* tasks (the other tasks it reported offset sums for). A client's load is its assigned
+tasks (active and standby) per stream thread; ``quota = tasks // all threads`` (integer
+division), and a client has room for another active task while it holds fewer than
+``threads x quota``.
+
+1. Each task goes back to its previous active client while that one has room (tasks in the
+   order of Kafka's ``HashMap`` of previous actives).
+2. Each task still open goes to the first of its previous standby clients with room.
+3. The rest, in task order, go to the best client: the previous active client, else the least
+   loaded previous standby client; but if that one holds a task per thread or more while some
+   client is lighter, the least loaded previous standby client instead, unless it is as loaded,
+   then simply the least loaded client. "Least loaded" prefers a client without a pair of
+   co-assigned tasks it would repeat (Kafka's ``TaskPairs``: two tasks once put on one client
+   are a pair) and takes the first client in ``HashSet`` order among equals; an empty client
+   wins at once.
+4. Standbys: each stateful task gets ``num_standby_replicas`` standbys, each on the best client
+   (as in step 3) among those without a copy.
+
+No probing rebalance follows (the assignor asks for none).
+
+Example: two clients with one thread each, A (UUID ``00..01``) owning ``0_0`` and ``0_1``, B
+(``00..02``) owning nothing; tasks ``0_0`` to ``0_2``, stateless. Quota: 3 // 2 = 1. Step 1 gives
+A one of its tasks (the first of ``0_0``, ``0_1`` in the HashMap: ``0_1``, whose hash falls in an
+earlier bucket), then A is full. Step 3: ``0_0`` would go back to A, but A holds one task per
+thread and B holds none, so B (empty) takes it; ``0_2`` goes to the least loaded client, both
+holding one task: the first in HashSet order.
+
+Where Kafka's answer is not reproducible, kassign says how it chooses: Kafka walks the stateful
+tasks for standbys in a ``HashSet`` of task descriptions hashed by object identity, so the order
+(and, where loads tie, the standbys' placement) changes from run to run; kassign takes them in
+task order, one of the orders Kafka can take. Without standby replicas the answer is exact.
+Kafka's rack-aware optimisation of this assignor needs partition racks a scenario does not
+carry; it is off by default, and kassign models it off. ``HashSet`` copies follow JDK 17 (a
+copied set's table is sized ``size / 0.75 + 1``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kassign.core.errors import KassignError
+from kassign.core.javaorder import copy_constructor_capacity, table_size_for
+from kassign.groups.streams.classic.scenario import task_hash
+from kassign.core.javasets import hash_set_order, may_have_tree_bins
+from kassign.groups.streams.classic.scenario import LATEST_OFFSET, StreamsClassicScenario
+
+_INT_MASK = 0xFFFFFFFF
+
+
+def _java_int(value: int) -> int:
+    value &= _INT_MASK
+    return value - (1 << 32) if value >> 31 else value
+
+
+def previous_tasks(scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]]) -> tuple[list, list]:
+    """Per client, its previous active tasks (owned, or reported with -2) and previous standby
+    tasks (reported otherwise), as ``ClientState`` derives them."""
+    active, standby = [], []
+    for ci, client in enumerate(scenario.clients):
+        owned = {t for c in client.consumers for t in c.owned}
+        sums = merged_sums[ci]
+        active.append(owned | {t for t, s in sums.items() if s == LATEST_OFFSET})
+        standby.append({t for t, s in sums.items() if t not in owned and s != LATEST_OFFSET})
+    return active, standby
+
+
+def partition_grouper_order(scenario: StreamsClassicScenario) -> list[int]:
+    """The tasks in the order Kafka's ``PartitionGrouper`` puts them in its map: subtopologies as a
+    ``HashMap`` of subtopologies iterates them, each one's partitions in order."""
+    first: dict[int, int] = {}
+    count: dict[int, int] = {}
+    for t, (sub, _) in enumerate(scenario.tasks):
+        first.setdefault(sub, t)
+        count[sub] = count.get(sub, 0) + 1
+    subtopologies = list(first)  # ascending
+    # Subtopology.hashCode is Objects.hash(id, null); ids 0..n-1, as Kafka numbers them, never
+    # share a bucket, so the map's own filling order (taken as ascending here) cannot show.
+    order = hash_set_order([((31 + sub) * 31) & _INT_MASK for sub in subtopologies], subtopologies)
+    return [first[sub] + p for sub in order for p in range(count[sub])]
+
+
+class StickyAssignor:
+    """One run of Kafka Streams' StickyTaskAssignor; clients by index in UUID order."""
+
+    def __init__(self, scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]]) -> None:
+        self.scenario = scenario
+        self.n_tasks = len(scenario.tasks)
+        self.task_hashes = [task_hash(*t) for t in scenario.tasks]
+        self.client_hashes = [c.hash_code for c in scenario.clients]
+        self.capacity = [c.capacity for c in scenario.clients]
+        self.prev_active, self.prev_standby = previous_tasks(scenario, merged_sums)
+        # What each client was given, in order (its KafkaStreamsAssignment's map), and task kinds.
+        self.given: list[list[int]] = [[] for _ in scenario.clients]
+        self.held: list[set[int]] = [set() for _ in scenario.clients]
+        self.active: list[set[int]] = [set() for _ in scenario.clients]
+        self.locations: dict[int, set[int]] = {}
+        self.loads = [0.0] * len(scenario.clients)  # tasks per thread
+        # taskCount * (taskCount - 1) / 2 in Java ints: the product wraps, the division truncates
+        product = _java_int(self.n_tasks * (self.n_tasks - 1))
+        self.max_pairs = product // 2 if product >= 0 else -(-product // 2)
+        if self.max_pairs < 0:
+            raise KassignError(f"Kafka Streams' sticky task assignor fails for {self.n_tasks:,} tasks: the number of "
+                               "task pairs it sizes a HashSet for overflows a Java int (its IllegalArgumentException)")
+        self.pairs: set[tuple[int, int]] = set()
+        self._client_order = self._streams_states_order()
+
+    # -- Java's orders ------------------------------------------------------------------------
+
+    def _streams_states_order(self) -> list[int]:
+        """Clients as the assignor's map of KafkaStreamsState iterates them: a HashMap filled from
+        the leader's HashMap of client metadata, itself filled as subscriptions reveal clients."""
+        seen: list[int] = []
+        known: set[int] = set()
+        for ci, _ in self.scenario.subscription_order:
+            if ci not in known:
+                known.add(ci)
+                seen.append(ci)
+        first = hash_set_order([self.client_hashes[c] for c in seen], seen)
+        return hash_set_order([self.client_hashes[c] for c in first], first)
+
+    def _client_set(self, clients: list[int], capacity: int | None = None) -> list[int]:
+        return hash_set_order([self.client_hashes[c] for c in clients], clients, capacity)
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def load(self, c: int) -> float:
+        return self.loads[c]
+
+    def finalize(self, task: int, client: int, active: bool) -> None:
+        for other in self.held[client]:
+            self.pairs.add((other, task) if other < task else (task, other))
+        self.given[client].append(task)
+        self.loads[client] = len(self.given[client]) / self.capacity[client]
+        self.held[client].add(task)
+        if active:
+            self.active[client].add(task)
+        self.locations.setdefault(task, set()).add(client)
+
+    def has_room(self, c: int, per_thread: int) -> bool:
+        return len(self.active[c]) < self.capacity[c] * per_thread
+
+    def has_new_pair(self, task: int, client: int) -> bool:
+        if len(self.pairs) == self.max_pairs:
+            return False
+        pairs = self.pairs
+        return any(((t, task) if t < task else (task, t)) not in pairs for t in self.held[client])
+
+    # -- choosing a client ----------------------------------------------------------------------
+
+    def least_loaded(self, task: int, clients: list[int]) -> int | None:
+        loads = self.loads
+        best, best_load = None, 0.0
+        for c in clients:
+            load = loads[c]
+            if load == 0:
+                return c
+            if (best is None or load < best_load) and self.has_new_pair(task, c):
+                best, best_load = c, load
+        if best is not None:
+            return best
+        for c in clients:
+            if best is None or loads[c] < best_load:
+                best, best_load = c, loads[c]
+        return best
+
+    def least_loaded_previous_standby(self, task: int, clients: list[int]) -> int | None:
+        ids = self.standby_clients.get(task, [])
+        # new HashSet<>(ids), then retainAll(clients): the copy's table, the survivors in place
+        copy = self._client_set(ids, copy_constructor_capacity(len(ids)))
+        within = set(clients)
+        return self.least_loaded(task, [c for c in copy if c in within])
+
+    def should_balance(self, client: int) -> bool:
+        load = self.loads[client]
+        return load >= 1 and min(self.loads) < load
+
+    def best_client(self, task: int, clients: list[int]) -> int:
+        if len(clients) == 1:
+            return clients[0]
+        previous = self.active_client.get(task)
+        if previous is None or previous not in clients:
+            previous = self.least_loaded_previous_standby(task, clients)
+        if previous is None:
+            return self.least_loaded(task, clients)
+        if self.should_balance(previous):
+            standby = self.least_loaded_previous_standby(task, clients)
+            if standby is None or self.should_balance(standby):
+                return self.least_loaded(task, clients)
+            return standby
+        return previous
+
+    # -- the assignment -------------------------------------------------------------------------
+
+    def assign(self) -> None:
+        order = self._client_order
+        # Previous owners: HashMap<TaskId, ProcessId> (the last client met wins) and
+        # HashMap<TaskId, HashSet<ProcessId>>, filled client by client, tasks in order.
+        active_client: dict[int, int] = {}
+        standby_sets: dict[int, list[int]] = {}
+        for c in order:
+            for task in sorted(self.prev_active[c]):
+                active_client[task] = c
+            for task in sorted(self.prev_standby[c]):
+                standby_sets.setdefault(task, []).append(c)
+        self.active_client = active_client
+        self.standby_clients = {t: self._client_set(cs) for t, cs in standby_sets.items()}
+        active_keys = hash_set_order([self.task_hashes[t] for t in active_client], list(active_client))
+
+        self._assign_active(active_keys)
+        self._assign_standbys()
+
+    def _assign_active(self, active_keys: list[int]) -> None:
+        per_thread = self.n_tasks // sum(self.capacity)
+        unassigned = self._unassigned_order()
+        open_tasks = set(unassigned)
+        for task in active_keys:
+            client = self.active_client[task]
+            if self.has_room(client, per_thread):
+                self.finalize(task, client, True)
+                open_tasks.discard(task)
+        if len(open_tasks) < len(unassigned):
+            self._check_removals(unassigned)
+        for task in unassigned:
+            if task not in open_tasks:
+                continue
+            for client in self.standby_clients.get(task, ()):
+                if self.has_room(client, per_thread):
+                    self.finalize(task, client, True)
+                    open_tasks.discard(task)
+                    break
+        everyone = self._client_set(self._client_order)
+        for task in sorted(open_tasks):
+            self.finalize(task, self.best_client(task, everyone), True)
+
+    def _unassigned_order(self) -> list[int]:
+        """``new HashSet<>(allTaskIds)``: Kafka's map of tasks (filled as the partition grouper lists
+        them) copied."""
+        grouped = partition_grouper_order(self.scenario)
+        hashes = self.task_hashes
+        in_map = hash_set_order([hashes[t] for t in grouped], grouped)  # the grouper's map
+        in_map = hash_set_order([hashes[t] for t in in_map], in_map)  # the task map built from it
+        return hash_set_order([hashes[t] for t in in_map], in_map, copy_constructor_capacity(len(in_map)))
+
+    def _check_removals(self, unassigned: list[int]) -> None:
+        spread = np.asarray([self.task_hashes[t] for t in unassigned], dtype=np.int64)
+        spread ^= spread >> 16
+        if may_have_tree_bins(spread, int(table_size_for(copy_constructor_capacity(len(unassigned))))):
+            raise KassignError(
+                "kassign cannot reproduce the order in which Kafka Streams' sticky assignor revisits tasks here "
+                "(its HashSet of tasks holds tree bins, and removals reorder them); the high-availability "
+                "assignor has no such limit")
+
+    def _assign_standbys(self) -> None:
+        wanted = self.scenario.num_standby_replicas
+        if wanted <= 0:
+            return
+        for task in (t for t, stateful in enumerate(self.scenario.stateful) if stateful):
+            for _ in range(wanted):
+                holders = self.locations.get(task, set())
+                candidates = self._client_set([c for c in self._client_order if c not in holders])
+                if not candidates:
+                    break  # Kafka logs that the standbys could not all be placed
+                self.finalize(task, self.best_client(task, candidates), False)
+
+    # -- what the thread split reads ------------------------------------------------------------
+
+    def thread_split_orders(self, client: int) -> tuple[list[int], list[int], list[int]]:
+        """The client's stateful actives, standbys and stateless actives in the iteration order of
+        the sets ``ClientState`` hands the thread split after ``setAssignedTasks``: HashSets filled
+        from the assignment's HashMap of tasks."""
+        hashes, stateful = self.task_hashes, self.scenario.stateful
+        given = self.given[client]
+        in_map = hash_set_order([hashes[t] for t in given], given)
+        active_set = [t for t in in_map if t in self.active[client]]
+        actives = hash_set_order([hashes[t] for t in active_set], active_set)
+        standby_set = [t for t in in_map if t not in self.active[client]]
+        standbys = hash_set_order([hashes[t] for t in standby_set], standby_set)
+        stateful_actives = [t for t in actives if stateful[t]]
+        stateless_actives = [t for t in actives if not stateful[t]]
+        return (hash_set_order([hashes[t] for t in stateful_actives], stateful_actives), standbys,
+                hash_set_order([hashes[t] for t in stateless_actives], stateless_actives))

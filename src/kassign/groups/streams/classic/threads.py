@@ -1,0 +1,150 @@
+"""How the group leader spreads a client's tasks over that client's consumers (stream threads).
+
+After the client-level assignment, ``StreamsPartitionAssignor`` splits each client's tasks
+over its consumers, taken in member id order, in three passes sharing one running count of
+tasks per consumer: stateful active tasks, then standbys, then stateless active tasks. Each
+pass aims every consumer at ``floor(tasks so far / consumers)`` (``min``):
+
+1. (stateful passes only) each consumer first takes back tasks it reported state for, least
+   lagged first, up to its ``min``; a task it could not take is remembered for it;
+2. consumers still under ``min`` take the lowest remaining tasks in turn (round robin) until
+   at ``min``;
+3. what is left goes one each to consumers exactly at ``min``: first to a remembered previous
+   holder (in task order), then the rest in the order they sit in Java's ``PriorityQueue``
+   array, which is heap order and not sorted order.
+
+Example: one client, consumers C1 and C2; stateful actives ``0_0``, ``0_1``, ``0_2``; C2 reported
+state for ``0_2`` (lag 5) and ``0_0`` (lag 50). ``min`` is 1. Pass 1: C1 reported nothing; C2
+takes ``0_2``, remembers ``0_0``. Pass 2: C1 takes ``0_0``. Pass 3: ``0_1`` is left and both are at
+``min``; its previous holder is nobody, so it goes to the first consumer at ``min``, C1.
+Result: C1 ``0_0``, ``0_1``; C2 ``0_2``.
+
+This is the split the leader decides, which is what kassign answers (and what SPEC section 8's
+vectors hold). What a consumer receives in this very round can be less: under cooperative
+rebalancing Kafka holds back an active task whose partition another consumer still owns (and
+lets the receiving consumer keep it as a standby meanwhile if its client had state for it),
+and asks for an immediate follow-up rebalance, after which the task arrives as decided here.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from kassign.core.errors import KassignError
+from kassign.core.javaorder import java_sorted_positions
+from kassign.groups.streams.classic.high_availability import Clients
+from kassign.groups.streams.classic.scenario import task_hash
+from kassign.core.javaqueue import JavaPriorityQueue
+from kassign.core.javasets import hash_set_order
+from kassign.groups.streams.classic.lags import lag_of
+from kassign.groups.streams.classic.scenario import StreamsClassicScenario
+
+
+@dataclass
+class ConsumerAssignment:
+    active: list[int]
+    standby: list[int]
+
+
+def _hash_set_order(tasks: list[int], scenario: StreamsClassicScenario) -> list[int]:
+    """Tasks (given sorted) as a ``HashSet<TaskId>`` filled one by one iterates them. (Tasks
+    ``s_p`` and ``(s+1)_(p-31)`` share a hash code, so big topologies do crowd buckets.)"""
+    return hash_set_order([task_hash(*scenario.tasks[t]) for t in tasks], tasks)
+
+
+def assign_tasks_to_threads(tasks: list[int], stateful: bool, consumers: list[int], previous: dict[int, list[int]],
+                            thread_load: dict[int, int]) -> dict[int, list[int]]:
+    """One pass of the split: ``tasks`` in the collection's iteration order, ``consumers`` in
+    member id order, ``previous``: consumer -> tasks it reported state for, least lagged first.
+    Updates ``thread_load``."""
+    assignment: dict[int, list[int]] = {c: [] for c in consumers}
+    total = len(tasks) + sum(thread_load.values())
+    minimum = total // len(consumers)
+    unassigned = JavaPriorityQueue(lambda t: t, tasks)
+    to_fill: deque[int] = deque()
+    skipped: dict[int, int] = {}  # task -> previous holder it could not go to yet
+
+    if unassigned:
+        for consumer in consumers:
+            mine = assignment[consumer]
+            target = minimum - thread_load.get(consumer, 0)
+            if stateful:
+                for task in previous.get(consumer, ()):
+                    if task in unassigned:
+                        if len(mine) < target:
+                            mine.append(task)
+                            unassigned.remove(task)
+                        else:
+                            skipped[task] = consumer
+            if len(mine) < target:
+                to_fill.append(consumer)
+
+        while to_fill:
+            task = unassigned.poll()
+            if task is None:
+                raise KassignError("Kafka Streams ran out of tasks while spreading them over a client's threads "
+                                   "(its TaskAssignmentException); the rebalance fails")
+            consumer = to_fill.popleft()
+            assignment[consumer].append(task)
+            if len(assignment[consumer]) + thread_load.get(consumer, 0) < minimum:
+                to_fill.append(consumer)
+
+        if unassigned:
+            for consumer in consumers:
+                if len(assignment[consumer]) + thread_load.get(consumer, 0) == minimum:
+                    to_fill.append(consumer)
+            for task in sorted(skipped):
+                consumer = skipped[task]
+                if consumer in to_fill and task in unassigned:
+                    assignment[consumer].append(task)
+                    unassigned.remove(task)
+                    to_fill.remove(consumer)
+            for task in unassigned:
+                if not to_fill:
+                    raise KassignError("Kafka Streams has more tasks than threads at their share while spreading "
+                                       "a client's tasks (a NullPointerException in Kafka); the rebalance fails")
+                assignment[to_fill.popleft()].append(task)
+
+    for consumer, mine in assignment.items():
+        thread_load[consumer] = thread_load.get(consumer, 0) + len(mine)
+    return assignment
+
+
+def high_availability_orders(scenario: StreamsClassicScenario, clients: Clients):
+    """For the high-availability assignor: per client, its stateful actives, standbys and stateless
+    actives in the order the thread split meets them. ``ClientState`` keeps its tasks in sorted
+    sets and hands out the stateful and stateless actives as HashSets filled from them."""
+    def orders(ci: int) -> tuple[list[int], list[int], list[int]]:
+        active = sorted(clients.active[ci])
+        return (_hash_set_order([t for t in active if scenario.stateful[t]], scenario),
+                sorted(clients.standby[ci]),
+                _hash_set_order([t for t in active if not scenario.stateful[t]], scenario))
+    return orders
+
+
+def split_over_consumers(scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]],
+                         orders) -> list[dict[int, ConsumerAssignment]]:
+    """Every client's tasks spread over its consumers: per client, {consumer index: assignment}.
+    ``orders(client)``: its stateful actives, standbys and stateless actives, each in the order of
+    the collection Kafka builds its ``PriorityQueue`` from."""
+    split: list[dict[int, ConsumerAssignment]] = []
+    for ci, client in enumerate(scenario.clients):
+        sums, ends, stateful = merged_sums[ci], scenario.end_offset_sums, scenario.stateful
+        consumers = java_sorted_positions([c.member_id for c in client.consumers])
+        # the stateful tasks each consumer reported, least lagged (at the client's merged sums) first
+        previous = {
+            mi: sorted((t for t in client.consumers[mi].offset_sums if stateful[t]),
+                       key=lambda t: (lag_of(sums[t], ends[t]), t))
+            for mi in consumers
+        }
+        stateful_active, standby, stateless_active = orders(ci)
+        thread_load: dict[int, int] = {}
+        stateful_active = assign_tasks_to_threads(stateful_active, True, consumers, previous, thread_load)
+        standby = assign_tasks_to_threads(standby, True, consumers, previous, thread_load)
+        stateless_active = assign_tasks_to_threads(stateless_active, False, consumers, previous, thread_load)
+        split.append({
+            mi: ConsumerAssignment(sorted(stateful_active[mi] + stateless_active[mi]), sorted(standby[mi]))
+            for mi in consumers
+        })
+    return split

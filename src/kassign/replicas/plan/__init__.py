@@ -1,0 +1,234 @@
+"""Reassignment plans: where replicas should go when brokers come, go, or are drained.
+
+``plan_reassignment(current, brokers)`` reads kafka-reassign-partitions.sh's JSON and returns
+a document in the same shape that the same tool executes.
+
+Data layout: partitions and brokers are integer indexes into int64 numpy arrays from the
+moment the input is read (``_model``) until the documents are written (``_document``); the
+flow engine (``_flow``) and the byte balancer (``_bytes``) are numba-compiled loops over those
+arrays, and the exact byte stage (``_exact``) builds its sparse integer programs from them.
+(topic, partition) names exist only at those two edges.
+
+Objectives, in strict order:
+
+1. Valid: every partition on distinct target brokers, spread over min(rf, racks) racks with no
+   rack holding more than ceil(rf / racks) of its replicas.
+2. Replica counts per target broker as even as (1) allows: the smallest max - min.
+3. Among those, the fewest replica moves (a replica placed on a broker that did not hold it).
+4. Leaders (first replicas) per target broker as even as possible given the chosen replica
+   sets (smallest max - min), then the fewest leader changes. Replicas that stay keep their
+   current order; only the leader is brought to the front. (Where several replica choices tie
+   on 1-3, the one keeping the most current leaders' replicas is taken, which spares leader
+   changes.)
+
+Worked example (no racks): six partitions of rf 2 on brokers 0, 1, 2; broker 3 is added::
+
+    current   t-0 [0, 1]  t-1 [1, 2]  t-2 [2, 0]  t-3 [0, 1]  t-4 [1, 2]  t-5 [2, 0]
+    proposed  t-0 [3, 0]  t-1 [1, 3]  t-2 [2, 3]  t-3 [0, 1]  t-4 [1, 2]  t-5 [2, 0]
+
+12 replicas over 4 brokers: 3 each is the only max - min = 0 outcome, and broker 3 must
+receive 3 replicas, so 3 moves is the least possible; this plan moves exactly 3 (each
+partition that moves drops a follower, not its leader). Leaders: 6 over 4 brokers means 1 or
+2 each, so broker 3 must take at least one leadership: exactly one changes (t-0 to broker 3,
+which goes first; the replica that stays, 0, keeps its place after it). Kafka's --generate
+on the same input (start seed 0) moves 6 replicas and changes all 6 leaders.
+
+Why the result is optimal:
+
+- (1) is the arc capacities of a flow network ``partition -> (partition, rack) -> broker``:
+  a partition sends rf units, at most ceil(rf / racks) (and, where rf >= racks, at least one)
+  into each rack, at most one to each broker.
+- (2): any plan's maximum is at least ``M*`` (the smallest possible maximum) and its minimum
+  at most ``m*`` (the largest possible minimum), so max - min >= M* - m*, with equality exactly
+  when every broker lies in ``[m*, M*]``; and that window is jointly reachable (a
+  decreasingly-minimal load vector of this M-convex set attains both). ``M*`` and ``m*`` come
+  exactly from a network over racks and replication-factor classes (``_bounds``).
+- (3): the min-cost flow with broker totals bounded by ``[m*, M*]``, cost ``K`` per unit on a
+  broker that did not hold the partition and 1 per kept follower (``K - 1`` > partitions, so
+  moves dominate: cost = sum(rf) + (K - 1) moves - kept leaders) has an integral optimum
+  (network matrix); the solver (``_flow``) runs successive shortest paths from the pseudo-flow
+  "keep every current replica that may stay", which is optimal for its own excesses, so it
+  ends at that optimum: the fewest moves.
+- (4): the same engine on ``partition -> one of its replicas``, cost 1 per leader that is not
+  the current one, inside the leader window; the window's ends come from feasibility flows
+  whose failures yield Hall-type cuts (a set of brokers that must lead a known number of
+  partitions), which bound the ends until a flow succeeds.
+
+With ``sizes`` the goal becomes bytes: every broker within ``tolerance`` (default 5%) above the
+mean where the partitions allow (else the least possible largest broker, then the fewest bytes
+above the limit), then the fewest bytes moved; validity stays exact. That is bin packing
+(NP-hard): a greedy heuristic (``_bytes``) gives a plan fast, and integer programs (``_exact``,
+HiGHS through scipy) make it exact where the input is small enough for them to finish, or
+improve it over neighbourhoods where it is not. The summary says which (``bytes_solver``),
+whether the result is proven optimal (``bytes_optimal``), whether the tolerance is reachable
+(``bytes_tolerance_reachable``: true, false with a proof, or null when unknown) and a proven
+lower bound on the bytes moved (``bytes_moved_bound``). ``max_moves``
+gives the smallest spread reachable within that many moves, then the fewest moves (exact:
+convex in the window's position, monotone in its width). ``exclude`` drains brokers. ``batches``
+splits the changed partitions into steps that each run on their own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kassign.core.limits import is_whole_number
+from kassign.replicas.plan._bytes import balance_bytes
+from kassign.replicas.plan._describe import parse_describe
+from kassign.replicas.plan._exact import Instance, improve, limit_for, moved_bound, over, unreachable_reason
+from kassign.replicas.plan._document import document, kafka_generate, order_replicas, split_batches
+from kassign.replicas.plan._model import PlanError, Problem, build_problem
+from kassign.replicas.plan._report import figures
+from kassign.core.units import human_bytes
+from kassign.replicas.plan._solve import ReplicaStage, layout, solve_leaders, solve_replicas
+
+__all__ = ["PlanError", "ReassignmentPlan", "human_bytes", "kafka_generate_document", "parse_describe",
+           "plan_reassignment"]
+
+OPTIONS = ("max_moves", "exclude", "batches", "tolerance")
+
+
+class ReassignmentPlan(dict):
+    """The proposed document itself (``{"version": 1, "partitions": [...]}``, ready for
+    ``json.dump``), with what went into it as attributes:
+
+    - ``rollback``: the current document, as given (run it to undo the plan);
+    - ``batches``: the plan as a list of documents to run one after another (one when no
+      ``batches`` option was given);
+    - ``summary``: figures (replicas, leaders, bytes per broker and rack before and after,
+      replicas/bytes moved, leader changes, the balance windows reached);
+    - ``problem`` and ``replicas``: the arrays behind it (for the CLI and tests).
+    """
+
+    rollback: dict
+    batches: list[dict]
+    summary: dict[str, Any]
+    problem: Problem
+    replicas: np.ndarray
+
+
+def _whole(value: Any, name: str, least: int) -> int:
+    if not is_whole_number(value) or value < least:
+        raise PlanError(f"{name} must be a whole number >= {least}, got {value!r}")
+    return int(value)
+
+
+def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **options: Any) -> ReassignmentPlan:
+    """Plan a reassignment (see the module docstring for the objectives and why they hold).
+
+    ``current``: kafka-reassign-partitions.sh's JSON (dict or text): ``{"version": 1,
+    "partitions": [{"topic", "partition", "replicas"}]}``, leader first. ``brokers``: ``[(id,
+    rack_or_None), ...]`` (or plain ids, or a dict of id -> rack_or_None) that should hold replicas afterwards. ``sizes``: bytes per partition
+    (``{(topic, partition): bytes}``, ``{topic: [bytes, ...]}`` or a table with topic, partition,
+    bytes such as the pipeline's partition_load); turns on byte balancing.
+
+    Options: ``max_moves`` (at most this many replica moves), ``exclude`` (broker ids to drain),
+    ``batches`` (split into this many steps), ``tolerance`` (bytes: largest broker at most
+    this fraction above the mean, default 0.05).
+
+    Returns the proposed document (a ``ReassignmentPlan``, a dict) listing every partition of
+    ``current`` with its replication factor. Raises ``PlanError`` (a ``KassignError``).
+    """
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise PlanError(f"unknown option(s) {', '.join(unknown)}; choose from {', '.join(OPTIONS)}")
+    max_moves = options.get("max_moves")
+    if max_moves is not None:
+        max_moves = _whole(max_moves, "max_moves", 0)
+    batches = _whole(options.get("batches", 1), "batches", 1)
+    tolerance = options.get("tolerance", 0.05)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 10:
+        raise PlanError(f"tolerance must be a fraction >= 0 such as 0.05, got {tolerance!r}")
+    exclude = options.get("exclude") or ()
+    if is_whole_number(exclude):
+        exclude = [int(exclude)]
+    problem = build_problem(current, brokers, exclude, sizes)
+    lay = layout(problem)
+    stage = ReplicaStage(problem, lay)
+    info: dict[str, Any] = {}
+    if problem.sizes is None:
+        assign, info = solve_replicas(stage, max_moves)
+    else:
+        assign, info = _bytes_plan(problem, stage, max_moves, float(tolerance))
+    leaders, leader_info = solve_leaders(assign, stage.pref[:, 0], len(problem.targets))
+    targets = problem.targets
+    final_ids = np.where(assign >= 0, targets[np.maximum(assign, 0)], -1)
+    leader_ids = targets[leaders]
+    proposed = order_replicas(problem.current, final_ids, leader_ids, problem.rf)
+    plan = ReassignmentPlan(document(problem, proposed))
+    plan.rollback = problem.document
+    plan.problem = problem
+    plan.replicas = proposed
+    plan.batches = [document(problem, proposed, rows) for rows in split_batches(problem, proposed, batches)]
+    summary = figures(problem, proposed)
+    summary.update(replica_window=info.get("window"), leader_window=leader_info["window"],
+                   notes=list(problem.notes), racks_used=lay.rack_aware, batches=len(plan.batches))
+    if "optimal_moves" in info:
+        summary["optimal_window"] = info["optimal_window"]
+        summary["moves_for_optimal_window"] = info["optimal_moves"]
+    if max_moves is not None:
+        summary["max_moves"] = max_moves
+    if problem.sizes is not None:
+        summary.update({k: v for k, v in info.items() if k.startswith("bytes_") or k == "tolerance"})
+    plan.summary = summary
+    return plan
+
+
+def _bytes_plan(problem: Problem, stage: ReplicaStage, max_moves: int | None,
+                tolerance: float) -> tuple[np.ndarray, dict]:
+    """The valid placement with the fewest moves, greedy byte balancing from it (``_bytes``),
+    then the integer programs (``_exact``): exact where they fit, an improvement otherwise."""
+    P = problem.num_partitions
+    start = stage.solve(0, P)
+    if start is None:  # pragma: no cover - an open window always admits a flow
+        raise AssertionError("no valid placement")
+    forced = stage.moves(start)
+    if max_moves is not None and forced > max_moves:
+        raise PlanError(f"max_moves={max_moves} is too few: making every partition valid (off removed or excluded "
+                        f"brokers, racks spread) already takes {forced} replica moves")
+    n = len(problem.targets)
+    limit = limit_for(problem.sizes, problem.rf, n, tolerance)
+    heuristic = start.copy()
+    balance_bytes(heuristic, stage.pref, problem.sizes, stage.cap, stage.low, stage.layout.group_of_broker,
+                  n, limit, -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8)
+    inst = Instance(problem.sizes, problem.rf, stage.pref, stage.cap, stage.low, stage.layout.group_of_broker,
+                    stage.layout.num_groups, n, max_moves)
+    result = improve(inst, start, heuristic, limit)
+    assign = result.assign
+    loads = inst.loads(assign)
+    top = int(loads.max())
+    within = top <= limit
+    moved = inst.moved(assign)[0]
+    excess = over(loads, limit)
+    bound = moved if result.optimal else moved_bound(inst, start, inst.loads(inst.held), limit, top, excess)
+    counts = np.bincount(assign[assign >= 0], minlength=n)
+    info = {"window": [int(counts.min()), int(counts.max())], "tolerance": tolerance, "bytes_limit": limit,
+            "bytes_within_tolerance": within, "bytes_tolerance_reachable": result.reachable,
+            "bytes_optimal": result.optimal, "bytes_solver": result.solver, "bytes_moved_bound": bound,
+            "bytes_over_limit": excess}
+    mean = float((problem.sizes * problem.rf).sum()) / n
+    budget = f" within max_moves={max_moves}" if max_moves is not None else ""
+    if result.reachable is False:
+        info["bytes_least_max"] = result.least_max
+        reached = ""
+        if result.least_max is not None:
+            reached = (f"; the least possible largest broker is {human_bytes(result.least_max)} "
+                       f"({result.least_max / mean:.3f} x the mean), which this plan reaches")
+            if result.least_over is not None:
+                reached += (f", with the fewest bytes above the limit summed over the brokers "
+                            f"({human_bytes(result.least_over)})")
+        problem.notes.append(f"bytes: the partitions do not allow the largest broker within {tolerance:.0%} of the "
+                             f"mean{budget} ({unreachable_reason(inst, limit)}){reached}")
+    elif result.reachable is None:
+        problem.notes.append(f"bytes: the largest broker is not within {tolerance:.0%} of the mean{budget}, and the "
+                             "search stopped before proving whether any plan could be (too large for the exact stage)")
+    return assign, info
+
+
+def kafka_generate_document(current: Any, brokers: Any, *, exclude: Any = (), seed: int = 0) -> dict:
+    """What ``kafka-reassign-partitions.sh --generate`` would propose for the same input
+    (Kafka's placement per topic, ``kassign.assign_replicas``; its random start fixed by ``seed``)."""
+    problem = build_problem(current, brokers, exclude or ())
+    return document(problem, kafka_generate(problem, seed))
