@@ -58,6 +58,13 @@ def _flat(target: ShareTarget) -> FlatAssignment:
                           shared=(group.given_position[target.member], target.flat))
 
 
+def share_flat(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
+               kafka_version: str = "4.3") -> FlatAssignment:
+    """The new target assignment as integer arrays (:class:`~kassign.groups.flat.FlatAssignment`, several
+    members per partition allowed): what :func:`assign_share` and :func:`assign_share_table` are built from."""
+    return _flat(share_target(strategy, scenario, kafka_version))
+
+
 def assign_share(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
                  kafka_version: str = "4.3") -> dict[str, list[tuple[str, int]]]:
     """A share group's new target assignment: ``{member: [(topic, partition), ...]}``, every member
