@@ -62,10 +62,13 @@ def assignment_digest(assignment: Mapping[str, Iterable[tuple[str, int]]]) -> st
 class KafkaHarness:
     """One JVM running Kafka's ``assignor`` (``sticky`` or ``uniform``) over one scenario."""
 
-    def __init__(self, classpath: str, assignor: str, scenario: Mapping[str, Any], heap: str = "4g") -> None:
+    def __init__(self, classpath: str, assignor: str, scenario: Mapping[str, Any], heap: str = "4g",
+                 harness: Path = HARNESS) -> None:
+        """``harness``: the Java source to run (its class is named after the file), e.g.
+        ``java/KafkaShareAssignorBench.java`` for share groups."""
         self._folder = tempfile.TemporaryDirectory(prefix="kassign-kafka-bench-")
         folder = Path(self._folder.name)
-        compiled = subprocess.run(["javac", "-nowarn", "-d", str(folder), "-cp", classpath, str(HARNESS)],
+        compiled = subprocess.run(["javac", "-nowarn", "-d", str(folder), "-cp", classpath, str(harness)],
                                   capture_output=True, text=True, check=False)
         if compiled.returncode != 0:
             raise RuntimeError(f"compiling the Kafka harness against {classpath!r} failed:\n{compiled.stderr}")
@@ -73,7 +76,7 @@ class KafkaHarness:
         write_scenario_file(scenario, scenario_file)
         self._log = open(folder / "jvm.log", "w+")  # noqa: SIM115 (open for the JVM's life; closed in close())
         self._jvm = subprocess.Popen(
-            ["java", f"-Xmx{heap}", "-cp", f"{folder}:{classpath}", "KafkaAssignorBench", assignor, str(scenario_file)],
+            ["java", f"-Xmx{heap}", "-cp", f"{folder}:{classpath}", harness.stem, assignor, str(scenario_file)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True)
         self._answer(expect="ready")
 

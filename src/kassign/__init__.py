@@ -1,8 +1,10 @@
 """kassign: where Kafka puts your data, computed exactly as Kafka does.
 
 key -> partition (the producer's murmur2 partitioner), partition -> consumer (the
-group assignors and the rebalance protocol around them), replica -> broker
-(Kafka's replica placement), and a Spark pipeline that applies them to real data.
+assignors of every group type -- classic, consumer, share, streams, and Kafka Streams'
+task assignment -- and the protocols around them), replica -> broker (Kafka's replica
+placement), and a Spark pipeline that applies them to real data; each as the Kafka
+release the user runs (``kafka_version``, default 4.3).
 
 The public names below are loaded on first use (PEP 562), so that importing one part of
 kassign (the CLI, which starts Spark's JVM as early as it can) does not load every other part.
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING
 from kassign.core.lazy import lazy_names
 
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded lazily at run time
-    from kassign.api import assign, assign_table
+    from kassign.api import assign, assign_table, assign_tasks
     from kassign.core.errors import KassignError
     from kassign.producer.partitioner import murmur2, partition_for_key, partitions_for_keys
     from kassign.replicas.plan import plan_reassignment
@@ -24,6 +26,7 @@ if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded
 _HOMES = {
     "assign": "kassign.api",
     "assign_table": "kassign.api",
+    "assign_tasks": "kassign.api",
     "KassignError": "kassign.core.errors",
     "murmur2": "kassign.producer.partitioner",
     "partition_for_key": "kassign.producer.partitioner",
@@ -36,6 +39,7 @@ __all__ = [
     "KassignError",
     "assign",
     "assign_table",
+    "assign_tasks",
     "assign_replicas",
     "murmur2",
     "partition_for_key",

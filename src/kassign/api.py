@@ -1,4 +1,10 @@
-"""``kassign.assign``: run a strategy over a scenario document (SPEC section 3)."""
+"""``kassign.assign`` and ``kassign.assign_tasks``: one group type's assignor over a scenario document, as a given
+Kafka release runs it (SPEC sections 3, 4, 6, 7 and 8).
+
+``assign`` places partitions: ``protocol="classic"`` (the members' own assignor), ``"consumer"`` (KIP-848, the
+coordinator's ``uniform`` or ``range``) or ``"share"`` (KIP-932, ``simple``; a partition may go to several
+members). ``assign_tasks`` places a Kafka Streams application's tasks: ``protocol="classic"`` (the group leader's
+``high-availability`` or ``sticky``) or ``"streams"`` (KIP-1071, the broker's ``sticky``)."""
 
 from __future__ import annotations
 
@@ -7,20 +13,23 @@ from typing import Any
 
 import pyarrow as pa
 
-from kassign.groups.classic.assignors import ConsumerPartitionAssignor, get_assignor
+from kassign.groups.classic.assignors import ConsumerPartitionAssignor, assign_scenario, get_assignor
 from kassign.groups.consumer.assignors import assign_server_side
 from kassign.core.errors import KassignError
 from kassign.groups.flat import FlatAssignment
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
 from kassign.groups.scenario import Scenario, parse_scenario
 
 
-PROTOCOLS = ("classic", "consumer")
+PROTOCOLS = ("classic", "consumer", "share")
+TASK_PROTOCOLS = ("classic", "streams")
 
 
 def assign(
     strategy: str | ConsumerPartitionAssignor,
     scenario: Mapping[str, Any] | Scenario,
     protocol: str = "classic",
+    kafka_version: str = DEFAULT_KAFKA_VERSION,
     **options: Any,
 ) -> dict[str, list[tuple[str, int]]]:
     """Assign the scenario's partitions with ``strategy``.
@@ -30,53 +39,84 @@ def assign(
     members' ``owned`` are what they held); ``protocol="consumer"`` runs the Kafka 4
     group coordinator's (``uniform`` or ``range``; ``owned`` is each member's current
     target). ``options`` go to a classic assignor's constructor (e.g. ``seed`` for ``random``).
+
+    ``kafka_version`` (``"MAJOR.MINOR"`` or ``"MAJOR.MINOR.PATCH"``) is the Kafka release to
+    answer as (:mod:`kassign.core.releases`): the consumer protocol's ``uniform`` differs between
+    4.0.0 and later releases (KAFKA-18688); the classic assignors are the same in every 4.x.
+    A release kassign does not model is a ``KassignError`` naming those it does.
     """
+    if protocol == "share":
+        from kassign.groups.share import assign_share
+
+        _no_options(protocol, options)
+        return assign_share(strategy, scenario, kafka_version)  # type: ignore[arg-type]
     parsed = parse_scenario(scenario)
-    return assign_flat(strategy, parsed, protocol, **options).to_dict(parsed.members.ids)
+    return assign_flat(strategy, parsed, protocol, kafka_version, **options).to_dict(parsed.members.ids)
 
 
 def assign_table(
     strategy: str | ConsumerPartitionAssignor,
     scenario: Mapping[str, Any] | Scenario,
     protocol: str = "classic",
+    kafka_version: str = DEFAULT_KAFKA_VERSION,
     **options: Any,
 ) -> pa.Table:
     """The same assignment as :func:`assign`, as a ``pyarrow.Table`` with columns ``member``
     (string), ``topic`` (string), ``partition`` (int32): one row per assigned partition, in
     :func:`assign`'s order, built from integer arrays without a Python object per partition."""
-    return assign_flat(strategy, scenario, protocol, **options).to_table()
+    if protocol == "share":
+        from kassign.groups.share import assign_share_table
+
+        _no_options(protocol, options)
+        return assign_share_table(strategy, scenario, kafka_version)  # type: ignore[arg-type]
+    return assign_flat(strategy, scenario, protocol, kafka_version, **options).to_table()
 
 
 def assign_flat(
     strategy: str | ConsumerPartitionAssignor,
     scenario: Mapping[str, Any] | Scenario,
     protocol: str = "classic",
+    kafka_version: str = DEFAULT_KAFKA_VERSION,
     **options: Any,
 ) -> FlatAssignment:
     """The assignment as integer arrays (:class:`kassign.groups.flat.FlatAssignment`), checked."""
+    if protocol not in PROTOCOLS:
+        raise KassignError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    release = release_for(kafka_version, protocol)
+    if protocol == "share":
+        from kassign.groups.share.api import share_flat
+
+        _no_options(protocol, options)
+        return share_flat(strategy, scenario, release.label)  # type: ignore[arg-type]
     parsed = parse_scenario(scenario)
     if protocol == "consumer":
-        if options:
-            raise KassignError(f"the consumer protocol's assignors take no options, got {sorted(options)}")
-        return assign_server_side(strategy, parsed)
-    if protocol != "classic":
-        raise KassignError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+        _no_options(protocol, options)
+        return assign_server_side(strategy, parsed, release)
     assignor = get_assignor(strategy, **options)
-    return _run_classic(assignor, parsed)
+    return assign_scenario(assignor, parsed)
 
 
-def _run_classic(assignor: ConsumerPartitionAssignor, scenario: Scenario) -> FlatAssignment:
-    ours = type(assignor).__module__.startswith("kassign.")
-    try:
-        subscriptions = scenario.subscriptions(assignor)
-        if isinstance(assignor, ConsumerPartitionAssignor):
-            return assignor.assign_flat(scenario.cluster(), subscriptions)
-        # an assignor by shape only (a `name` and an `assign`): the base class's conversion serves it too
-        return ConsumerPartitionAssignor.assign_flat(assignor, scenario.cluster(), subscriptions)  # type: ignore[arg-type]
-    except KassignError:
-        raise
-    except Exception as err:
-        if ours:
-            raise
-        name = getattr(assignor, "name", type(assignor).__name__)
-        raise KassignError(f"assignor {name!r} failed: {type(err).__name__}: {err}") from err
+def assign_tasks(strategy: str, scenario: Mapping[str, Any], protocol: str = "classic",
+                 kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict[str, Any]:
+    """Assign a Kafka Streams application's tasks with ``strategy``.
+
+    ``protocol="classic"`` (the default): the group leader's StreamsPartitionAssignor, ``high-availability``
+    (Kafka Streams' default) or ``sticky``, on SPEC section 8's scenario; the answer is ``{"clients": {PROCESS:
+    {"active", "standby"}}, "consumers": {MEMBER: {"active", "standby"}}, "probing_rebalance": bool}``.
+    ``protocol="streams"``: a KIP-1071 streams group, the broker's ``sticky`` on SPEC section 7's scenario; the
+    answer is ``{MEMBER: {"active": {SUBTOPOLOGY: [partitions]}, "standby": {...}, "warmup": {...}}}``.
+    """
+    if protocol == "streams":
+        from kassign.groups.streams.sticky import assign_streams
+
+        return assign_streams(strategy, scenario, kafka_version)
+    if protocol == "classic":
+        from kassign.groups.streams.classic import assign_streams_classic
+
+        return assign_streams_classic(strategy, scenario, kafka_version)
+    raise KassignError(f"protocol must be one of {', '.join(TASK_PROTOCOLS)} for tasks, got {protocol!r}")
+
+
+def _no_options(protocol: str, options: Mapping[str, Any]) -> None:
+    if options:
+        raise KassignError(f"the {protocol} protocol's assignors take no options, got {sorted(options)}")

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 import kassign
+from tests.conftest import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = REPO / "examples"
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

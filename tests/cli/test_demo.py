@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import REPO
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo.py"
+DEMO = REPO / "examples" / "demo.py"
 
 
 # slow: about 35 s, and each step's command also runs in the CLI tests and the manual's examples

@@ -9,8 +9,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from tests.conftest import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = REPO / "examples"
 
 
 def kassign(*args: str) -> subprocess.CompletedProcess:

@@ -23,8 +23,9 @@ from kassign.kafka import topics_protocol as TP
 from kassign.kafka.flexible import FlexReader, encode_request
 from kassign.kafka.fetched import decode as decode_records
 from kassign.kafka.records import decompress
+from tests.conftest import REPO
 
-CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures" / "kafka-4.3.1"
+CAPTURES = REPO.parent / "shared" / "captures" / "kafka-4.3.1"
 FILES = sorted(p.name for p in CAPTURES.glob("*.json")) if CAPTURES.is_dir() else []
 DECODERS = {**G.DECODERS, 1: TP.decode_fetch, 3: TP.decode_metadata}
 

@@ -23,8 +23,9 @@ from kassign.kafka.config import ClientSettings
 from kassign.kafka.flexible import FlexWriter, is_flexible
 from kassign.groups.classic.protocol.wire import encode_assignment, encode_subscription
 from tests.kafka.replay_broker import ReplayBroker, capture_body
+from tests.conftest import REPO
 
-CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures" / "kafka-4.3.1"
+CAPTURES = REPO.parent / "shared" / "captures" / "kafka-4.3.1"
 if not CAPTURES.is_dir():
     pytest.skip(f"Kafka 4.3.1 captures not found at {CAPTURES}", allow_module_level=True)
 

@@ -138,3 +138,72 @@ def test_tansu_classic_group(tansu, topic_name):
             t.join(30)
         for c in consumers:
             c.close()
+
+
+def _describe_cli(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "kassign.cli.main", "describe-group", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_describe_group_command_on_a_real_classic_group(tansu, topic_name):
+    """`kassign describe-group` on tansu: the group, lag per partition from the real offsets, the release it could
+    not infer (tansu names no features) and a check it could not make (tansu keeps no subscriptions), each said."""
+    import json
+
+    kafka = pytest.importorskip("kafka", reason="kafka-python starts the classic group and writes the records")
+    topic = group = topic_name
+    tansu.create_topic(topic, 2)
+    producer = kafka.KafkaProducer(bootstrap_servers=tansu.bootstrap)
+    for i in range(6):
+        producer.send(topic, key=b"k", value=b"v", partition=i % 2)
+    producer.flush()
+    producer.close()
+    consumer = kafka.KafkaConsumer(bootstrap_servers=tansu.bootstrap, group_id=group, client_id="c0",
+                                   session_timeout_ms=6000, heartbeat_interval_ms=300, enable_auto_commit=False)
+    stop = threading.Event()
+    consumer.subscribe([topic])
+
+    def poll() -> None:
+        while not stop.is_set():
+            consumer.poll(timeout_ms=100)
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: len(consumer.assignment()) == 2, 30, "the member to hold both partitions")
+        member = consumer._coordinator._generation.member_id
+        out = _describe_cli("--bootstrap-server", tansu.bootstrap, "--group", group, "--json")
+        assert out.returncode == 0, out.stderr
+        found = json.loads(out.stdout)
+        assert found["group"]["type"] == "classic" and list(found["group"]["members"]) == [member]
+        assert found["kafka_version"] == "4.3" and found["kafka_version_from"] == "default"
+        assert "names no metadata.version" in found["kafka_version_why"]
+        assert found["group_check"]["equal"] is None and "subscription" in found["group_check"]["why"]
+        if not found["lag"]:  # tansu keeps no subscriptions: the group's topics are unknown, and it is said
+            assert any("no member subscriptions" in w for w in found["warnings"])
+        table = _describe_cli("--bootstrap-server", tansu.bootstrap, "--group", group)
+        assert table.returncode == 0, table.stderr
+        assert f"Group {group}: a classic consumer group" in table.stdout
+        assert "check (Kafka 4.3, default" in table.stdout and "not checked" in table.stdout
+        missing = _describe_cli("--bootstrap-server", tansu.bootstrap, "--group", f"{group}-nobody")
+        assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "does not exist" in missing.stderr
+    finally:
+        stop.set()
+        thread.join(30)
+        consumer.close()
+
+
+def test_describe_group_command_on_the_mock_cluster_says_it_cannot_tell():
+    pytest.importorskip("confluent_kafka", reason="the mock cluster is librdkafka's, shipped by confluent-kafka")
+    from tests.mock_cluster import MockCluster
+
+    mock = MockCluster(1, topics={"orders": (2, 1)})
+    try:
+        out = _describe_cli("--bootstrap-server", mock.bootstrap, "--group", "g", "--timeout", "5")
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+        assert "cannot tell whether group g exists" in out.stderr
+    finally:
+        mock.stop()

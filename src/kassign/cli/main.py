@@ -14,7 +14,8 @@ from kassign.core.errors import Interrupted, KassignError
 # when --help lists them all), so that `kassign partition` does not load Spark's or the assignors' code and
 # `kassign pipeline` can start Spark's JVM before the rest of kassign is loaded.
 _COMMANDS = {"partition": "partition_cmd", "assign": "assign_cmd", "replicas": "replicas_cmd",
-             "simulate": "simulate_cmd", "pipeline": "pipeline_cmd", "plan": "plan_cmd"}
+             "simulate": "simulate_cmd", "pipeline": "pipeline_cmd", "plan": "plan_cmd",
+             "describe-group": "describe_group_cmd"}
 
 
 class _Commands(click.Group):
@@ -35,7 +36,8 @@ class _Commands(click.Group):
 def cli() -> None:
     """kassign: where Kafka puts your data, computed exactly as Kafka does.
 
-    key -> partition (partition), partition -> consumer (assign), replica -> broker (replicas).
+    key -> partition (partition), partition -> consumer (assign, describe-group, simulate), replica -> broker
+    (replicas, plan), and the Spark pipeline (pipeline).
     """
 
 

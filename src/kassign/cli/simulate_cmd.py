@@ -19,11 +19,20 @@ from kassign.groups.classic.assignors import get_assignor
 from kassign.cli.common import Figure, count, emit_json, json_option, print_table
 from kassign.core.documents import load_yaml
 from kassign.core.errors import KassignError
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, KafkaRelease, release_for
 from kassign.groups.scenario import read_scenario_text
-from kassign.groups.simulate.streams_scenario import is_streams_timeline
 from kassign.groups.simulate.engine import simulate
 from kassign.groups.simulate.metrics import StrategyRun, protocol_in_force
-from kassign.groups.simulate.scenario import CLASSIC, CONSUMER, SimScenario, member_plans, parse_sim_scenario, parse_strategy
+from kassign.groups.simulate.scenario import (
+    CLASSIC,
+    CONSUMER,
+    SimScenario,
+    member_plans,
+    parse_sim_scenario,
+    parse_strategy,
+    run_protocol,
+)
+from kassign.groups.simulate.streams_scenario import is_streams_timeline
 
 CLASSIC_DEFAULTS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 CONSUMER_DEFAULT = "consumer:uniform"
@@ -57,15 +66,17 @@ def _strategy_list(option: str | None, scenario: SimScenario) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _run_all(scenario: SimScenario, strategies: list[str], show_progress: bool) -> list[StrategyRun]:
+def _run_all(scenario: SimScenario, strategies: list[str], show_progress: bool,
+             release: KafkaRelease) -> list[StrategyRun]:
     if not show_progress:
-        return [simulate(scenario, s) for s in strategies]
+        return [simulate(scenario, s, kafka_version=release) for s in strategies]
     runs = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         for strategy in strategies:
             task = progress.add_task(f"simulating {strategy}", total=len(scenario.events))
-            runs.append(simulate(scenario, strategy, on_event=lambda t=task: progress.advance(t)))
+            runs.append(simulate(scenario, strategy, on_event=lambda t=task: progress.advance(t),
+                                 kafka_version=release))
     return runs
 
 
@@ -95,8 +106,10 @@ def _print_events(run: StrategyRun) -> None:
 def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
     caption = (f"{len(scenario.events):,} events; {scenario.settings['round_seconds']:g}s per round, "
                f"session timeout {scenario.settings['session_timeout']:g}s")
-    if any(run.group_protocol == CONSUMER for run in runs):
+    consumer = [run for run in runs if run.group_protocol == CONSUMER]
+    if consumer:
         caption += f", heartbeat every {scenario.settings['heartbeat_interval']:g}s"
+        caption += f"; consumer protocol as Kafka {consumer[0].kafka_version}"
     return caption
 
 
@@ -115,11 +128,14 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
                    "opens without network) and the PNG charts into DIR, as `kassign pipeline --out` does.")
 @click.option("--plot", "plot_dir", metavar="DIR", help="The same as --out DIR (its first name, kept).")
 @click.option("--events", "show_events", is_flag=True, help="Also print every event's row per strategy.")
-@click.option("--kafka-version", "kafka_version", metavar="VERSION",
-              help="The Kafka release whose assignors play a Kafka Streams timeline (default 4.3; any 4.x).")
+@click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, metavar="MAJOR.MINOR[.PATCH]",
+              help="The Kafka release whose assignors play the timeline: the consumer:... strategies' group "
+                   "coordinator (its uniform assignor changed in 4.0.1, KAFKA-18688, so 4.0.0 can move other "
+                   "partitions than 4.0.1, 4.1, 4.2 and 4.3), or a Kafka Streams timeline's assignors (any 4.x). "
+                   "Classic strategies: any 4.x, the same.")
 @json_option
 def command(scenario_path: str, strategies_option: str | None, out_dir: str | None, plot_dir: str | None,
-            show_events: bool, kafka_version: str | None, as_json: bool) -> None:
+            show_events: bool, kafka_version: str, as_json: bool) -> None:
     """Play the timeline of SCENARIO.yaml with each strategy and compare rounds, moves, revocations,
     unowned partition-seconds and spread.
 
@@ -145,18 +161,18 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
         raise KassignError(f"--out {out_dir!r} and --plot {plot_dir!r} name two directories: give one "
                            "(--plot is --out's other name)")
     target = out_dir or plot_dir
+    release_for(kafka_version, "classic")  # any 4.x, before the timeline is played; the consumer protocol's check follows
     document = _read_document(scenario_path)
     if is_streams_timeline(document):
         from kassign.cli.simulate_streams import run_streams
 
         run_streams(document, strategies_option, target, show_events, as_json, kafka_version)
         return
-    if kafka_version is not None:
-        raise KassignError("--kafka-version applies to Kafka Streams timelines; the consumer-group simulator plays "
-                           "the protocols of Kafka 4.3 (see docs/simulator.md)")
     scenario = parse_sim_scenario(document)
     strategies = _strategy_list(strategies_option, scenario)
-    runs = _run_all(scenario, strategies, show_progress=not as_json and sys.stderr.isatty())
+    consumer = any(run_protocol(scenario, name) == CONSUMER for name in strategies)
+    release = release_for(kafka_version, CONSUMER if consumer else CLASSIC)
+    runs = _run_all(scenario, strategies, show_progress=not as_json and sys.stderr.isatty(), release=release)
     written = []
     if target:
         from kassign.groups.simulate.report import write_plots
@@ -164,6 +180,8 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
         written = write_plots(runs, target, title=scenario.name, caption=_caption(scenario, runs))
     if as_json:
         document = {"scenario": scenario.name, "settings": scenario.settings, "strategies": [r.to_json() for r in runs]}
+        if consumer:
+            document["kafka_version"] = release.label
         if written:
             document["plots"] = [str(p) for p in written]
         emit_json(document)

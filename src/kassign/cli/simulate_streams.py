@@ -20,7 +20,7 @@ from kassign.cli.common import console, emit_json, literal, print_table
 from kassign.core.errors import KassignError
 from kassign.core.units import human_seconds
 from kassign.groups.simulate.streams_engine import simulate_streams
-from kassign.groups.simulate.streams_metrics import StreamsRun, strategy_label, summary_sentences
+from kassign.groups.simulate.streams_metrics import StreamsRun, summary_sentences
 from kassign.groups.simulate.streams_scenario import StreamsTimeline, parse_streams_strategy, parse_streams_timeline
 
 DEFAULT_KAFKA_VERSION = "4.3"

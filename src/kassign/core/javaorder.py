@@ -507,9 +507,16 @@ class _TreeBin:
                     self._rotate(xpp, to_left=not xp_is_left)
 
 
-def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = None, tie=None) -> list[int]:
+def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = None, tie=None, *,
+                      compute_if_absent: bool = False, looked_up_after: bool = False) -> list[int]:
     """Positions of distinct keys, put in this order into a new ``java.util.HashMap``, in the
     order the map iterates them. ``hash_codes`` are the keys' ``hashCode()`` values.
+
+    ``compute_if_absent``: the keys went in by ``computeIfAbsent``, which differs from ``put``
+    three ways: a new key goes to the head of its bucket, the table grows before an insertion
+    (when it already holds more than 3/4 of its capacity) rather than after, and a bucket of 8
+    keys, not 9, grows a small table or becomes a tree. It grows the table even when the key is
+    present, which matters only after the last insertion: ``looked_up_after`` says such a call came.
 
     Buckets are visited in index order (``spread(hash) & (capacity - 1)``); a bucket lists
     its keys in insertion order. The table starts at 16 buckets (or ``table_size_for(
@@ -542,7 +549,10 @@ def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = 
                 else:
                     bins[new_index] = part
 
+    most_in_list = 7 if compute_if_absent else 8
     for position, hash_code in enumerate(hash_codes):
+        if compute_if_absent and position > threshold:
+            resize()
         item = (_signed_spread(hash_code), position)
         index = item[0] & (capacity - 1)
         content = bins.get(index)
@@ -551,14 +561,19 @@ def hashmap_positions(hash_codes: Sequence[int], initial_capacity: int | None = 
         elif isinstance(content, _TreeBin):
             content.add(item)
         else:
-            content.append(item)
-            if len(content) > 8:
+            if compute_if_absent:
+                content.insert(0, item)
+            else:
+                content.append(item)
+            if len(content) > most_in_list:
                 if capacity < 64:
                     resize()
                 else:
                     bins[index] = _TreeBin(content, tie)
-        if position + 1 > threshold:
+        if not compute_if_absent and position + 1 > threshold:
             resize()
+    if compute_if_absent and looked_up_after and len(hash_codes) > threshold:
+        resize()
     order: list[int] = []
     for index in sorted(bins):
         content = bins[index]

@@ -329,14 +329,39 @@ def _group_by_owner(owner: np.ndarray, member_rank: np.ndarray, topic_order: np.
 
 
 def _group_pairs(member, flat, member_rank, topic_order, offsets):
-    """:func:`_group_by_owner` for (member, flat id) pairs, where a flat id may have several holders."""
-    walk = np.concatenate([np.arange(offsets[t], offsets[t + 1]) for t in topic_order] or [np.zeros(0, np.int64)])
-    position = np.empty(len(walk), dtype=np.int64)
-    position[walk] = np.arange(len(walk))
-    order = np.lexsort((position[flat], member_rank[member]))
-    bounds = np.zeros(len(member_rank) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(member_rank[member], minlength=len(member_rank)), out=bounds[1:])
-    return bounds, flat[order]
+    """:func:`_group_by_owner` for (member, flat id) pairs, where a flat id may have several holders
+    (share groups: tens of thousands of pairs, so two counting sorts rather than a comparison sort)."""
+    sizes = np.diff(offsets)
+    start = np.zeros(len(sizes), dtype=np.int64)  # where each topic starts in the walk (topics in topic_order)
+    start[topic_order] = np.cumsum(sizes[topic_order]) - sizes[topic_order]
+    topic = np.searchsorted(offsets, flat, side="right") - 1
+    return _pairs_by_rank(member_rank[member], start[topic] + flat - offsets[topic], len(member_rank),
+                          int(offsets[-1]), flat)
+
+
+@njit(cache=True)
+def _pairs_by_rank(rank, position, ranks, positions, flat):
+    """``(bounds, flat)``: the pairs by ``rank``, then by ``position``, rank ``r``'s at ``bounds[r] .. bounds[r+1]-1``."""
+    by_position = np.zeros(positions + 1, dtype=np.int64)
+    for p in position:
+        by_position[p + 1] += 1
+    for p in range(positions):
+        by_position[p + 1] += by_position[p]
+    order = np.empty(len(position), dtype=np.int64)
+    for i in range(len(position)):
+        order[by_position[position[i]]] = i
+        by_position[position[i]] += 1
+    bounds = np.zeros(ranks + 1, dtype=np.int64)
+    for r in rank:
+        bounds[r + 1] += 1
+    for r in range(ranks):
+        bounds[r + 1] += bounds[r]
+    fill = bounds[:-1].copy()
+    out = np.empty(len(order), dtype=np.int64)
+    for i in order:
+        out[fill[rank[i]]] = flat[i]
+        fill[rank[i]] += 1
+    return bounds, out
 
 
 @contextlib.contextmanager

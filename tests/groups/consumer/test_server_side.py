@@ -1,5 +1,8 @@
 """Kafka 4's server-side assignors (uniform, range): every vector line, Kafka's documented
-examples, Java's iteration order, and the properties each assignor promises."""
+examples, Java's iteration order, and the properties each assignor promises.
+
+The vectors and examples here are Kafka 4.0.0's, so every call names that release (``OLD``);
+the later releases' rule is tested in ``test_server_side_releases.py``."""
 
 from __future__ import annotations
 
@@ -15,6 +18,13 @@ from kassign.groups.consumer.group import build_server_group, derived_topic_id, 
 from kassign.groups.scenario import parse_scenario
 from tests.conftest import vector_params
 
+OLD = "4.0.0"  # the release these vectors and examples come from (before KAFKA-18688)
+
+
+def assign_400(strategy: object, scenario: dict) -> dict:
+    """The group coordinator's new target as Kafka 4.0.0 computes it."""
+    return kassign.assign(strategy, scenario, protocol="consumer", kafka_version=OLD)
+
 
 def _expected(line: dict) -> dict:
     return {member: [(t, p) for t, p in partitions] for member, partitions in line["expected"].items()}
@@ -23,16 +33,16 @@ def _expected(line: dict) -> dict:
 @pytest.mark.parametrize("line", vector_params("assign-uniform.jsonl"))
 def test_uniform_vector(line: dict) -> None:
     assert build_server_group(parse_scenario(line["scenario"])).homogeneous == line["homogeneous"]
-    assert kassign.assign("uniform", line["scenario"], protocol="consumer") == _expected(line)
+    assert assign_400("uniform", line["scenario"]) == _expected(line)
 
 
 @pytest.mark.parametrize("line", vector_params("assign-range-server.jsonl"))
 def test_range_server_vector(line: dict) -> None:
-    assert kassign.assign("range", line["scenario"], protocol="consumer") == _expected(line)
+    assert assign_400("range", line["scenario"]) == _expected(line)
 
 
 def consumer(strategy: str, topics: dict, members: dict, **extra) -> dict:
-    return kassign.assign(strategy, {"topics": topics, "members": members, **extra}, protocol="consumer")
+    return assign_400(strategy, {"topics": topics, "members": members, **extra})
 
 
 def tps(topic: str, *partitions: int) -> list[tuple[str, int]]:
@@ -98,7 +108,7 @@ def test_uniform_takes_away_partitions_of_deleted_and_unsubscribed_topics() -> N
 def test_nonexistent_topics_get_nothing_and_still_count_for_homogeneity() -> None:
     scenario = {"topics": {"t": 4}, "members": {"A": {"topics": ["t", "ghost"]}, "B": {"topics": ["t"]}}}
     assert not build_server_group(parse_scenario(scenario)).homogeneous
-    result = kassign.assign("uniform", scenario, protocol="consumer")
+    result = assign_400("uniform", scenario)
     assert sorted(len(v) for v in result.values()) == [2, 2]
 
 
@@ -180,7 +190,7 @@ def test_subscribed_names_iterate_as_the_copy_constructor_built_them(names: list
     group = build_server_group(parse_scenario(scenario))
     assert [group.topic_names[t] for t in group.subscription_order(0)] == ["a", "q"]
     # A comes first in member order and takes the first unheld partition
-    assert kassign.assign("uniform", scenario, protocol="consumer") == {"A": tps("a", 0), "B": tps("q", 0)}
+    assert assign_400("uniform", scenario) == {"A": tps("a", 0), "B": tps("q", 0)}
 
 
 def test_topic_ids_parse_in_both_forms_and_derive_deterministically() -> None:
@@ -192,7 +202,7 @@ def test_topic_ids_parse_in_both_forms_and_derive_deterministically() -> None:
 @pytest.mark.parametrize("bad", [{"t": "short"}, {"t": 5}, {"t": "!" * 22}])
 def test_bad_topic_ids_are_errors(bad: dict) -> None:
     with pytest.raises(kassign.KassignError, match="topic_ids"):
-        kassign.assign("uniform", {"topics": {"t": 1}, "members": {}, "topic_ids": bad}, protocol="consumer")
+        assign_400("uniform", {"topics": {"t": 1}, "members": {}, "topic_ids": bad})
 
 
 def test_two_members_holding_one_partition_is_an_error() -> None:
@@ -209,14 +219,15 @@ def test_two_members_holding_one_partition_is_an_error() -> None:
 ])
 def test_wrong_strategy_or_protocol(strategy, protocol, match) -> None:
     with pytest.raises(kassign.KassignError, match=match):
-        kassign.assign(strategy, {"topics": {"t": 1}, "members": {"a": {"topics": ["t"]}}}, protocol=protocol)
+        kassign.assign(strategy, {"topics": {"t": 1}, "members": {"a": {"topics": ["t"]}}}, protocol=protocol,
+                       kafka_version=OLD)
 
 
 def test_kafka_class_names_are_accepted() -> None:
     scenario = {"topics": {"t": 3}, "members": {"a": {"topics": ["t"]}, "b": {"topics": ["t"]}}}
     for short, cls in [("uniform", "UniformAssignor"), ("range", "RangeAssignor")]:
         full = f"org.apache.kafka.coordinator.group.assignor.{cls}"
-        assert kassign.assign(full, scenario, protocol="consumer") == kassign.assign(short, scenario, protocol="consumer")
+        assert assign_400(full, scenario) == assign_400(short, scenario)
 
 
 # -- properties ----------------------------------------------------------------------------------
@@ -256,13 +267,13 @@ def _check_valid(scenario: dict, result: dict) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(groups(), st.sampled_from(["uniform", "range"]))
 def test_every_partition_once_and_only_to_subscribers(scenario: dict, strategy: str) -> None:
-    _check_valid(scenario, kassign.assign(strategy, scenario, protocol="consumer"))
+    _check_valid(scenario, assign_400(strategy, scenario))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(groups(homogeneous=True))
 def test_uniform_homogeneous_is_balanced_and_keeps_what_it_can(scenario: dict) -> None:
-    result = kassign.assign("uniform", scenario, protocol="consumer")
+    result = assign_400("uniform", scenario)
     sizes = [len(p) for p in result.values()]
     assert max(sizes) - min(sizes) <= 1
     quota = sum(sizes) // len(sizes)
@@ -275,9 +286,9 @@ def test_uniform_homogeneous_is_balanced_and_keeps_what_it_can(scenario: dict) -
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(groups(), st.sampled_from(["uniform", "range"]))
 def test_a_settled_target_stays_put(scenario: dict, strategy: str) -> None:
-    first = kassign.assign(strategy, scenario, protocol="consumer")
+    first = assign_400(strategy, scenario)
     again = {m: {**spec, "owned": [list(tp) for tp in first[m]]} for m, spec in scenario["members"].items()}
-    assert kassign.assign(strategy, {**scenario, "members": again}, protocol="consumer") == first
+    assert assign_400(strategy, {**scenario, "members": again}) == first
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -285,7 +296,7 @@ def test_a_settled_target_stays_put(scenario: dict, strategy: str) -> None:
 def test_range_co_partitions_topics_of_equal_size(scenario: dict, data) -> None:
     n = data.draw(st.integers(0, 9))
     scenario = {**scenario, "topics": {t: n for t in scenario["topics"]}}
-    result = kassign.assign("range", scenario, protocol="consumer")
+    result = assign_400("range", scenario)
     for partitions in result.values():
         by_topic: dict[str, set[int]] = {}
         for t, p in partitions:
@@ -299,7 +310,7 @@ def test_range_ignores_the_order_members_are_listed_in(scenario: dict, rng) -> N
     items = list(scenario["members"].items())
     rng.shuffle(items)
     shuffled = {**scenario, "members": dict(items)}
-    assert kassign.assign("range", shuffled, protocol="consumer") == kassign.assign("range", scenario, protocol="consumer")
+    assert assign_400("range", shuffled) == assign_400("range", scenario)
 
 
 # -- the compiled walk of current targets --------------------------------------------------------

@@ -20,8 +20,9 @@ from kassign.groups.consumer.coordinator import (
 from kassign.groups.simulate import parse_sim_scenario, simulate
 from kassign.groups.simulate.consumer_protocol import ConsumerTimelineRun
 from tests.groups.simulate.timelines import draw_events, draw_topics
+from tests.conftest import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = REPO / "examples"
 
 
 def traced(doc, strategy="consumer:uniform"):

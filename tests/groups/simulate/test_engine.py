@@ -12,8 +12,9 @@ from kassign.groups.classic.assignors.base import TopicPartition as TP
 from kassign.core.errors import ScenarioError
 from kassign.groups.simulate import load_sim_scenario, parse_sim_scenario, simulate
 from tests.groups.simulate.timelines import draw_events, draw_topics
+from tests.conftest import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = REPO / "examples"
 FOUR = ["t0", "t1", "t2", "t3"]
 
 
@@ -211,7 +212,7 @@ def test_static_member_back_after_its_topic_was_deleted_does_not_keep_it(strateg
 
 
 def test_a_static_member_that_is_down_still_holds_its_partitions_in_the_loads() -> None:
-    scenario = load_sim_scenario(Path(__file__).resolve().parents[2] / "examples" / "static-membership.yaml")
+    scenario = load_sim_scenario(REPO / "examples" / "static-membership.yaml")
     for strategy in ("range", "consumer:uniform"):
         events = simulate(scenario, strategy).records
         down = next(r for r in events if r.description.startswith("restart S1"))

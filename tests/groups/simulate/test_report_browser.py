@@ -17,8 +17,9 @@ from kassign.groups.simulate.report import write_plots
 from kassign.groups.simulate.scenario import parse_sim_scenario
 from kassign.core.units import count
 from tests.browser import chromium, open_report, parse_figure
+from tests.conftest import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = REPO / "examples"
 LIMIT = 5 * 1024 * 1024
 
 

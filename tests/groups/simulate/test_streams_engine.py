@@ -18,8 +18,9 @@ from kassign.groups.simulate.streams_engine import simulate_streams
 from kassign.groups.simulate.streams_metrics import summary_sentences
 from kassign.groups.simulate.streams_scenario import load_streams_timeline, parse_streams_timeline
 from kassign.groups.streams.classic.scenario import parse_streams_classic
+from tests.conftest import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+EXAMPLES = REPO / "examples"
 
 
 def two_instances(events, growth=0, round_seconds=0, standbys=0, until=None, **settings_):

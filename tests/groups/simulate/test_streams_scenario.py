@@ -10,6 +10,7 @@ import pytest
 from kassign.core.errors import ScenarioError
 from kassign.core.units import human_seconds
 from kassign.groups.simulate.streams_scenario import (
+from tests.conftest import REPO
     derived_process_id,
     is_streams_timeline,
     load_streams_timeline,
@@ -19,7 +20,7 @@ from kassign.groups.simulate.streams_scenario import (
     size_in_bytes,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+EXAMPLES = REPO / "examples"
 
 BASE = {
     "application": {

@@ -90,6 +90,7 @@ from kassign.groups.consumer.assignors import assemble_server_group, server_assi
 from kassign.groups.consumer.group import derived_topic_uuid, parse_topic_id
 from kassign.core.errors import KassignError
 from kassign.core.javaorder import java_string_hash_order
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, LATEST, KafkaRelease, ReleaseLike
 
 SERVER_ASSIGNORS = ("uniform", "range")  # Kafka's group.consumer.assignors default; the first is the default
 LEAVE_GROUP_EPOCH = -1
@@ -298,13 +299,14 @@ class HeartbeatResponse(NamedTuple):
     error: str | None = None  # Kafka's error name: FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, UNRELEASED_INSTANCE_ID
 
 
-def server_assign(assignor: str, scenario: dict[str, Any]) -> Mapping[str, Iterable[tuple[str, int]]]:
-    """The server-side assignor, as ``kassign.assign(..., protocol="consumer")`` answers it."""
+def server_assign(assignor: str, scenario: dict[str, Any],
+                  kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> Mapping[str, Iterable[tuple[str, int]]]:
+    """The server-side assignor, as ``kassign.assign(..., protocol="consumer", kafka_version=...)`` answers it."""
     from kassign.groups.consumer.assignors import assign_server_side
     from kassign.groups.scenario import parse_scenario
 
     parsed = parse_scenario(scenario)
-    return assign_server_side(assignor, parsed).to_dict(parsed.members.ids)
+    return assign_server_side(assignor, parsed, kafka_version).to_dict(parsed.members.ids)
 
 
 _NO_PARTITIONS: frozenset[int] = frozenset()
@@ -412,12 +414,15 @@ class ConsumerGroupCoordinator:
     ``assign``: None runs the server-side assignors on the coordinator's own integers (the
     target as an owner per pid, no document); a function is handed a scenario document
     (SPEC section 1, as ``kassign.assign`` takes it) and returns ``{member: [(topic, partition)]}``.
+    ``release``: the Kafka release whose assignors compute the targets (:mod:`kassign.core.releases`;
+    not handed to an ``assign`` function, which is the caller's own).
     """
 
     catalog: TopicCatalog
     default_assignor: str = SERVER_ASSIGNORS[0]
     session_timeout: float = 45.0
     assign: AssignFunction | None = None
+    release: KafkaRelease = LATEST
     group_epoch: int = 0
     assignment_epoch: int = 0
     members: dict[str, GroupMember] = field(default_factory=dict)  # in the order members joined
@@ -723,7 +728,10 @@ class ConsumerGroupCoordinator:
 
     def _assign_a_document(self, assignor: str) -> np.ndarray:
         """The new target's owner per pid, from ``assign`` (or ``kassign.assign``) run on the target document."""
-        result = (self.assign or server_assign)(assignor, self.target_document())
+        if self.assign is not None:
+            result = self.assign(assignor, self.target_document())
+        else:
+            result = server_assign(assignor, self.target_document(), self.release)
         catalog = self.catalog
         owner = np.full(catalog.size, -1, dtype=np.int64)
         for member_id in self.members:
@@ -769,7 +777,7 @@ class ConsumerGroupCoordinator:
             owned_names=[catalog.slot_name[slot] for slot in owned_slots.tolist()],
             owned_partitions=pid_partition[pids],
         )
-        owners = server_assignor(assignor)[1](group)
+        owners = server_assignor(assignor)[1](group, self.release)
         # back from the group's numbering: its flat ids to pids, its members to ours
         flat_pids = np.concatenate([np.zeros(0, dtype=np.int64)] + [
             catalog.pid_array(catalog.slot_of[name]) for name in group.topic_names])

@@ -29,10 +29,12 @@ import numpy as np
 
 from kassign.groups.consumer.group import ServerGroup
 from kassign.core.javaorder import java_sorted_positions
+from kassign.core.releases import LATEST, KafkaRelease
 
 
-def range_assign(group: ServerGroup) -> np.ndarray:
-    """Each partition's owner (member number, -1 none) in the new target, by flat partition id."""
+def range_assign(group: ServerGroup, release: KafkaRelease = LATEST) -> np.ndarray:
+    """Each partition's owner (member number, -1 none) in the new target, by flat partition id
+    (the same in every release kassign models: ``release`` is accepted for a uniform call)."""
     owners = np.full(int(group.offsets[-1]), -1, dtype=np.int64)
     ranked = _ranked(group)
     for t, members in enumerate(_subscribers_in_rank_order(group, ranked)):

@@ -5,7 +5,8 @@ SyncGroup rounds during which the group waits. Here nothing waits for anybody: t
 clock moves from one thing to the next, and the things are scenario events and
 ``ConsumerGroupHeartbeat`` requests. The coordinator (``kassign.groups.consumer.coordinator``)
 computes the target assignment with the real server-side assignor (the one behind
-``kassign.assign(..., protocol="consumer")``) and moves each member towards it one
+``kassign.assign(..., protocol="consumer")``, of the Kafka release ``kafka_version`` names,
+default 4.3: :mod:`kassign.core.releases`) and moves each member towards it one
 heartbeat at a time; a partition goes to its next owner only after its previous
 owner has said, on a heartbeat, that it revoked it.
 
@@ -109,6 +110,7 @@ from kassign.groups.consumer.coordinator import (
     TopicCatalog,
 )
 from kassign.groups.classic.protocol.rebalance import InvariantViolation
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, ReleaseLike, release_for
 from kassign.groups.simulate.heartbeats import HeartbeatClock
 from kassign.groups.simulate.metrics import EventRecord, StrategyRun, spread
 from kassign.groups.simulate.scenario import CONSUMER, Event, MemberPlan, SimScenario, parse_strategy, run_protocol
@@ -155,12 +157,14 @@ class _Client:
 
 
 class ConsumerTimelineRun:
-    """One consumer-protocol run (``consumer``, ``consumer:uniform`` or ``consumer:range``) over one scenario."""
+    """One consumer-protocol run (``consumer``, ``consumer:uniform`` or ``consumer:range``) over one scenario,
+    with the assignors of Kafka release ``kafka_version`` (:mod:`kassign.core.releases`)."""
 
     def __init__(self, scenario: SimScenario, strategy: str = "consumer", assign: AssignFunction | None = None,
-                 *, trace: bool = False) -> None:
+                 *, trace: bool = False, kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> None:
         if run_protocol(scenario, strategy) != CONSUMER:
             raise KassignError(f"strategy {strategy!r} runs the classic protocol here; use kassign.groups.simulate.simulate()")
+        self.release = release_for(kafka_version, CONSUMER)
         self.scenario = scenario
         self.strategy = strategy
         self.run_assignor = parse_strategy(strategy)[1]
@@ -168,7 +172,8 @@ class ConsumerTimelineRun:
         self.interval = settings["heartbeat_interval"]
         self.session_timeout = settings["session_timeout"]
         self.catalog = TopicCatalog(scenario.topics)
-        self.coordinator = ConsumerGroupCoordinator(self.catalog, session_timeout=self.session_timeout, assign=assign)
+        self.coordinator = ConsumerGroupCoordinator(self.catalog, session_timeout=self.session_timeout, assign=assign,
+                                                    release=self.release)
         self.clients: dict[str, _Client] = {}
         self.member_index: dict[str, int] = {}
         self.member_names: list[str] = []
@@ -687,7 +692,8 @@ class ConsumerTimelineRun:
         for client in self.clients.values():
             self._renew_to_last_bulk_beat(client)
         self._close()
-        run = StrategyRun(self.strategy, self.records, time.perf_counter() - started, group_protocol=CONSUMER)
+        run = StrategyRun(self.strategy, self.records, time.perf_counter() - started, group_protocol=CONSUMER,
+                          kafka_version=self.release.label)
         return run
 
     def _play_queue(self, on_event: Callable[[], None] | None) -> None:

@@ -45,6 +45,7 @@ from kassign.core.errors import KassignError
 from kassign.groups.classic.protocol.coordinator import GroupCoordinator, InconsistentGroupProtocolError
 from kassign.groups.classic.protocol.member import GroupMember
 from kassign.groups.classic.protocol.rebalance import SHARING_ASSIGNORS, run_rebalance
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, ReleaseLike, release_for
 from kassign.groups.simulate.metrics import EventRecord, OwnershipSnapshot, StrategyRun, moved_between, spread
 from kassign.groups.simulate.scenario import CLASSIC, CONSUMER, Event, MemberPlan, SimScenario, run_protocol
 
@@ -321,16 +322,19 @@ class TimelineRun:
         return StrategyRun(self.strategy, self.records, time.perf_counter() - started)
 
 
-def simulate(scenario: SimScenario, strategy: str, on_event: Callable[[], None] | None = None) -> StrategyRun:
+def simulate(scenario: SimScenario, strategy: str, on_event: Callable[[], None] | None = None,
+             kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> StrategyRun:
     """Play the whole timeline with every member (without its own list) using ``strategy``.
 
     ``consumer``, ``consumer:uniform`` and ``consumer:range`` play it with Kafka 4's
-    consumer group protocol (``kassign.groups.simulate.consumer_protocol``); other names with
-    the classic protocol. A scenario whose members all set ``group_protocol: consumer``
+    consumer group protocol (``kassign.groups.simulate.consumer_protocol``), with the assignors of
+    Kafka release ``kafka_version`` (:mod:`kassign.core.releases`); other names with the classic
+    protocol, the same in every 4.x. A scenario whose members all set ``group_protocol: consumer``
     runs the consumer protocol whatever the name.
     """
     if run_protocol(scenario, strategy) == CONSUMER:
         from kassign.groups.simulate.consumer_protocol import ConsumerTimelineRun
 
-        return ConsumerTimelineRun(scenario, strategy).run(on_event)
+        return ConsumerTimelineRun(scenario, strategy, kafka_version=kafka_version).run(on_event)
+    release_for(kafka_version, CLASSIC)
     return TimelineRun(scenario, strategy).run(on_event)

@@ -81,6 +81,7 @@ class StrategyRun:
     records: list[EventRecord]
     elapsed_seconds: float = 0.0
     group_protocol: str = "classic"
+    kafka_version: str | None = None  # the release whose assignors ran, where it matters (consumer protocol)
 
     def per_scenario_event(self, metric: str) -> list[tuple[str, float]]:
         """``(label, value)`` per scenario event (the start first), with the rows an event caused
@@ -114,13 +115,16 @@ class StrategyRun:
         }
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "strategy": self.strategy,
             "group_protocol": self.group_protocol,
             "totals": self.totals(),
             "events": [r.to_json() for r in self.records],
             "elapsed_seconds": round(self.elapsed_seconds, 4),
         }
+        if self.kafka_version is not None:
+            doc["kafka_version"] = self.kafka_version
+        return doc
 
 
 class OwnershipSnapshot:

@@ -15,7 +15,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kassign.groups.classic.assignors.base import (
     COOPERATIVE,
@@ -28,6 +28,10 @@ from kassign.groups.classic.assignors.base import (
     TopicPartition,
 )
 from kassign.core.errors import KassignError, UnknownAssignorError
+
+if TYPE_CHECKING:  # the scenario module names the assignor interface itself
+    from kassign.groups.flat import FlatAssignment
+    from kassign.groups.scenario import Scenario
 
 __all__ = [
     "COOPERATIVE",
@@ -142,3 +146,23 @@ def get_assignor(strategy: str | ConsumerPartitionAssignor, **options: Any) -> C
         raise UnknownAssignorError(f"assignor {strategy!r} does not accept options {sorted(options)}: {err}") from None
     except Exception as err:  # a user's constructor failed
         raise UnknownAssignorError(f"assignor {strategy!r} could not be created: {type(err).__name__}: {err}") from None
+
+
+def assign_scenario(assignor: ConsumerPartitionAssignor, scenario: Scenario) -> FlatAssignment:
+    """``assignor`` (a kassign class, a user's subclass, or any object with ``name`` and ``assign``) run
+    on a parsed scenario, as the group leader would run it. A user's assignor that fails raises a
+    :class:`KassignError` naming it; kassign's own failures propagate as they are."""
+    ours = type(assignor).__module__.startswith("kassign.")
+    try:
+        subscriptions = scenario.subscriptions(assignor)
+        if isinstance(assignor, ConsumerPartitionAssignor):
+            return assignor.assign_flat(scenario.cluster(), subscriptions)
+        # an assignor by shape only (a `name` and an `assign`): the base class's conversion serves it too
+        return ConsumerPartitionAssignor.assign_flat(assignor, scenario.cluster(), subscriptions)  # type: ignore[arg-type]
+    except KassignError:
+        raise
+    except Exception as err:
+        if ours:
+            raise
+        name = getattr(assignor, "name", type(assignor).__name__)
+        raise KassignError(f"assignor {name!r} failed: {type(err).__name__}: {err}") from err

@@ -1,0 +1,216 @@
+"""Streams groups' broker assignor ``sticky`` (KIP-1071) at application scale, beside Kafka's own.
+
+Two cases, each timed through ``assign_streams("sticky", scenario)`` (SPEC section 7's dict in, the
+answer dict out), the scenario freshly parsed from JSON before every timed call (``json.loads`` is
+not timed, so nothing kassign caches from an earlier call's input can help):
+
+* fresh: 500 members in 100 processes (5 each), 20 subtopologies x 100 partitions (2,000 tasks),
+  every other subtopology stateful, 1 standby replica; nobody holds anything yet.
+* process-leaves: the fresh answer fed back as the current target assignment, and one process (its 5
+  members) gone.
+
+A second row per case (``parsed``) times the assignor on a group read from the dict beforehand
+(``parse_streams_group``), the like-for-like comparison with Kafka's group spec built beforehand; it
+still builds the answer dict.
+
+With ``--kafka-classpath`` the same scenarios also run through Kafka's own ``StickyTaskAssignor`` in a
+JVM (``bench/java/KafkaStreamsAssignorBench.java``), alternating with kassign so both see the same load;
+Kafka's time is its ``assign(GroupSpec, TopologyDescriber)`` on a group spec built beforehand, and the
+two answers are compared by digest. The classpath needs Kafka's group coordinator classes (from a Kafka
+4.2 or 4.3 download: ``'kafka_2.13-4.3.1/libs/*'``). Without it, only kassign is timed.
+
+Run: ``python bench/bench_streams_groups.py [--kafka-classpath CP] [--runs 25]`` (prints best and median).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kafka_java import NEEDS_CLASSPATH, ratio
+
+from kassign.groups.flat import no_cyclic_gc
+from kassign.groups.streams.sticky import assign_streams, sticky_assign
+from kassign.groups.streams.tasks import parse_streams_group
+
+HARNESS = Path(__file__).resolve().parent / "java" / "KafkaStreamsAssignorBench.java"
+
+
+def fresh_case(seed: int = 7) -> dict:
+    rng = random.Random(seed)
+    processes = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(100)]
+    members = {}
+    for process in processes:
+        for _ in range(5):
+            member = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+                             for _ in range(22))
+            members[member] = {"process_id": process}
+    subtopologies = {str(s): {"partitions": 100, "stateful": s % 2 == 0} for s in range(20)}
+    return {"subtopologies": subtopologies, "num_standby_replicas": 1, "members": members}
+
+
+def process_leaves_case(fresh: dict) -> dict:
+    answer = assign_streams("sticky", fresh)
+    gone = next(iter(fresh["members"].values()))["process_id"]
+    members = {m: {"process_id": spec["process_id"], "active": answer[m]["active"], "standby": answer[m]["standby"]}
+               for m, spec in fresh["members"].items() if spec["process_id"] != gone}
+    return dict(fresh, members=members)
+
+
+def digest(answer: Mapping[str, Mapping[str, Mapping[str, list[int]]]]) -> str:
+    """SHA-256 of sorted ``member TAB kind TAB subtopology TAB partition`` lines: the harness's ``digest``."""
+    lines = sorted(f"{m}\t{kind}\t{sid}\t{p}\n" for m, kinds in answer.items() for kind, tasks in kinds.items()
+                   for sid, partitions in tasks.items() for p in partitions)
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def write_scenario_file(scenario: Mapping, path: Path) -> None:
+    """The scenario in the harness's whitespace-separated format (see its class comment)."""
+    subs = scenario["subtopologies"]
+    lines = [f"standby {scenario.get('num_standby_replicas', 0)}", f"subtopologies {len(subs)}"]
+    lines += [f"{sid} {spec['partitions']} {int(spec.get('stateful', False))}" for sid, spec in subs.items()]
+    lines.append(f"members {len(scenario['members'])}")
+    for member, spec in scenario["members"].items():
+        fields = [member, spec["process_id"]]
+        for kind in ("active", "standby"):
+            pairs = [f"{sid} {p}" for sid, partitions in spec.get(kind, {}).items() for p in partitions]
+            fields += [str(len(pairs)), *pairs]
+        lines.append(" ".join(fields))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+class KafkaStreamsHarness:
+    """One JVM running Kafka's ``StickyTaskAssignor``; ``load`` switches scenario, ``run`` times one call."""
+
+    def __init__(self, classpath: str) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="kassign-kafka-streams-bench-")
+        folder = Path(self._folder.name)
+        compiled = subprocess.run(["javac", "-nowarn", "-d", str(folder), "-cp", classpath, str(HARNESS)],
+                                  capture_output=True, text=True, check=False)
+        if compiled.returncode != 0:
+            raise RuntimeError(f"compiling the Kafka harness against {classpath!r} failed:\n{compiled.stderr}")
+        self._scenario = folder / "scenario.txt"
+        write_scenario_file({"subtopologies": {}, "members": {}}, self._scenario)
+        self._log = open(folder / "jvm.log", "w+")  # noqa: SIM115 (open for the JVM's life; closed in close())
+        self._jvm = subprocess.Popen(["java", "-Xmx1g", "-cp", f"{folder}:{classpath}", "KafkaStreamsAssignorBench",
+                                      str(self._scenario)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._log, text=True)
+        self._answer(expect="ready")
+
+    def _answer(self, expect: str | None = None) -> str:
+        line = self._jvm.stdout.readline().strip() if self._jvm.stdout else ""
+        if not line or line.startswith("error") or (expect and line != expect):
+            self._log.seek(0)
+            raise RuntimeError(f"Kafka harness answered {line!r}; its log:\n{self._log.read()[-4000:]}")
+        return line
+
+    def _ask(self, command: str, expect: str | None = None) -> str:
+        assert self._jvm.stdin is not None
+        self._jvm.stdin.write(command + "\n")
+        self._jvm.stdin.flush()
+        return self._answer(expect)
+
+    def load(self, scenario: Mapping) -> None:
+        write_scenario_file(scenario, self._scenario)
+        self._ask(f"load {self._scenario}", expect="ready")
+
+    def run(self) -> float:
+        return float(self._ask("run"))
+
+    def digest(self) -> str:
+        return self._ask("digest")
+
+    def close(self) -> None:
+        if self._jvm.poll() is None and self._jvm.stdin is not None:
+            self._jvm.stdin.write("quit\n")
+            self._jvm.stdin.close()
+            try:
+                self._jvm.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._jvm.kill()
+                self._jvm.wait()
+        self._log.close()
+        self._folder.cleanup()
+
+
+def time_case(text: str, kafka: KafkaStreamsHarness | None, runs: int, warmups: int = 5) -> dict[str, list[float]]:
+    """Seconds of ``runs`` kassign calls, each on a freshly parsed copy of ``text`` (``"kassign"``: the
+    dict API; ``"parsed"``: the assignor on a group read beforehand, as Kafka's group spec is built
+    beforehand), alternating with Kafka's (under ``"Kafka"``) when a harness is given; after
+    ``warmups`` untimed rounds."""
+    times: dict[str, list[float]] = {"kassign": [], "parsed": []}
+    if kafka is not None:
+        times["Kafka"] = []
+    for round_number in range(warmups + runs):
+        took = {}
+        scenario = json.loads(text)
+        start = time.perf_counter()
+        answer = assign_streams("sticky", scenario)
+        took["kassign"] = time.perf_counter() - start
+        del answer
+        group = parse_streams_group(json.loads(text))
+        with no_cyclic_gc():
+            start = time.perf_counter()
+            answer = sticky_assign(group)
+            took["parsed"] = time.perf_counter() - start
+        del answer, group, scenario
+        if kafka is not None:
+            took["Kafka"] = kafka.run()
+        if round_number >= warmups:
+            for name, seconds in took.items():
+                times[name].append(seconds)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kafka-classpath", help="Kafka's classes and their dependencies, as java -cp takes them "
+                                                  "(e.g. 'kafka_2.13-4.3.1/libs/*'), to time Kafka in this run")
+    parser.add_argument("--runs", type=int, default=25, help="timed runs of each side per case")
+    args = parser.parse_args()
+    fresh = fresh_case()
+    cases = {"fresh": fresh, "process-leaves": process_leaves_case(fresh)}
+    kafka = KafkaStreamsHarness(args.kafka_classpath) if args.kafka_classpath else None
+    print(f"load average (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"best / median of {args.runs} runs, ms")
+    print(f"{'case':<15}{'members':>8}{'tasks':>7} {'input':<7}{'kassign':>15}   {'Kafka (Java)':<22} "
+          "kassign vs Kafka (best / median)")
+    try:
+        for name, scenario in cases.items():
+            text = json.dumps(scenario)
+            if kafka is not None:
+                kafka.load(scenario)
+            times = time_case(text, kafka, args.runs)
+            same = kafka is not None and kafka.digest() == digest(assign_streams("sticky", json.loads(text)))
+            tasks = sum(spec["partitions"] for spec in scenario["subtopologies"].values())
+            for label, key in (("", "kassign"), ("parsed", "parsed")):
+                ours = times[key]
+                ours_text = f"{min(ours) * 1e3:.2f} / {statistics.median(ours) * 1e3:.2f}"
+                if kafka is not None:
+                    theirs = times["Kafka"]
+                    kafka_text = f"{min(theirs) * 1e3:.2f} / {statistics.median(theirs) * 1e3:.2f}"
+                    versus = ratio(ours, theirs) + ("" if same else "  (DIFFERENT ASSIGNMENT)")
+                else:
+                    kafka_text, versus = NEEDS_CLASSPATH, ""
+                print(f"{name:<15}{len(scenario['members']):>8}{tasks:>7} {label:<7}{ours_text:>15}   "
+                      f"{kafka_text:<22} {versus}")
+    finally:
+        if kafka is not None:
+            kafka.close()
+
+
+if __name__ == "__main__":
+    main()

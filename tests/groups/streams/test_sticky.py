@@ -1,0 +1,420 @@
+"""Streams groups' broker assignor ``sticky`` (KIP-1071) against Kafka 4.3.1.
+
+Kafka's own vectors, invariants over random groups, cases after Kafka's StickyTaskAssignorTest, and
+what the scenario reader refuses or takes as Kafka takes it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kassign.core.errors import KassignError, ScenarioError, UnknownAssignorError
+from kassign.groups.streams import sticky as sticky_module
+from kassign.groups.streams import tasks as tasks_module
+from kassign.groups.streams.sticky import assign_streams, check_streams_release
+from tests.conftest import vector_params
+
+VECTORS = "kafka-4.3/assign-streams.jsonl"
+NATIVE = tasks_module.native
+
+
+@contextlib.contextmanager
+def python_edges() -> Iterator[None]:
+    """The pure-Python reader and answer builder, as where the C edges are not built."""
+    saved = tasks_module.native, sticky_module.native
+    tasks_module.native = sticky_module.native = None
+    try:
+        yield
+    finally:
+        tasks_module.native, sticky_module.native = saved
+
+
+@pytest.fixture(params=["native", "python"])
+def edges(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each test twice: with the C edges (skipped where not built) and with the Python ones."""
+    if request.param == "native":
+        if NATIVE is None:
+            pytest.skip("kassign.groups.streams._native is not built")
+        yield request.param
+    else:
+        with python_edges():
+            yield request.param
+
+
+@pytest.mark.parametrize("line", vector_params(VECTORS))
+def test_kafka_vector(line: dict, edges: str) -> None:
+    if "expected_error" in line:
+        with pytest.raises(KassignError):
+            assign_streams(line["strategy"], line["scenario"])
+    else:
+        assert assign_streams(line["strategy"], line["scenario"]) == line["expected"]
+
+
+# --- invariants over random groups ------------------------------------------------------------------
+
+
+@st.composite
+def groups(draw, min_members: int = 1, with_previous: bool = True) -> dict:
+    ids = draw(st.lists(st.sampled_from(["0", "1", "2", "10", "3", "a", "sub-b"]), min_size=1, max_size=5,
+                        unique=True))
+    subtopologies = {sid: {"partitions": draw(st.integers(0, 12)), "stateful": draw(st.booleans())} for sid in ids}
+    processes = [f"process-{i}" for i in range(draw(st.integers(1, 6)))]
+    count = draw(st.integers(min_members, 14))
+    members = {f"member-{i}-{draw(st.integers(0, 999))}": {"process_id": draw(st.sampled_from(processes))}
+               for i in range(count)}
+    if with_previous and members:
+        names = list(members)
+        for sid, spec in subtopologies.items():
+            for p in range(spec["partitions"]):
+                holder = draw(st.sampled_from([None, *names]))
+                if holder is not None:
+                    members[holder].setdefault("active", {}).setdefault(sid, []).append(p)
+                for other in draw(st.lists(st.sampled_from(names), max_size=2, unique=True)):
+                    members[other].setdefault("standby", {}).setdefault(sid, []).append(p)
+    return {"subtopologies": subtopologies, "num_standby_replicas": draw(st.integers(0, 3)), "members": members}
+
+
+def replicas(scenario: dict, answer: dict) -> dict[tuple[str, int], tuple[list[str], list[str]]]:
+    """Each task's (active members, standby members)."""
+    out = {(sid, p): ([], []) for sid, spec in scenario["subtopologies"].items() for p in range(spec["partitions"])}
+    for member, tasks in answer.items():
+        for slot, kind in enumerate(("active", "standby")):
+            for sid, partitions in tasks[kind].items():
+                for p in partitions:
+                    out[(sid, p)][slot].append(member)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups())
+def test_every_task_has_one_active_member_and_standbys_on_other_processes(scenario: dict) -> None:
+    answer = assign_streams("sticky", scenario)
+    assert set(answer) == set(scenario["members"])
+    process = {m: spec["process_id"] for m, spec in scenario["members"].items()}
+    num_processes = len(set(process.values()))
+    k = scenario["num_standby_replicas"]
+    for (sid, _), (active, standby) in replicas(scenario, answer).items():
+        assert len(active) == 1
+        holders = [process[m] for m in active + standby]
+        assert len(set(holders)) == len(holders)  # no two replicas (active or standby) on one process
+        # a stateful task gets every standby there is room for; a stateless one none
+        assert len(standby) == (min(k, num_processes - 1) if scenario["subtopologies"][sid]["stateful"] else 0)
+    assert all(not tasks["warmup"] for tasks in answer.values())
+    for tasks in answer.values():  # SPEC's shape: sorted, no empty lists
+        for kind in ("active", "standby"):
+            assert list(tasks[kind]) == sorted(tasks[kind]) or not tasks[kind]
+            assert all(ps == sorted(set(ps)) and ps for ps in tasks[kind].values())
+
+
+@settings(max_examples=100, deadline=None)
+@given(groups())
+def test_deterministic(scenario: dict) -> None:
+    first = assign_streams("sticky", scenario)
+    assert assign_streams("sticky", json.loads(json.dumps(scenario))) == first
+    assert assign_streams("sticky", scenario, kafka_version="4.2.1") == first
+
+
+@settings(max_examples=100, deadline=None)
+@given(groups(with_previous=False))
+def test_fresh_group_spreads_active_tasks_evenly_over_members(scenario: dict) -> None:
+    answer = assign_streams("sticky", scenario)
+    counts = [sum(map(len, tasks["active"].values())) for tasks in answer.values()]
+    assert max(counts) - min(counts) <= 1
+
+
+class Text(str):
+    """A str subclass: the C reader declines it and the Python reader takes it."""
+
+
+def unusual(scenario: dict, draw) -> dict:
+    """The same group in shapes the C reader leaves to the Python one (same answer expected)."""
+    odd = json.loads(json.dumps(scenario))
+    for spec in odd["members"].values():
+        choice = draw(st.integers(0, 5))
+        if choice == 1:
+            spec["process_id"] = Text(spec["process_id"])
+        elif choice == 2 and spec.get("active"):
+            spec["active"] = {sid: [np.int64(p) for p in ps] for sid, ps in spec["active"].items()}
+        elif choice == 3 and spec.get("standby"):
+            spec["standby"] = {sid: tuple(ps) for sid, ps in spec["standby"].items()}
+        elif choice == 4:
+            spec["warmup"] = None
+        elif choice == 5 and spec.get("active"):
+            spec["active"] = {Text(sid): ps for sid, ps in spec["active"].items()}
+    return odd
+
+
+@settings(max_examples=100, deadline=None)
+@given(groups(), st.data())
+def test_c_and_python_edges_agree(scenario: dict, data: st.DataObject) -> None:
+    odd = unusual(scenario, data.draw)
+    with python_edges():
+        expected = assign_streams("sticky", scenario)
+        assert assign_streams("sticky", odd) == expected
+    assert assign_streams("sticky", scenario) == expected
+    assert assign_streams("sticky", odd) == expected
+
+
+@pytest.mark.skipif(NATIVE is None, reason="kassign.groups.streams._native is not built")
+@pytest.mark.parametrize("member", [
+    {"process_id": Text("p")}, {"process_id": "p", "active": {"0": [True]}}, {"process_id": "p", "active": {"0": [-1]}},
+    {"process_id": "p", "active": {"0": [2**31]}}, {"process_id": "p", "active": {"0": [1.0]}},
+    {"process_id": "p", "active": {"0": "1"}}, {"process_id": "p", "active": [["0", 1]]}, {"process_id": "p", "x": 1},
+    {"process_id": "p", "rack": 3}, {"process_id": "p", "client_tags": {"zone": 1}}, {"active": {}}, "p",
+])
+def test_c_reader_declines_what_it_does_not_read_exactly(member: object) -> None:
+    assert NATIVE.read_members({"m": member}, {"0": 0}, [0, 4]) is None
+
+
+def follow_up(scenario: dict, answer: dict) -> dict:
+    """The next round: the same members, the answer as their current target assignment."""
+    members = {m: dict(spec, active=answer[m]["active"], standby=answer[m]["standby"])
+               for m, spec in scenario["members"].items()}
+    return dict(scenario, members=members)
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups())
+def test_follow_up_round_moves_no_active_task_when_tasks_divide_evenly(scenario: dict) -> None:
+    # With the active quota a whole number, each member ends a round with exactly that many active
+    # tasks, and the next round lets each keep all of them. (Otherwise the quota shrinks as members
+    # reach it, and Kafka can move an active task in a follow-up round: see the case below.)
+    tasks = sum(spec["partitions"] for spec in scenario["subtopologies"].values())
+    if tasks % len(scenario["members"]):
+        scenario = dict(scenario, subtopologies=dict(scenario["subtopologies"], extra={
+            "partitions": len(scenario["members"]) - tasks % len(scenario["members"]), "stateful": False}))
+    first = assign_streams("sticky", scenario)
+    second = assign_streams("sticky", follow_up(scenario, first))
+    assert {m: a["active"] for m, a in second.items()} == {m: a["active"] for m, a in first.items()}
+
+
+def test_follow_up_round_can_move_an_active_task_as_kafka_does() -> None:
+    # Kafka 4.3.1's StickyTaskAssignor gives this answer (checked against its classes): 10 active tasks,
+    # 8 members, quota 2; m4, then m6 reach 2 and the quota drops to 1, m0 reaching 1 keeps it there,
+    # so m1's second task (2_3, met last in partition order) goes to m3, which held it as a standby.
+    members = {
+        "m0": ("p2", {"0": [3]}, {"2": [1, 2]}), "m1": ("p1", {"0": [1], "2": [3]}, {"1": [1]}),
+        "m2": ("p1", {"2": [1]}, {"1": [0], "2": [0]}), "m3": ("p4", {}, {"1": [0], "2": [1, 3]}),
+        "m4": ("p0", {"1": [0], "2": [0]}, {"1": [1]}), "m5": ("p3", {"0": [2]}, {"2": [0, 3]}),
+        "m6": ("p4", {"0": [0], "2": [2]}, {}), "m7": ("p3", {"1": [1]}, {"2": [2]}),
+    }
+    scenario = {
+        "subtopologies": {"0": {"partitions": 4, "stateful": False}, "1": {"partitions": 2, "stateful": True},
+                          "2": {"partitions": 4, "stateful": True}},
+        "num_standby_replicas": 2,
+        "members": {m: {"process_id": p, "active": a, "standby": s} for m, (p, a, s) in members.items()},
+    }
+    answer = assign_streams("sticky", scenario)
+    assert answer["m1"]["active"] == {"0": [1]}
+    assert answer["m3"]["active"] == {"2": [3]}
+    assert {m: answer[m]["active"] for m in members if m not in ("m1", "m3")} == \
+        {m: a for m, (_, a, _) in members.items() if m not in ("m1", "m3")}
+
+
+# --- cases after Kafka's StickyTaskAssignorTest ---------------------------------------------------
+
+
+def group(tasks: int, stateful: bool, standbys: int = 0, subtopologies: tuple[str, ...] = ("test-subtopology",),
+          **members: tuple) -> dict:
+    """``members``: name -> (process, previous active partitions, previous standby partitions) of the
+    subtopologies, each partition list applying to every subtopology."""
+    def held(partitions):
+        return {sid: list(partitions) for sid in subtopologies} if partitions else {}
+    return {
+        "subtopologies": {sid: {"partitions": tasks, "stateful": stateful} for sid in subtopologies},
+        "num_standby_replicas": standbys,
+        "members": {m: {"process_id": spec[0], "active": held(spec[1] if len(spec) > 1 else ()),
+                        "standby": held(spec[2] if len(spec) > 2 else ())} for m, spec in members.items()},
+    }
+
+
+def active_of(answer: dict, member: str, sid: str = "test-subtopology") -> list[int]:
+    return answer[member]["active"].get(sid, [])
+
+
+def standby_of(answer: dict, member: str, sid: str = "test-subtopology") -> list[int]:
+    return answer[member]["standby"].get(sid, [])
+
+
+def test_one_task_per_process_when_as_many_tasks_as_processes() -> None:
+    answer = assign_streams("sticky", group(3, False, member1=("p1",), member2=("p2",), member3=("p3",)))
+    assert sorted(p for m in answer for p in active_of(answer, m)) == [0, 1, 2]
+    assert all(len(active_of(answer, m)) == 1 for m in answer)
+
+
+def test_active_tasks_stay_on_their_process() -> None:
+    answer = assign_streams("sticky", group(3, False, member1=("process1", [0]), member2=("process2", [1])))
+    assert 0 in active_of(answer, "member1") and 1 in active_of(answer, "member2")
+    assert len(active_of(answer, "member1")) + len(active_of(answer, "member2")) == 3
+    # member1 left, member3 joined process1 holding task 2
+    answer = assign_streams("sticky", group(3, False, member2=("process2", [1]), member3=("process1", [2])))
+    assert 1 in active_of(answer, "member2") and 2 in active_of(answer, "member3")
+
+
+def test_sticky_when_more_members_than_tasks() -> None:
+    answer = assign_streams("sticky", group(3, False, member1=("process1", [0]), member2=("process2", [2]),
+                                            member3=("process3", [1]), member4=("process4",), member5=("process5",)))
+    assert [active_of(answer, m) for m in ("member1", "member2", "member3", "member4", "member5")] == \
+        [[0], [2], [1], [], []]
+
+
+def test_previous_standby_owner_gets_the_active_task() -> None:
+    answer = assign_streams("sticky", group(3, False, member1=("process1", [], [2]), member2=("process2", [], [1]),
+                                            member3=("process3", [], [0])))
+    assert [active_of(answer, m) for m in ("member1", "member2", "member3")] == [[2], [1], [0]]
+
+
+def test_multiple_standby_replicas() -> None:
+    answer = assign_streams("sticky", group(3, True, 2, member1=("process1", [0]), member2=("process2", [1]),
+                                            member3=("process3", [2])))
+    assert [standby_of(answer, m) for m in ("member1", "member2", "member3")] == [[1, 2], [0, 2], [0, 1]]
+
+
+def test_no_standby_without_another_process() -> None:
+    answer = assign_streams("sticky", group(10, True, 3, member1=("process1",)))
+    assert active_of(answer, "member1") == list(range(10))
+    assert answer["member1"]["standby"] == {}
+
+
+def test_standby_goes_back_to_its_previous_owner_below_quota() -> None:
+    # 2 active tasks and 2 standbys over 3 members: quota 2; member1 keeps active 0 and standby 1
+    answer = assign_streams("sticky", group(2, True, 1, member1=("process1", [0], [1]), member2=("process2", [1]),
+                                            member3=("process3",)))
+    assert active_of(answer, "member1") == [0]
+    assert standby_of(answer, "member1") == [1]
+
+
+def test_range_style_when_starting_empty() -> None:
+    answer = assign_streams("sticky", group(2, True, 1, ("test-subtopology1", "test-subtopology2"),
+                                            member1=("process1",), member2=("process2",)))
+    for member in ("member1", "member2"):
+        for sid in ("test-subtopology1", "test-subtopology2"):
+            assert len(active_of(answer, member, sid)) == 1
+            assert len(standby_of(answer, member, sid)) == 1
+
+
+def test_member_maps_with_tree_bins() -> None:
+    # The twelve ids' String hash codes share their low 6 bits (after HashMap's spreading): in the
+    # coordinator's member maps they end up in one bucket of a 64-bucket table, which Java turns into a
+    # tree, and the tree decides the order. Kafka 4.3.1's answer (checked against its classes):
+    members = ["member-18", "member-161", "member-183", "member-260", "member-282", "member-381", "member-480",
+               "member-1019", "member-1118", "member-1217", "member-1239", "member-1316"]
+    scenario = {"subtopologies": {"0": {"partitions": 15}}, "members": {m: {"process_id": "p"} for m in members}}
+    answer = assign_streams("sticky", scenario)
+    assert {m: a["active"]["0"] for m, a in answer.items()} == {
+        "member-18": [9], "member-161": [2], "member-183": [0], "member-260": [6, 14], "member-282": [10, 12],
+        "member-381": [11, 13], "member-480": [4], "member-1019": [5], "member-1118": [7], "member-1217": [8],
+        "member-1239": [1], "member-1316": [3]}
+
+
+def test_docstring_example() -> None:
+    scenario = {"subtopologies": {"0": {"partitions": 3, "stateful": True}}, "num_standby_replicas": 1,
+                "members": {"a": {"process_id": "P", "active": {"0": [0]}},
+                            "b": {"process_id": "Q", "standby": {"0": [1]}}}}
+    assert assign_streams("sticky", scenario) == {
+        "a": {"active": {"0": [0, 2]}, "standby": {"0": [1]}, "warmup": {}},
+        "b": {"active": {"0": [1]}, "standby": {"0": [0, 2]}, "warmup": {}},
+    }
+
+
+# --- releases, strategies, input -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["4.2", "4.3", "4.2.0", "4.2.1", "4.3.0", "4.3.1"])
+def test_modelled_releases(version: str) -> None:
+    check_streams_release(version)
+
+
+def test_release_4_1_is_early_access() -> None:
+    with pytest.raises(KassignError, match="early access"):
+        assign_streams("sticky", group(1, False, m=("p",)), kafka_version="4.1")
+
+
+@pytest.mark.parametrize("version", ["4.0", "4.4", "3.9"])
+def test_other_releases_name_the_modelled_ones(version: str) -> None:
+    with pytest.raises(KassignError, match="4.2 and 4.3"):
+        assign_streams("sticky", group(1, False, m=("p",)), kafka_version=version)
+
+
+@pytest.mark.parametrize("version", ["5", "latest", "4.3.x"])
+def test_what_is_no_release_says_the_form(version: str) -> None:
+    with pytest.raises(KassignError, match="MAJOR.MINOR"):
+        assign_streams("sticky", group(1, False, m=("p",)), kafka_version=version)
+
+
+def test_unknown_strategy_names_sticky() -> None:
+    with pytest.raises(UnknownAssignorError, match="'sticky'"):
+        assign_streams("uniform", group(1, False, m=("p",)))
+
+
+def test_no_members_and_no_tasks() -> None:
+    assert assign_streams("sticky", {"subtopologies": {"0": {"partitions": 0}}, "members": {}}) == {}
+
+
+def test_no_members_with_tasks_fails_as_kafka_does() -> None:
+    with pytest.raises(KassignError, match="No process available to assign active task 1_0"):
+        assign_streams("sticky", {"subtopologies": {"0": {"partitions": 0}, "1": {"partitions": 2}}, "members": {}})
+
+
+def test_defaults_stateless_and_no_standbys() -> None:
+    answer = assign_streams("sticky", {"subtopologies": {"0": {"partitions": 2}},
+                                       "members": {"a": {"process_id": "p"}, "b": {"process_id": "q"}}})
+    assert answer == {"a": {"active": {"0": [0]}, "standby": {}, "warmup": {}},
+                      "b": {"active": {"0": [1]}, "standby": {}, "warmup": {}}}
+
+
+def test_tasks_that_no_longer_exist_are_dropped(edges: str) -> None:
+    # after a topology change the coordinator hands over leftovers; Kafka's assignor never looks them up
+    base = group(2, True, 1, member1=("p1", [0]), member2=("p2", [1], [0]), member3=("p2", [], [0]))
+    odd = json.loads(json.dumps(base))
+    odd["members"]["member1"]["active"]["test-subtopology"] += [5, 0]  # beyond the 2 partitions; 0 twice
+    odd["members"]["member2"]["standby"] = {"gone": [0], "test-subtopology": [0, 7, 0]}
+    assert assign_streams("sticky", odd) == assign_streams("sticky", base)
+
+
+BAD = {
+    "not an object": ([], "expected an object"),
+    "unknown field": ({"subtopologies": {}, "members": {}, "standbys": 1}, "unknown field"),
+    "no subtopologies": ({"members": {}}, 'missing "subtopologies"'),
+    "no members": ({"subtopologies": {}}, 'missing "members"'),
+    "partitions missing": ({"subtopologies": {"0": {"stateful": True}}, "members": {}}, 'missing "partitions"'),
+    "negative partitions": ({"subtopologies": {"0": {"partitions": -1}}, "members": {}}, "subtopologies.0.partitions"),
+    "partitions not whole": ({"subtopologies": {"0": {"partitions": 2.5}}, "members": {}}, "whole number"),
+    "stateful not bool": ({"subtopologies": {"0": {"partitions": 1, "stateful": "yes"}}, "members": {}},
+                          "true or false"),
+    "subtopology field": ({"subtopologies": {"0": {"partitions": 1, "tasks": 1}}, "members": {}}, "unknown field"),
+    "negative standbys": ({"subtopologies": {}, "num_standby_replicas": -1, "members": {}}, "num_standby_replicas"),
+    "standbys a bool": ({"subtopologies": {}, "num_standby_replicas": True, "members": {}}, "whole number"),
+    "no process id": ({"subtopologies": {}, "members": {"m": {"active": {}}}}, "process id"),
+    "process id not text": ({"subtopologies": {}, "members": {"m": {"process_id": 7}}}, "process id"),
+    "member field": ({"subtopologies": {}, "members": {"m": {"process_id": "p", "owned": []}}}, "unknown field"),
+    "member not an object": ({"subtopologies": {}, "members": {"m": "p"}}, "members.m"),
+    "active twice": ({"subtopologies": {"0": {"partitions": 2}},
+                      "members": {"a": {"process_id": "p", "active": {"0": [1]}},
+                                  "b": {"process_id": "q", "active": {"0": [1, 0]}}}}, "0_1 is active on two members"),
+    "partition not whole": ({"subtopologies": {"0": {"partitions": 2}},
+                             "members": {"a": {"process_id": "p", "standby": {"0": ["1"]}}}}, "whole number"),
+    "partition a bool": ({"subtopologies": {"0": {"partitions": 2}},
+                          "members": {"a": {"process_id": "p", "active": {"0": [True]}}}}, "whole number"),
+    "negative partition": ({"subtopologies": {"0": {"partitions": 2}},
+                            "members": {"a": {"process_id": "p", "warmup": {"0": [-1]}}}}, "out of range"),
+    "partitions not a list": ({"subtopologies": {"0": {"partitions": 2}},
+                               "members": {"a": {"process_id": "p", "active": {"0": 1}}}}, "list of partition"),
+    "client tags": ({"subtopologies": {}, "members": {"a": {"process_id": "p", "client_tags": ["zone"]}}},
+                    "client_tags"),
+    "too many replicas": ({"subtopologies": {"0": {"partitions": 3, "stateful": True}},
+                           "num_standby_replicas": 2**31 - 2, "members": {}}, "task replicas"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input(case: str, edges: str) -> None:
+    scenario, message = BAD[case]
+    with pytest.raises(ScenarioError, match=message):
+        assign_streams("sticky", scenario)

@@ -1,0 +1,136 @@
+"""kassign's check of a live group (``group_check``) and the release inferred from a broker, on the real answers
+of a Kafka 4.3.1 broker (``../shared/captures/kafka-4.3.1/``): its consumer, share and streams groups are exactly
+what kassign computes for the same members at 4.3, and the consumer group is not at 4.0.0 (KAFKA-18688)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+
+import pytest
+
+from kassign.cli.describe_group_cmd import check_lines, show
+from kassign.kafka import groups
+from kassign.kafka import groups_protocol as G
+from kassign.kafka.group_check import check_group, group_scenario
+from kassign.kafka.release_inference import infer_release
+from tests.conftest import REPO
+
+CAPTURES = REPO.parent / "shared" / "captures" / "kafka-4.3.1"
+
+
+def answer(name: str):
+    path = CAPTURES / f"{name}.json"
+    if not path.exists():
+        pytest.skip(f"captures not found at {CAPTURES} (they ship beside the checkout in CI as shared/captures/)")
+    doc = json.loads(path.read_text())
+    _, decoded = G.decode_response(doc["api_key"], doc["api_version"], base64.b64decode(doc["response_b64"]), G.DECODERS)
+    return decoded
+
+
+def stable():
+    return groups.from_consumer_group(answer("consumer-group-describe-stable")[0], 1)
+
+
+def test_a_stable_uniform_group_is_exactly_what_uniform_gives_at_4_3() -> None:
+    check = check_group(stable(), {"rk43-b11-p7": 7})
+    assert check == {"kafka_version": "4.3", "assignor": "uniform", "equal": True, "differs": {}, "notes": []}
+
+
+def test_the_same_group_asked_as_4_0_0_names_the_members_the_old_rule_moves() -> None:
+    group = stable()
+    check = check_group(group, {"rk43-b11-p7": 7}, "4.0.0")
+    assert check["equal"] is False and check["kafka_version"] == "4.0.0"
+    # 7 partitions over 3 members: the member holding 3 keeps them from 4.0.1 on; 4.0.0 gives the extra to the first
+    holder = next(m for m, spec in group.members.items() if len(spec.target) == 3)
+    assert holder in check["differs"]
+    assert len(check["differs"][holder]["kassign"]) == 2 and len(check["differs"][holder]["coordinator"]) == 3
+
+
+def test_a_reconciling_group_target_is_what_uniform_gives() -> None:
+    group = groups.from_consumer_group(answer("consumer-group-describe-reconciling")[0], 1)
+    assert group.state == "Reconciling"
+    assert check_group(group, {"rk43-b11-q5": 5, "rk43-b11-q6": 6})["equal"] is True
+
+
+def test_a_changed_target_is_named_member_by_member() -> None:
+    group = copy.deepcopy(stable())
+    first, second = list(group.members)[:2]
+    moved = group.members[first].target[0]
+    group.members[first].target = group.members[first].target[1:]
+    group.members[second].target = sorted([*group.members[second].target, moved])
+    check = check_group(group, {"rk43-b11-p7": 7})
+    assert check["equal"] is False and set(check["differs"]) <= {first, second} and check["differs"]
+    lines = check_lines({"group_check": check, "group": group.to_json(), "kafka_version": "4.3",
+                         "kafka_version_from": "given", "kafka_version_why": "as given"})
+    assert "differ from what uniform gives" in lines[0] and any(first in line or second in line for line in lines[1:])
+
+
+def test_a_share_group_with_its_start_offsets_as_initialized_partitions() -> None:
+    share = groups.from_share_group(answer("share-group-describe")[0], 1)
+    offsets = answer("describe-share-group-offsets")[0]
+    initialized = {t.name: [p.partition for p in t.partitions if p.start_offset >= 0] for t in offsets.topics}
+    scenario = group_scenario(share, {"rk43-t3": 4}, initialized)
+    assert scenario["initialized"] == {"rk43-t3": [0, 1, 2, 3]} and scenario["topic_ids"]
+    assert check_group(share, {"rk43-t3": 4}, "4.3", initialized)["equal"] is True
+    unmodelled = check_group(share, {"rk43-t3": 4}, "4.1", initialized)
+    assert unmodelled["equal"] is None and "earlier rule" in unmodelled["why"]
+
+
+def test_a_streams_group_and_the_standby_count_it_assumes() -> None:
+    streams = groups.from_streams_group(answer("streams-group-describe")[0], 1)
+    check = check_group(streams, {"rk43-b13-in": 4})
+    assert check["equal"] is True and "standby replicas per stateful task taken as 0" in check["notes"][0]
+    assert group_scenario(streams, {"rk43-b13-in": 4})["subtopologies"] == {"0": {"partitions": 4, "stateful": False}}
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    (lambda g: setattr(g, "assignor", "my-own"), "not one of Kafka's"),
+    (lambda g: setattr(next(iter(g.members.values())), "subscribed_regex", "rk43-.*"), "regular expression"),
+    (lambda g: g.members.clear(), "no members"),
+])
+def test_what_cannot_be_checked_says_why(change, why: str) -> None:
+    group = copy.deepcopy(stable())
+    change(group)
+    check = check_group(group, {"rk43-b11-p7": 7})
+    assert check["equal"] is None and why in check["why"]
+    assert "not checked" in check_lines({"group_check": check, "group": group.to_json(), "kafka_version": "4.3",
+                                         "kafka_version_from": "default", "kafka_version_why": "x"})[0]
+
+
+def test_the_describe_table_reads_like_kafkas_tool(capfd) -> None:
+    group = stable()
+    lag = {"rk43-b11-p7": {"committed": [5, None, 7, 7, 0, 0, 1], "end_offsets": [9] * 7,
+                           "lag": [4, 9, 2, 2, 9, 9, 8]}}
+    show({"group": group.to_json(), "group_check": check_group(group, {"rk43-b11-p7": 7}), "kafka_version": "4.3",
+          "kafka_version_from": "inferred", "kafka_version_why": "level 30", "lag": lag, "warnings": []})
+    out = capfd.readouterr().out
+    assert "Group rk43-cap-uniform: a consumer group (KIP-848 protocol), state Stable, assignor uniform" in out
+    for word in ("CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "CLIENT-ID", "total lag 43 records"):
+        assert word in " ".join(out.split())
+    assert "is exactly what uniform gives for these members" in out
+
+
+def test_the_release_of_a_kafka_4_3_1_broker_is_inferred() -> None:
+    versions = answer("api-versions")
+    hints = groups.hints_from(versions, "127.0.0.1:9092", 4)
+    line, why = infer_release(hints)
+    assert line == "4.3" and "level 30" in why
+
+
+@pytest.mark.parametrize(("top", "line"), [(25, "4.0"), (22, "4.0"), (27, "4.1"), (26, "4.1"), (29, "4.2"),
+                                           (30, "4.3"), (31, None), (21, None)])
+def test_each_release_line_by_its_metadata_versions(top: int, line) -> None:
+    found, why = infer_release({"supported_features": {"metadata.version": [7, top]}, "api_versions": {68: [0, 1]}})
+    assert found == line
+    if line == "4.0":
+        assert "patch release not told apart" in why
+    if line is None:
+        assert str(top) in why
+
+
+def test_a_broker_without_features_is_said_so() -> None:
+    assert infer_release({"supported_features": {}, "api_versions": {68: [0, 1]}})[0] is None
+    found, why = infer_release({"supported_features": {}, "api_versions": {3: [0, 12]}})
+    assert found is None and "not a Kafka 4 broker" in why
