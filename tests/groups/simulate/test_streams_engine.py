@@ -7,7 +7,6 @@ restored at 100 records a second takes 10 s.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings

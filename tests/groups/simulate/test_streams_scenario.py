@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
 
 from kassign.core.errors import ScenarioError
 from kassign.core.units import human_seconds
 from kassign.groups.simulate.streams_scenario import (
-from tests.conftest import REPO
     derived_process_id,
     is_streams_timeline,
     load_streams_timeline,
@@ -19,6 +17,7 @@ from tests.conftest import REPO
     seconds,
     size_in_bytes,
 )
+from tests.conftest import REPO
 
 EXAMPLES = REPO / "examples"
 
