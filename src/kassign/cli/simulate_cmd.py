@@ -32,6 +32,7 @@ from kassign.groups.simulate.scenario import (
     parse_strategy,
     run_protocol,
 )
+from kassign.groups.simulate.share_scenario import is_share_timeline
 from kassign.groups.simulate.streams_scenario import is_streams_timeline
 
 CLASSIC_DEFAULTS = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -163,6 +164,11 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
     target = out_dir or plot_dir
     release_for(kafka_version, "classic")  # any 4.x, before the timeline is played; the consumer protocol's check follows
     document = _read_document(scenario_path)
+    if is_share_timeline(document, strategies_option):
+        from kassign.cli.simulate_share import run_share
+
+        run_share(document, strategies_option, target, as_json, kafka_version)
+        return
     if is_streams_timeline(document):
         from kassign.cli.simulate_streams import run_streams
 

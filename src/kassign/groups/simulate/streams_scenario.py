@@ -148,8 +148,10 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def size_in_bytes(value: Any, path: str, rate: bool = False, minimum: float = 0.0) -> float:
-    """A byte count (or bytes per second when ``rate``): a number, or text like ``1.5 GiB`` (``/s`` allowed)."""
+def size_in_bytes(value: Any, path: str, rate: bool = False, minimum: float = 0.0,
+                  document: str = "streams timeline") -> float:
+    """A byte count (or bytes per second when ``rate``): a number, or text like ``1.5 GiB`` (``/s`` allowed).
+    ``document`` names the document in messages."""
     number = _number(value)
     if number is None and isinstance(value, str):
         match = _QUANTITY.match(value)
@@ -159,11 +161,12 @@ def size_in_bytes(value: Any, path: str, rate: bool = False, minimum: float = 0.
             number = float(match[1])
     what = "bytes per second" if rate else "bytes"
     if number is None:
-        raise _fail(path, f"expected {what}: a number or text like \"20 MiB{'/s' if rate else ''}\" (units B, KB, "
-                    f"MB, GB, TB, KiB, MiB, GiB, TiB), got {shown(value)}")
+        raise ScenarioError(f"{document} {path}: expected {what}: a number or text like "
+                            f"\"20 MiB{'/s' if rate else ''}\" (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), "
+                            f"got {shown(value)}")
     if not minimum <= number <= MAX_BYTES:
         low = "more than 0" if minimum > 0 else "at least 0"
-        raise _fail(path, f"expected {what} {low} and at most 2^62, got {shown(value)}")
+        raise ScenarioError(f"{document} {path}: expected {what} {low} and at most 2^62, got {shown(value)}")
     return number
 
 
