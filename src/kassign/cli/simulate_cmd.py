@@ -33,7 +33,7 @@ from kassign.groups.simulate.scenario import (
     run_protocol,
 )
 from kassign.groups.simulate.share_scenario import is_share_timeline
-from kassign.groups.simulate.streams_scenario import is_streams_timeline
+from kassign.groups.simulate.streams_scenario import is_streams_group_timeline, is_streams_timeline
 
 CLASSIC_DEFAULTS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 CONSUMER_DEFAULT = "consumer:uniform"
@@ -168,6 +168,11 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
         from kassign.cli.simulate_share import run_share
 
         run_share(document, strategies_option, target, as_json, kafka_version)
+        return
+    if is_streams_group_timeline(document):
+        from kassign.cli.simulate_streams_group import run_streams_group
+
+        run_streams_group(document, strategies_option, target, show_events, as_json, kafka_version)
         return
     if is_streams_timeline(document):
         from kassign.cli.simulate_streams import run_streams

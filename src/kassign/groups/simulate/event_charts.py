@@ -69,7 +69,8 @@ def heatmap_png(rows: Sequence[str], events: Sequence[str], z: Sequence[Sequence
     small = len(rows) <= CELL_TEXT and len(events) <= CELL_TEXT
     fig, ax = plt.subplots(figsize=(min(_MAX_WIDTH_INCHES, max(6.0, 0.55 * len(events) + 3)) if small else 9,
                                     max(3.0, 0.32 * len(rows) + 1.8) if small else 5))
-    image = ax.imshow(values, aspect="auto", interpolation="nearest", cmap="Blues")
+    image = ax.imshow(values, aspect="auto", interpolation="nearest", cmap="Blues",
+                      vmin=min(0.0, float(np.nanmin(values))) if np.isfinite(values).any() else 0.0)
     fig.colorbar(image, ax=ax, label=value_label)
     if small:
         mean = np.nanmean(values) if np.isfinite(values).any() else 0.0

@@ -219,8 +219,9 @@ class HeartbeatTimeline:
                 record.settle_seconds = None  # unsettled again (a restarted member back): settles later, or not
         self._settled = settled
 
-    def play(self) -> None:
-        """Play every item and heartbeat until nothing is to come and the group has settled."""
+    def play(self, until: float | None = None) -> None:
+        """Play every item and heartbeat until nothing is to come and the group has settled (or, given
+        ``until``, until the clock reaches it)."""
         limit: float | None = None
         while True:
             item = self._queue[0] if self._queue else None
@@ -233,6 +234,9 @@ class HeartbeatTimeline:
                 self._skip_routine_beats(item[0])
             beat = self._peek_beat()
             if beat is None and item is None:
+                break
+            if until is not None and min(beat[0] if beat else math.inf, item[0] if item else math.inf) > until:
+                self._advance(until)
                 break
             if beat is not None and (item is None or beat[:2] < item[:2]):
                 heapq.heappop(self._beats)
@@ -251,3 +255,5 @@ class HeartbeatTimeline:
                 self._advance(at)
                 self.handle(kind, payload)
             self._after_step()
+        if until is not None and self.now < until:
+            self._advance(until)

@@ -98,7 +98,7 @@ def _event_png(runs: Sequence[StreamsRun], metric: str, title: str, axis: str, p
     return path
 
 
-def _timeline_png(run: StreamsRun, path: Path) -> Path:
+def timeline_png(run: StreamsRun, path: Path) -> Path:
     tasks = shown_tasks(run)
     rows = {t: i for i, t in enumerate(tasks)}
     unit, size = _time_unit(run.end)
@@ -152,7 +152,7 @@ def _event_chart(runs: Sequence[StreamsRun], metric: str, name: str, title: str,
     return chart(name, {"data": data, "layout": layout}, sentence)
 
 
-def _timeline_chart(run: StreamsRun) -> str:
+def timeline_chart(run: StreamsRun) -> str:
     tasks = shown_tasks(run)
     rows = {t: i for i, t in enumerate(tasks)}
     unit, size = _time_unit(run.end)
@@ -242,7 +242,7 @@ def render(runs: Sequence[StreamsRun], title: str, caption: str, sentences: Sequ
                      "For each event, one bar per strategy: the changelog bytes read into state stores because of "
                      "it, by restoring active tasks and by new standbys and warm-ups until they caught up.",
                      bytes_=True),
-        *(_timeline_chart(run) for run in runs),
+        *(timeline_chart(run) for run in runs),
     ]
     events = "".join(f"<h2>{html.escape(strategy_label(run.strategy))}: every event</h2>" + table(*event_rows(run))
                      for run in runs)
@@ -267,7 +267,7 @@ def write_streams_report(runs: Sequence[StreamsRun], out_dir: str | Path, title:
                    out / "unavailability.png"),
         _event_png(runs, "restored_bytes", "State restored per event", "MiB", out / "restored.png", scale=2**20),
     ]
-    written += [_timeline_png(run, out / f"tasks-{_safe(run.strategy)}.png") for run in runs]
+    written += [timeline_png(run, out / f"tasks-{_safe(run.strategy)}.png") for run in runs]
     report = out / "report.html"
     try:
         report.write_text(render(runs, title, caption, sentences), encoding="utf-8")

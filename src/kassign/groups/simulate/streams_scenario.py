@@ -42,7 +42,17 @@ Sizes take a number of bytes or text with a unit (``512 B``, ``20 KB``, ``1.5 Gi
 on rates); times take seconds or text (``90s``, ``15m``, ``1h30m``, ``500ms``, ``2d``).
 
 Every stateful task needs a changelog size and a restoration speed, from the application, its
-subtopology or the task itself (the most specific wins). Events:
+subtopology or the task itself (the most specific wins).
+
+``protocol: streams`` plays the timeline as a streams group (KIP-1071, Kafka Streams'
+``group.protocol=streams``; :mod:`.streams_group_engine`): the broker assigns the tasks, each stream
+thread is a member heartbeating to the group coordinator. Its settings add ``heartbeat_interval`` (5 s),
+``assignment_interval`` (the release's: 1 s from Kafka 4.3, none in 4.2) and ``initial_rebalance_delay``
+(3 s), the broker's ``group.streams.*`` settings; ``session_timeout`` is ``group.streams.session.timeout.ms``
+and ``num_standby_replicas`` ``group.streams.num.standby.replicas``. The classic settings the broker does not
+read (warm-ups, probing, rack-aware tags, rounds) may stay in the document and are not used. State sizes
+and restoration speeds are optional there: where given, the report says how much state a move costs.
+Events:
 
 * ``start``: the instance joins; one that ran before comes back with its process id and the state
   it left on disk, unless ``state_lost: true`` (a new volume: a new process id, nothing on disk);
@@ -111,7 +121,16 @@ SETTINGS: dict[str, Any] = {
     "initial_state": "settled",
 }
 INITIAL_STATES = ("settled", "empty")
-_TOP_LEVEL = {"name", "description", "application", "settings", "instances", "events", "strategies", "until"}
+_TOP_LEVEL = {"name", "description", "application", "settings", "instances", "events", "strategies", "until",
+              "protocol"}
+PROTOCOLS = ("classic", "streams")  # Kafka Streams' group.protocol
+# the streams protocol's settings (KIP-1071), the group coordinator's: group.streams.heartbeat.interval.ms,
+# group.streams.assignment.interval.ms (None: the release's default), group.streams.initial.rebalance.delay.ms
+STREAMS_PROTOCOL_SETTINGS: dict[str, Any] = {"heartbeat_interval": 5.0, "assignment_interval": None,
+                                             "initial_rebalance_delay": 3.0}
+# what only the classic protocol reads (the group leader's assignor, JoinGroup rounds)
+CLASSIC_ONLY_SETTINGS = ("max_warmup_replicas", "acceptable_recovery_lag", "probing_rebalance_interval_ms",
+                         "rack_aware_assignment_tags", "rebalance_timeout", "round_seconds")
 _APPLICATION = {"subtopologies", "tasks", "state_bytes", "growth_bytes_per_second", "record_bytes",
                 "restore_bytes_per_second", "restore_records_per_second"}
 _TASK_FIELDS = _APPLICATION - {"subtopologies", "tasks"}
@@ -124,6 +143,11 @@ _PROCESS_NAMESPACE = uuid.UUID("6f1d3c2e-8a57-4f0b-9c44-2b7e5d1a0c93")  # kassig
 def is_streams_timeline(document: Any) -> bool:
     """A Streams timeline has a top-level ``application``; a consumer-group timeline never does."""
     return isinstance(document, Mapping) and "application" in document
+
+
+def is_streams_group_timeline(document: Any) -> bool:
+    """A Streams timeline played as a streams group (KIP-1071): ``protocol: streams``."""
+    return is_streams_timeline(document) and document.get("protocol") == "streams"
 
 
 # -- small readers -----------------------------------------------------------------------------------
@@ -269,6 +293,7 @@ class Application:
     growth_bytes: np.ndarray  # bytes per second a running active task adds to its changelog
     record_bytes: np.ndarray
     restore_bytes: np.ndarray  # bytes per second one replica of the task reads from its changelog
+    sized: np.ndarray | None = None  # bool per task: its state_bytes is known (None: every stateful task's is)
 
     def task_name(self, task: int) -> str:
         sub, part = self.tasks[task]
@@ -300,7 +325,9 @@ def _task_values(doc: Mapping, path: str, inherited: dict[str, Any]) -> dict[str
     return values
 
 
-def _application(doc: Any) -> Application:
+def _application(doc: Any, sizes_required: bool = True) -> Application:
+    """The application; ``sizes_required``: every stateful task needs a changelog size and a restoration
+    speed (the classic engine plays restoration; the streams-group engine uses them where given)."""
     doc = _mapping(doc, "application", "{subtopologies: {\"0\": {partitions: 4, stateful: true}}, ...}")
     _known(doc, _APPLICATION, "application")
     subs_doc = _mapping(doc.get("subtopologies"), "application.subtopologies",
@@ -357,6 +384,7 @@ def _application(doc: Any) -> Application:
     n = len(tasks)
     stateful = np.array([partitions[sub][1] for sub, _ in tasks], dtype=bool)
     arrays = {key: np.zeros(n) for key in ("state", "growth", "record", "restore")}
+    sized = np.zeros(n, dtype=bool)
     for sub in sorted(partitions):
         count, is_stateful = partitions[sub]
         if not is_stateful:
@@ -365,23 +393,24 @@ def _application(doc: Any) -> Application:
             values = overrides.get(t, values_of[sub])
             where = (f"application.tasks.{tasks[t][0]}_{tasks[t][1]}" if t in overrides
                      else f"application.subtopologies.{sub}")
-            for key in ("state_bytes",):
-                if key not in values:
-                    raise _fail(where, "a stateful task needs state_bytes (its changelog's size), given for the "
-                                "application, its subtopology or the task")
-            if "restore_bytes_per_second" not in values and "restore_records_per_second" not in values:
+            if sizes_required and "state_bytes" not in values:
+                raise _fail(where, "a stateful task needs state_bytes (its changelog's size), given for the "
+                            "application, its subtopology or the task")
+            if sizes_required and "restore_bytes_per_second" not in values and "restore_records_per_second" not in values:
                 raise _fail(where, "a stateful task needs a restoration speed: restore_bytes_per_second or "
                             "restore_records_per_second, given for the application, its subtopology or the task")
             record = values.get("record_bytes", (1024.0, ""))[0]
-            arrays["state"][t] = values["state_bytes"][0]
+            sized[t] = "state_bytes" in values
+            arrays["state"][t] = values.get("state_bytes", (0.0, ""))[0]
             arrays["growth"][t] = values.get("growth_bytes_per_second", (0.0, ""))[0]
             arrays["record"][t] = record
             if "restore_bytes_per_second" in values:
                 arrays["restore"][t] = values["restore_bytes_per_second"][0]
-            else:
+            elif "restore_records_per_second" in values:
                 arrays["restore"][t] = values["restore_records_per_second"][0] * record
     return Application(partitions=partitions, tasks=tasks, stateful=stateful, state_bytes=arrays["state"],
-                       growth_bytes=arrays["growth"], record_bytes=arrays["record"], restore_bytes=arrays["restore"])
+                       growth_bytes=arrays["growth"], record_bytes=arrays["record"], restore_bytes=arrays["restore"],
+                       sized=None if sizes_required else sized)
 
 
 # -- instances and events ---------------------------------------------------------------------------
@@ -457,6 +486,8 @@ class StreamsTimeline:
     description: str = ""
     strategies: tuple[str, ...] = ()
     until: float | None = None
+    protocol: str = "classic"  # or streams: a streams group (KIP-1071)
+    given_settings: tuple[str, ...] = ()  # the settings the document gives (the rest are defaults)
 
 
 def _instance_plan(doc: Any, path: str) -> InstancePlan:
@@ -649,10 +680,14 @@ def _resolve(instances: dict[str, InstancePlan], events: list[StreamsEvent]) -> 
     return resolved, actions, names, plans
 
 
-def parse_streams_strategy(strategy: str) -> tuple[str, int | None]:
-    """``(assignor, standbys)`` a simulated strategy stands for: ``high-availability`` or ``sticky``,
-    optionally ``:standbys=N`` to play it with ``num_standby_replicas`` N instead of the timeline's."""
+def parse_streams_strategy(strategy: str, protocol: str = "classic") -> tuple[str, int | None]:
+    """``(assignor, standbys)`` a simulated strategy stands for: ``high-availability`` or ``sticky``
+    (under the streams protocol only ``sticky``, the broker's), optionally ``:standbys=N`` to play it with
+    ``num_standby_replicas`` N instead of the timeline's."""
     head, sep, tail = strategy.partition(":")
+    if protocol == "streams" and head != "sticky":
+        raise ScenarioError(f"unknown streams group assignor {shown(head)}: the broker's task assignor under "
+                            "the streams protocol is sticky (optionally sticky:standbys=N)")
     if head not in ASSIGNORS:
         raise ScenarioError(f"unknown Kafka Streams task assignor {shown(head)}; choose one of: "
                             f"{', '.join(ASSIGNORS)} (optionally NAME:standbys=N)")
@@ -665,13 +700,23 @@ def parse_streams_strategy(strategy: str) -> tuple[str, int | None]:
     return head, int(match[1])
 
 
-def _settings(doc: Any) -> dict[str, Any]:
+def _settings(doc: Any, protocol: str = "classic") -> dict[str, Any]:
     doc = _mapping(doc if doc is not None else {}, "settings", "{num_standby_replicas: 1}")
-    _known(doc, set(SETTINGS), "settings")
-    settings = dict(SETTINGS)
+    if protocol == "classic":
+        misplaced = [k for k in doc if k in STREAMS_PROTOCOL_SETTINGS]
+        if misplaced:
+            raise _fail(f"settings.{misplaced[0]}", "a setting of the streams protocol's group coordinator; add "
+                        "protocol: streams to play the timeline as a streams group (KIP-1071)")
+        _known(doc, set(SETTINGS), "settings")
+        settings = dict(SETTINGS)
+    else:
+        _known(doc, set(SETTINGS) | set(STREAMS_PROTOCOL_SETTINGS), "settings")
+        settings = {**SETTINGS, **STREAMS_PROTOCOL_SETTINGS}
     for key, value in doc.items():
         path = f"settings.{key}"
-        if key == "num_standby_replicas":
+        if key in STREAMS_PROTOCOL_SETTINGS:
+            settings[key] = seconds(value, path, 0.001 if key == "heartbeat_interval" else 0.0)
+        elif key == "num_standby_replicas":
             settings[key] = _whole(value, path, 0, JAVA_INT_MAX)
         elif key == "max_warmup_replicas":
             settings[key] = _whole(value, path, 1, JAVA_INT_MAX, " (Kafka Streams requires at least 1)")
@@ -704,8 +749,15 @@ def parse_streams_timeline(doc: Any) -> StreamsTimeline:
     if unknown:
         raise ScenarioError(f"streams timeline: unknown field(s) {sorted(map(str, unknown))}; allowed: "
                             f"{', '.join(sorted(_TOP_LEVEL))}")
-    application = _application(doc.get("application"))
-    settings = _settings(doc.get("settings"))
+    protocol = doc.get("protocol", "classic")
+    if protocol not in PROTOCOLS:
+        raise _fail("protocol", f"expected classic (the group leader assigns, as Kafka Streams does by default) or "
+                    f"streams (a streams group, KIP-1071: the broker assigns), got {shown(protocol)}")
+    application = _application(doc.get("application"), sizes_required=protocol == "classic")
+    settings = _settings(doc.get("settings"), protocol)
+    if protocol == "streams" and settings["heartbeat_interval"] >= settings["session_timeout"]:
+        raise _fail("settings.heartbeat_interval", f"{settings['heartbeat_interval']:g} s must be less than "
+                    f"session_timeout ({settings['session_timeout']:g} s), as Kafka requires")
     instances_doc = _mapping(doc.get("instances", {}) or {}, "instances", "{app-1: {threads: 2}}")
     instances: dict[str, InstancePlan] = {}
     for raw, spec in instances_doc.items():
@@ -725,15 +777,17 @@ def parse_streams_timeline(doc: Any) -> StreamsTimeline:
         raise _fail("strategies", f"expected a list of strategy names, got {shown(strategies)}")
     for i, strategy in enumerate(strategies):
         try:
-            parse_streams_strategy(strategy)
+            parse_streams_strategy(strategy, protocol)
         except ScenarioError as err:
             raise _fail(f"strategies[{i}]", str(err)) from None
     until = seconds(doc["until"], "until") if doc.get("until") is not None else None
     if until is not None and events and until < events[-1].at:
         raise _fail("until", f"{until:g} s is before the last event ({events[-1].at:g} s)")
+    given = doc.get("settings") or {}
     return StreamsTimeline(application=application, settings=settings, instances=instances, events=events,
                            actions=actions, names=names, plans=plans, name=str(doc.get("name", "streams timeline")),
-                           description=str(doc.get("description", "")), strategies=tuple(strategies), until=until)
+                           description=str(doc.get("description", "")), strategies=tuple(strategies), until=until,
+                           protocol=protocol, given_settings=tuple(k for k in given if isinstance(k, str)))
 
 
 def _check_plans(plans: dict[str, InstancePlan], settings: dict[str, Any]) -> None:
