@@ -26,10 +26,11 @@ spent from that event until the next one: targets computed, heartbeats sent whil
 settled, the seconds it was not settled, and ``settle_seconds``, from the event until the group last
 settled before the next event (None when it was not settled by then).
 
-Example: members A and B heartbeat every 5 s, at 0, 5, 10, ... and 2.5, 7.5, ...; B leaves at 11 s (its
-leave heartbeat bumps the group epoch). A's heartbeat at 15 s computes the new target and hands A its part:
-the group settles 4 s after the event. Had A heartbeated at 11.5 s, under Kafka 4.3 the target could not
-have been computed before 12 s (1 s after the previous one at 11 s only if one had been computed then).
+Example (a share group; ``tests/groups/simulate/test_share_engine.py`` checks it): A and B heartbeat every 5 s,
+A at 0, 5, 10, ..., B at 2.5, 7.5, ...; B leaves at 11 s, and its leave heartbeat bumps the group epoch. A's
+heartbeat at 15 s computes the new target and hands A its part: the group settles 4 s after the event. If
+the next event comes at 100 s, A's heartbeats from 20 s to 95 s only renewed its session: the clock skips
+them, and A's next heartbeat is still due at 100 s, after the event.
 """
 
 from __future__ import annotations

@@ -30,12 +30,14 @@ at once while the coordinator keeps it (and its partitions) until the session ti
 leave and, ``down`` seconds later, a join as a new member; subscribing to nothing leaves the group.
 
 Worked example (``tests/groups/simulate/test_share_engine.py`` checks it): topic ``t`` with 2 partitions,
-A and B from time 0 (heartbeats every 5 s: A at 0, 5, 10, ..., B at 2.5, 7.5, ...), Kafka 4.2 (no pause
-between targets). A's join at 0 s asks for the share state of ``t``; B's join at 2.5 s finds it initialised
-and computes the first target, A ``t-0``, B ``t-1``; A gets its part at 5 s. C joins at 12 s: the target
-becomes A ``t-0``, B ``t-1``, C ``t-0`` and ``t-1`` (two members per partition); nobody stops fetching: at
-12 s C starts on both, and A and B, whose targets did not change, only move to the new epoch at 15 s and
-17.5 s.
+A and B from time 0 (heartbeats every 5 s: A at 0, 5, 10, ..., B at 2.5, 7.5, ...). A's join at 0 s finds
+no share state for ``t`` and asks for it; B's join at 2.5 s finds it initialised and computes the first
+target, B ``t-0`` and A ``t-1`` (A receives its part at 5 s). C joins at 12 s: sharing = ceil(3 / 2) = 2,
+and the target becomes A ``t-0, t-1``, B ``t-0``, C ``t-1``. Nobody stops fetching: C starts on ``t-1`` at
+once, B moves to the new epoch at 12.5 s with what it has, A adds ``t-0`` at 15 s; settled 3 s after the
+join. Had D joined at 12.5 s too, Kafka 4.2 would have computed its target on its join heartbeat, while
+Kafka 4.3 waits for the next heartbeat a second after the previous target (A's, at 15 s), and D starts
+fetching at 17.5 s, on its own next heartbeat.
 
 Data layout: partitions are the dense integers of
 :class:`~kassign.groups.consumer.coordinator.TopicCatalog`; targets and what members fetch are frozensets
@@ -226,11 +228,9 @@ class ShareTimelineRun(HeartbeatTimeline):
             for pid in sorted(self.target.get(name, ())):
                 slot = catalog.pid_slot[pid]
                 topic = catalog.slot_name[slot]
-                if not catalog.slot_alive[slot]:
-                    # a deleted topic stays in a target (Kafka keeps it); its name must say which topic
-                    if slot in shadowed or deleted_names.count(topic) > 1:
-                        continue
-                    slots[topic] = slot
+                if not catalog.slot_alive[slot] and (slot in shadowed or deleted_names.count(topic) > 1):
+                    continue  # a deleted topic stays in a target (Kafka keeps it) if its name says which one
+                slots[topic] = slot  # also a live topic nobody subscribes to any more, which Kafka keeps too
                 owned.append([topic, catalog.pid_partition[pid]])
             members[name] = {"topics": list(member.c_topics), "owned": owned}
             if member.plan.rack is not None:
@@ -300,10 +300,10 @@ class ShareTimelineRun(HeartbeatTimeline):
                 return False
         if any(not m.running for m in self.group.values()):
             return False  # a crashed member still holds its partitions until its session times out
-        if self.group_epoch != self.assignment_epoch or self.metadata_refresh:
-            return False
         if not self.group:
             return True
+        if self.group_epoch != self.assignment_epoch or self.metadata_refresh:
+            return False
         if self.initializing or self._init_needed() or self._initialized_assignment_pending():
             return False
         return all(m.c_epoch == self.assignment_epoch for m in self.group.values())
@@ -337,8 +337,9 @@ class ShareTimelineRun(HeartbeatTimeline):
             self._snapshot(self.records[-1], settled=False)  # as the next event finds the group
         return self.open_record(ShareEventRecord, at, kind, description, names)
 
-    def _new_member(self, name: str, plan: MemberPlan) -> _Member:
-        member = _Member(name, plan, tuple(dict.fromkeys(plan.topics)), joining=bool(plan.topics))
+    def _new_member(self, name: str, plan: MemberPlan, join: bool = True) -> _Member:
+        """A member (a new one, or one back from a restart); it joins now, unless ``join`` is False."""
+        member = _Member(name, plan, tuple(dict.fromkeys(plan.topics)), joining=join and bool(plan.topics))
         self.members[name] = member
         if member.joining:
             self.schedule_beat(name, self.now)
@@ -360,7 +361,10 @@ class ShareTimelineRun(HeartbeatTimeline):
             self.initialized |= live
             return
         if kind == "start":
-            self._new_member(*payload)
+            member = payload
+            if self.members.get(member.name) is member and member.running and member.plan.topics:
+                member.joining = True  # unless it left or crashed before its turn came
+                self.schedule_beat(member.name, self.now)
             return
         if kind == "expire":
             name, token = payload
@@ -385,6 +389,10 @@ class ShareTimelineRun(HeartbeatTimeline):
     def _event(self, event: Event) -> None:
         record = self._open(event.at, event.type, event.describe(), (event.member,) if event.member else ())
         member = self.members.get(event.member) if event.member else None
+        if event.type != "join" and event.member is not None and (member is None or not member.running):
+            note = f"skipped: {event.member} is not running at this time"
+            record.note = f"{record.note}; {note}" if record.note else note
+            return
         if event.type == "join":
             self._new_member(event.member, event.plan)
         elif event.type == "leave":
@@ -457,7 +465,7 @@ class ShareTimelineRun(HeartbeatTimeline):
         starters = list(scenario.members.items())
         self._open(0.0, "start", f"{len(starters)} members join", tuple(name for name, _ in starters))
         for i, (name, plan) in enumerate(starters):
-            self.push(i * self.interval / len(starters), "start", (name, plan))
+            self.push(i * self.interval / len(starters), "start", self._new_member(name, plan, join=False))
         for event in scenario.events:
             self.push(event.at, "event", event)
         self.play()
