@@ -137,10 +137,15 @@ def event_sentence(record: ShareEventRecord, interval: float) -> str:
     parts = []
     if record.lost:
         who = ", ".join(record.names) if record.kind in ("leave", "crash") else "members leaving"
-        alone = (f"{record.orphaned:,} of them fetched by nobody else" if record.orphaned
-                 else "all of them fetched by others too")
-        until = " until the session timed out" if record.kind == "crash" and record.orphaned else ""
-        parts.append(f"{who} stopped fetching {_partitions(record.lost)} ({alone}{until})")
+        if record.orphaned == record.lost:
+            alone = "fetched by nobody else"
+        elif record.orphaned:
+            alone = f"{record.orphaned:,} of them fetched by nobody else"
+        else:
+            alone = "fetched by other members too" if record.lost > 1 else "fetched by another member too"
+        until = ("; the coordinator kept the crashed member in the group until its session timed out"
+                 if record.kind == "crash" else "")
+        parts.append(f"{who} stopped fetching {_partitions(record.lost)} ({alone}){until}")
     if record.stopped == 0 and record.lost == 0:
         parts.append(f"no member stopped fetching during the change: a share group hands records out one by one, "
                      f"so {_cause(record)} only spread the fetches ({_sharing_phrase(record)}); nothing was revoked")
