@@ -17,7 +17,7 @@ from kassign.cli.common import console, emit_json, literal, print_table
 from kassign.core.errors import KassignError
 from kassign.core.releases import release_for
 from kassign.groups.simulate.streams_group_engine import simulate_streams_group
-from kassign.groups.simulate.streams_group_metrics import summary_sentences
+from kassign.groups.simulate.streams_group_metrics import PROTOCOL_SENTENCE, summary_sentences
 from kassign.groups.simulate.streams_group_report import caption_text, event_rows, totals_rows
 from kassign.groups.simulate.streams_scenario import CLASSIC_ONLY_SETTINGS, StreamsTimeline, parse_streams_strategy
 from kassign.groups.simulate.streams_scenario import parse_streams_timeline
@@ -44,7 +44,7 @@ def run_streams_group(document: Any, strategies_option: str | None, target: str 
     timeline = parse_streams_timeline(document)
     strategies = strategies_for(strategies_option, timeline)
     runs = [simulate_streams_group(timeline, name, release) for name in strategies]
-    sentences = []
+    sentences = [PROTOCOL_SENTENCE[0].upper() + PROTOCOL_SENTENCE[1:]]
     for run in runs:
         lines = summary_sentences(run)
         sentences += lines if len(runs) == 1 else [f"{run.strategy}: {line}" for line in lines[:-1]] + lines[-1:]

@@ -103,6 +103,7 @@ class HeartbeatTimeline:
         self.last_beat: dict[str, float] = {}
         self._token: dict[str, int] = {}
         self.targets_computed = 0
+        self.target_times: list[float] = []  # when each target assignment was computed
         self._last_target_at: float | None = None
         self._settled = True
 
@@ -174,6 +175,7 @@ class HeartbeatTimeline:
 
     def target_computed(self) -> None:
         self.targets_computed += 1
+        self.target_times.append(self.now)
         self._last_target_at = self.now
         if self.records:
             self.records[-1].targets += 1

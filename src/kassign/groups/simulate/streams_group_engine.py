@@ -38,11 +38,14 @@ speed the simulator cannot say how long that takes, and runs it at once); the re
 promoted from a standby, on state left on disk, or with no local state at all.
 
 Worked example (``tests/groups/simulate/test_streams_group_engine.py`` checks it): one stateful
-subtopology of 2 partitions, one standby, instances a and b with one thread each, settled (a runs 0_0
-and keeps a standby of 0_1, b the other way round). b stops at 20 s, leaving the group: a's heartbeat
-computes the new target, a active on both tasks; on that heartbeat a must first give up its standby of
-0_1 (revoked, acknowledged at once) and only then, on the acknowledging heartbeat, receives 0_1 as an
-active task, promoted from its standby: 0_1 paused from 20 s until that heartbeat.
+subtopology of 2 partitions, one standby, instances a and b with one stream thread each, settled: b runs
+0_0 and keeps a standby of 0_1, a the other way round; heartbeats every 5 s, a's at 0, 5, ..., b's at 2.5,
+7.5, .... b stops at 20 s, leaving the group. a's heartbeat at 20 s computes the new target, a active on
+both tasks; first a must give up its standby of 0_0 (revoked, and acknowledged at once), and the
+acknowledging heartbeat still finds that standby among its process's tasks (the coordinator updates its
+owners only after it), so 0_0 comes with a's next heartbeat, at 25 s: promoted from the standby, paused 5 s.
+Had b crashed instead, the coordinator would have kept it until its session timed out (its last heartbeat
+at 17.5 s + 45 s), and 0_0 would have paused from 20 s to 70 s.
 
 Data layout: tasks are the integers of :class:`~kassign.groups.simulate.streams_scenario.Application`
 (``TaskId`` order), instances the timeline's slots; each member's tasks are three frozensets (active,

@@ -154,8 +154,7 @@ def event_sentence(record: StreamsGroupRecord, run: StreamsGroupRun) -> str:
     if record.moved_within:
         parts.append(f"{_tasks(record.moved_within)} moved between stream threads of one instance (same state)")
     if record.revoked:
-        parts.append(f"{_tasks(record.revoked)} revoked from their owners before the new ones got them (the streams "
-                     "protocol reconciles: revoke first, then assign, each member on its own heartbeat)")
+        parts.append(f"{_tasks(record.revoked)} revoked from their owners before the new ones got them")
     if record.paused_task_seconds > 0:
         parts.append(f"tasks went {human_seconds(record.paused_task_seconds)} without running in all (the longest "
                      f"pause {human_seconds(record.longest_pause)})")
@@ -169,6 +168,12 @@ def event_sentence(record: StreamsGroupRecord, run: StreamsGroupRun) -> str:
         parts.append(f"every member had reconciled {human_seconds(record.settle_seconds)} after the event "
                      f"(heartbeats every {human_seconds(run.settings['heartbeat_interval'])})")
     return f"{human_seconds(record.at)}, {record.description}: " + "; ".join(parts)
+
+
+PROTOCOL_SENTENCE = ("under the streams protocol nobody waits for a rebalance, but a task never has two owners: "
+                     "each member reconciles on its own heartbeats, and a task moving from one member to another is "
+                     "revoked from the first (on its heartbeat) before the second gets it (on its next one); a "
+                     "standby is given up before it is promoted")
 
 
 def summary_sentences(run: StreamsGroupRun) -> list[str]:
