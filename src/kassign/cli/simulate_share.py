@@ -6,13 +6,12 @@ event (what the missing rebalance barrier meant for it), a row per event, and wi
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping
 from typing import Any
 
 import click
 
-from kassign.cli.common import console, emit_json, literal, print_table
+from kassign.cli.common import emit_json, print_sentences, print_table
 from kassign.groups.simulate.share_engine import simulate_share
 from kassign.groups.simulate.share_metrics import summary_sentences
 from kassign.groups.simulate.share_scenario import check_share_strategies, parse_share_timeline
@@ -44,11 +43,7 @@ def run_share(document: Any, strategies_option: str | None, target: str | None, 
             doc["plots"] = [str(p) for p in written]
         emit_json(doc)
         return
-    out = console()
-    out.print(literal(f"{timeline.name} (share group, Kafka {run.kafka_version})"))
-    for line in sentences:
-        for piece in textwrap.wrap(line, width=max(40, out.width - 1), initial_indent="- ", subsequent_indent="  "):
-            out.print(literal(piece))
+    print_sentences(f"{timeline.name} (share group, Kafka {run.kafka_version})", sentences)
     print_table("share:simple: per event", *event_rows(run, terse=True), caption)
     if written:
         click.echo(f"plots: {', '.join(str(p) for p in written)}")

@@ -9,14 +9,13 @@ one standby too when the timeline has none, so the summary says what a standby w
 from __future__ import annotations
 
 import sys
-import textwrap
 from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
-from kassign.cli.common import console, emit_json, literal, print_table
+from kassign.cli.common import console, emit_json, literal, print_sentences, print_table
 from kassign.core.errors import KassignError
 from kassign.core.units import human_seconds
 from kassign.groups.simulate.streams_engine import simulate_streams
@@ -27,18 +26,22 @@ DEFAULT_KAFKA_VERSION = "4.3"
 
 
 def strategies_for(option: str | None, timeline: StreamsTimeline) -> list[str]:
+    """``--strategies``, else the timeline's list, else the protocol's assignors (and one of them with a standby
+    when the timeline has none): Kafka Streams' for the classic protocol, the broker's sticky for streams groups."""
+    streams_group = timeline.protocol == "streams"
     if option is not None:
         names = [s.strip() for s in option.split(",") if s.strip()]
         if not names:
-            raise KassignError("--strategies needs at least one name, e.g. --strategies high-availability,sticky")
+            example = "sticky,sticky:standbys=1" if streams_group else "high-availability,sticky"
+            raise KassignError(f"--strategies needs at least one name, e.g. --strategies {example}")
     elif timeline.strategies:
         names = list(timeline.strategies)
     else:
-        names = ["high-availability", "sticky"]
+        names = ["sticky"] if streams_group else ["high-availability", "sticky"]
         if timeline.settings["num_standby_replicas"] == 0:
-            names.append("high-availability:standbys=1")
+            names.append(f"{names[0]}:standbys=1")
     for name in names:
-        parse_streams_strategy(name)
+        parse_streams_strategy(name, timeline.protocol)
     return list(dict.fromkeys(names))
 
 
@@ -104,15 +107,10 @@ def run_streams(document: Any, strategies_option: str | None, target: str | None
     from kassign.groups.simulate.streams_report import totals_rows
 
     columns, rows = totals_rows(runs, terse=True)
-    out = console()
-    out.print(literal(f"{timeline.name} (Kafka {version})"))
-    for line in sentences:
-        # a hanging indent, wrapped here between words: each sentence reads as one item
-        for piece in textwrap.wrap(line, width=max(40, out.width - 1), initial_indent="- ", subsequent_indent="  "):
-            out.print(literal(piece))
+    print_sentences(f"{timeline.name} (Kafka {version})", sentences)
     print_table("totals per strategy", columns, rows, caption(timeline, version))
     if any(r.cycling for run in runs for r in run.records):
-        out.print(literal("note: (cycles) in --events marks events whose follow-up rebalances came back to an "
+        console().print(literal("note: (cycles) in --events marks events whose follow-up rebalances came back to an "
                           "assignment they had left: the assignor handed tasks back and forth, a round at a time"))
     if written:
         click.echo(f"plots: {', '.join(str(p) for p in written)}")

@@ -8,33 +8,17 @@ standbys, so the summary says what a standby would change.
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import click
 
-from kassign.cli.common import console, emit_json, literal, print_table
-from kassign.core.errors import KassignError
+from kassign.cli.common import emit_json, print_sentences, print_table
+from kassign.cli.simulate_streams import strategies_for
 from kassign.core.releases import release_for
 from kassign.groups.simulate.streams_group_engine import simulate_streams_group
 from kassign.groups.simulate.streams_group_metrics import PROTOCOL_SENTENCE, summary_sentences
 from kassign.groups.simulate.streams_group_report import caption_text, event_rows, totals_rows
-from kassign.groups.simulate.streams_scenario import CLASSIC_ONLY_SETTINGS, StreamsTimeline, parse_streams_strategy
-from kassign.groups.simulate.streams_scenario import parse_streams_timeline
-
-
-def strategies_for(option: str | None, timeline: StreamsTimeline) -> list[str]:
-    if option is not None:
-        names = [s.strip() for s in option.split(",") if s.strip()]
-        if not names:
-            raise KassignError("--strategies needs at least one name, e.g. --strategies sticky,sticky:standbys=1")
-    elif timeline.strategies:
-        names = list(timeline.strategies)
-    else:
-        names = ["sticky"] + (["sticky:standbys=1"] if timeline.settings["num_standby_replicas"] == 0 else [])
-    for name in names:
-        parse_streams_strategy(name, "streams")
-    return list(dict.fromkeys(names))
+from kassign.groups.simulate.streams_scenario import CLASSIC_ONLY_SETTINGS, parse_streams_timeline
 
 
 def run_streams_group(document: Any, strategies_option: str | None, target: str | None, show_events: bool,
@@ -50,7 +34,8 @@ def run_streams_group(document: Any, strategies_option: str | None, target: str 
         sentences += lines if len(runs) == 1 else [f"{run.strategy}: {line}" for line in lines[:-1]] + lines[-1:]
     app = timeline.application
     unused = [k for k in timeline.given_settings if k in CLASSIC_ONLY_SETTINGS]
-    caption = caption_text(runs[0], len(timeline.events), len(app.tasks), int(app.stateful.sum()), unused)
+    caption = caption_text(runs[0], len(timeline.events), len(app.tasks), int(app.stateful.sum()),
+                           int(timeline.settings["num_standby_replicas"]), unused)
     written = []
     if target:
         from kassign.groups.simulate.streams_group_report import write_streams_group_report
@@ -63,11 +48,7 @@ def run_streams_group(document: Any, strategies_option: str | None, target: str 
             doc["plots"] = [str(p) for p in written]
         emit_json(doc)
         return
-    out = console()
-    out.print(literal(f"{timeline.name} (streams group, Kafka {release.label})"))
-    for line in sentences:
-        for piece in textwrap.wrap(line, width=max(40, out.width - 1), initial_indent="- ", subsequent_indent="  "):
-            out.print(literal(piece))
+    print_sentences(f"{timeline.name} (streams group, Kafka {release.label})", sentences)
     if show_events:
         for run in runs:
             print_table(f"{run.strategy}: per event", *event_rows(run, terse=True))

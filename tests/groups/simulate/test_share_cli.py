@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import REPO
+from tests.groups.simulate.run_cli import kassign
 
 EXAMPLE = REPO / "examples" / "share-group-timeline.yaml"
 CONSUMER_EXAMPLE = REPO / "examples" / "seeds-sticky-vs-roundrobin.yaml"
-
-
-def kassign(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kassign.cli.main", *args], capture_output=True, text=True,
-                          timeout=300, input=stdin)
 
 
 def test_the_summary_in_words_and_a_row_per_event():

@@ -18,6 +18,7 @@ from kassign.groups.simulate.streams_metrics import summary_sentences
 from kassign.groups.simulate.streams_scenario import load_streams_timeline, parse_streams_timeline
 from kassign.groups.streams.classic.scenario import parse_streams_classic
 from tests.conftest import REPO
+from tests.groups.simulate.timelines import draw_streams_events
 
 EXAMPLES = REPO / "examples"
 
@@ -216,33 +217,10 @@ def timelines(draw, crash_only=False):
                  "acceptable_recovery_lag": draw(st.sampled_from([0, 50, 10_000])),
                  "probing_rebalance_interval_ms": 60_000, "round_seconds": draw(st.sampled_from([0, 1, 2])),
                  "session_timeout": draw(st.sampled_from([5, 45]))}
-    events = []
-    running, down = set(names), set()
-    at = 0.0
     if crash_only:
-        events.append({"at": 30, "type": "crash", "instance": draw(st.sampled_from(names))})
+        events = [{"at": 30, "type": "crash", "instance": draw(st.sampled_from(names))}]
     else:
-        for _ in range(draw(st.integers(1, 6))):
-            at += draw(st.sampled_from([0, 1, 5, 30, 90]))
-            kind = draw(st.sampled_from(["restart", "crash", "stop", "start", "scale_out"]))
-            if kind in ("restart", "crash", "stop") and len(running) > 1:
-                name = draw(st.sampled_from(sorted(running)))
-                event = {"at": at, "type": kind, "instance": name}
-                if kind == "restart":
-                    event["down"] = draw(st.sampled_from([1, 20, 100]))
-                    event["state_lost"] = draw(st.booleans())
-                    at += event["down"]  # keep later events clear of its return
-                else:
-                    running.discard(name)
-                    down.add(name)
-                events.append(event)
-            elif kind == "start" and down:
-                name = draw(st.sampled_from(sorted(down)))
-                down.discard(name)
-                running.add(name)
-                events.append({"at": at, "type": "start", "instance": name})
-            elif kind == "scale_out":
-                events.append({"at": at, "type": "scale_out", "add": 1, "prefix": f"n{at:g}-"})
+        events = draw_streams_events(draw, names)
     return parse_streams_timeline({
         "application": {"subtopologies": subtopologies, "state_bytes": draw(st.sampled_from([0, 500, 3000])),
                         "record_bytes": 1, "growth_bytes_per_second": growth, "restore_bytes_per_second": speed},

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from kassign.groups.simulate.streams_group_engine import ACTIVE, STANDBY, StreamsGroupTimelineRun
 from kassign.groups.simulate.streams_scenario import parse_streams_timeline
+from tests.groups.simulate.timelines import STREAMS_EVENT_KINDS, draw_streams_events
 
 
 class Checked(StreamsGroupTimelineRun):
@@ -37,57 +38,20 @@ class Checked(StreamsGroupTimelineRun):
 def streams_timelines(draw):
     subtopologies = {str(i): {"partitions": draw(st.integers(1, 4)), "stateful": draw(st.booleans())}
                      for i in range(draw(st.integers(1, 2)))}
-    sized = draw(st.booleans())
     application = {"subtopologies": subtopologies}
-    if sized:
+    if draw(st.booleans()):
         application.update(state_bytes="64 MiB", restore_bytes_per_second=draw(st.sampled_from(["8 MiB", "1 GiB"])),
                            growth_bytes_per_second="64 KiB")
-    instances = {f"app-{i}": {"threads": draw(st.integers(1, 2))} for i in range(1, draw(st.integers(1, 4)) + 1)}
-    running, down, known = set(instances), set(), list(instances)
-    events, t = [], 0.0
-    for _ in range(draw(st.integers(0, 6))):
-        t += draw(st.sampled_from([0, 0.5, 2, 7, 30, 120]))
-        kind = draw(st.sampled_from(["start", "stop", "crash", "restart", "scale_out", "scale_in"]))
-        if kind == "scale_out":
-            events.append({"at": t, "type": "scale_out", "add": 1, "threads": draw(st.integers(1, 2))})
-            name = _next_scale_out_name(known)
-            known.append(name)
-            running.add(name)
-        elif kind == "start" and down:
-            name = draw(st.sampled_from(sorted(down)))
-            down.discard(name)
-            running.add(name)
-            events.append({"at": t, "type": "start", "instance": name, "state_lost": draw(st.booleans())})
-        elif kind in ("stop", "crash", "restart", "scale_in") and running:
-            name = draw(st.sampled_from(sorted(running)))
-            event = {"at": t, "type": kind}
-            if kind == "scale_in":
-                event["instances"] = [name]
-            else:
-                event["instance"] = name
-            if kind in ("stop", "restart", "scale_in"):
-                event["leave_group"] = draw(st.booleans())
-            if kind == "restart":
-                event["down"] = draw(st.sampled_from([1, 20, 90]))
-                t += event["down"]  # back before anything else happens to it
-            else:
-                running.discard(name)
-                down.add(name)
-            events.append(event)
+    names = [f"app-{i}" for i in range(1, draw(st.integers(1, 4)) + 1)]
+    events = draw_streams_events(draw, names, kinds=STREAMS_EVENT_KINDS + ("scale_in",), gaps=(0, 0.5, 2, 7, 30, 120),
+                                 downs=(1, 20, 90), keep_one=False, flags=True)
     interval = draw(st.sampled_from([1, 5]))
-    return {"protocol": "streams", "application": application, "instances": instances, "events": events,
+    return {"protocol": "streams", "application": application, "events": events,
+            "instances": {name: {"threads": draw(st.integers(1, 2))} for name in names},
             "settings": {"num_standby_replicas": draw(st.integers(0, 2)), "heartbeat_interval": interval,
                          "session_timeout": interval * draw(st.sampled_from([3, 9])),
                          "initial_state": draw(st.sampled_from(["settled", "empty"])),
                          "state_cleanup_delay_ms": draw(st.sampled_from([60_000, 600_000]))}}
-
-
-def _next_scale_out_name(known: list[str]) -> str:
-    """The name kassign gives the next scale_out newcomer (app-N, the first number not taken)."""
-    number = 1
-    while f"app-{number}" in known:
-        number += 1
-    return f"app-{number}"
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -115,13 +115,17 @@ def bars_png(events: Sequence[str], series: dict[str, Sequence[float]], title: s
 # -- report.html ------------------------------------------------------------------------------------
 
 def heatmap_chart(name: str, rows: Sequence[str], events: Sequence[str], z: Sequence[Sequence[float | None]],
-                  title: str, value_label: str, caption: str, integers: bool = True) -> str:
-    """The heat map for the page: a tooltip per cell (row, value, event), grey where a row is absent."""
+                  title: str, value_label: str, caption: str, integers: bool = True,
+                  colorbar_title: str | None = None) -> str:
+    """The heat map for the page: a tooltip per cell (row, ``value_label``, event), grey where a row is absent.
+
+    The tooltip is a template over the cell's row, column and value, so hundreds of rows over a long
+    timeline stay a small page."""
     numbered = [text(f"{j}: {label}") for j, label in enumerate(events, 1)]
     small = len(rows) <= CELL_TEXT and len(events) <= CELL_TEXT
     values = [v for row in z for v in row if v is not None]
     spread = (max(values) - min(values)) if values else 0
-    colorbar: dict = {"title": {"text": text(value_label)}}
+    colorbar: dict = {"title": {"text": text(colorbar_title or value_label)}}
     if integers:
         colorbar.update({"tickformat": ",d", "dtick": max(1, math.ceil(spread / 6))})
     number = "%{z:,}" if integers else "%{z:,.4s}"
@@ -160,6 +164,13 @@ def bars_chart(name: str, events: Sequence[str], series: dict[str, Sequence[floa
     layout = {"title": {"text": text(title)}, "barmode": "group", "xaxis": xaxis, "yaxis": {"title": {"text": axis}},
               "showlegend": len(series) > 1}
     return chart(name, {"data": data, "layout": layout}, caption)
+
+
+def series_chart(name: str, events: Sequence[str], series: str, values: Sequence[float], describe,
+                 title: str, axis: str, caption: str) -> str:
+    """One bar per event; ``describe(value)`` is the tooltip's figure line."""
+    hovers = [event_hover(series, i, label, describe(v)) for i, (label, v) in enumerate(zip(events, values), 1)]
+    return bars_chart(name, events, {series: values}, {series: hovers}, title, axis, caption)
 
 
 def event_hover(series: str, index: int, label: str, *lines: str) -> str:

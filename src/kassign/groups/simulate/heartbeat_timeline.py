@@ -42,6 +42,7 @@ from typing import Any
 
 from kassign.core.errors import KassignError
 from kassign.core.releases import KafkaRelease
+from kassign.core.units import human_seconds
 
 _LISTED_KINDS = ("join", "leave", "crash", "start", "stop")  # events at one instant read as "join A, B"
 SETTLE_LIMIT_INTERVALS = 1000  # after the last item, give up (and say so) if the group has not settled by then
@@ -84,6 +85,42 @@ class HeartbeatRecord:
                 value = list(value)
             doc[f.name] = value
         return doc
+
+
+def settle_phrase(record: HeartbeatRecord, interval: float, reached: str) -> str:
+    """``every member <reached> 5 s after the event (heartbeats every 5 s)``, or that it had not settled."""
+    if record.settle_seconds is None:
+        return "the group had not settled when the next event came"
+    return (f"every member {reached} {human_seconds(record.settle_seconds)} after the event (heartbeats every "
+            f"{human_seconds(interval)})")
+
+
+def event_line(record: HeartbeatRecord, parts: list[str]) -> str:
+    """One event's sentence: its time, what it was, then what it meant."""
+    return f"{human_seconds(record.at)}, {record.description}: " + "; ".join(parts)
+
+
+def listed(names: tuple[str, ...], most: int = 6) -> str:
+    """The first few names, and ``...`` for the rest."""
+    return ", ".join(names[:most]) + (", ..." if len(names) > most else "")
+
+
+def record_totals(records: list[Any], counts: tuple[str, ...] = (), byte_sums: tuple[str, ...] = (),
+                  second_sums: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The clock's totals over ``records`` (targets, heartbeats, unsettled seconds, the longest time an event
+    took to settle), with the sums of the named figures: ``counts`` as they are, ``byte_sums`` as whole bytes,
+    ``second_sums`` to the microsecond."""
+    totals: dict[str, Any] = {"targets": sum(r.targets for r in records),
+                              "heartbeats": sum(r.heartbeats for r in records)}
+    for name in counts:
+        totals[name] = sum(getattr(r, name) for r in records)
+    for name in byte_sums:
+        totals[name] = int(round(sum(getattr(r, name) for r in records)))
+    for name in (*second_sums, "unsettled_seconds"):
+        totals[name] = round(sum(getattr(r, name) for r in records), 6)
+    settle = [r.settle_seconds for r in records if r.index > 0 and r.settle_seconds is not None]
+    totals["max_settle_seconds"] = round(max(settle), 6) if settle else None
+    return totals
 
 
 class HeartbeatTimeline:

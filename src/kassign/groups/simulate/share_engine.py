@@ -113,7 +113,8 @@ class ShareTimelineRun(HeartbeatTimeline):
         catalog = self.catalog
         extra = catalog.size - len(self.load)
         if extra > 0:
-            loads = [self.timeline.load_of(*catalog.topic_partition(pid)) for pid in range(len(self.load), catalog.size)]
+            loads = [self.timeline.load_of(*catalog.topic_partition(pid))
+                     for pid in range(len(self.load), catalog.size)]
             self.load = np.concatenate([self.load, np.array(loads, dtype=float)])
             self.fetchers = np.concatenate([self.fetchers, np.zeros(extra, dtype=np.int64)])
         self._unfetched = None
@@ -296,7 +297,8 @@ class ShareTimelineRun(HeartbeatTimeline):
 
     def settled(self) -> bool:
         for member in self.members.values():
-            if member.running and (member.joining or (member.name in self.group and member.sent_topics != member.topics)):
+            changed = member.name in self.group and member.sent_topics != member.topics
+            if member.running and (member.joining or changed):
                 return False
         if any(not m.running for m in self.group.values()):
             return False  # a crashed member still holds its partitions until its session times out

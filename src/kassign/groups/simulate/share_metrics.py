@@ -24,8 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kassign.core.units import human_bytes, human_seconds
-from kassign.groups.simulate.heartbeat_timeline import HeartbeatRecord
+from kassign.core.units import human_bytes
+from kassign.groups.simulate.heartbeat_timeline import HeartbeatRecord, event_line, listed, record_totals, settle_phrase
 
 
 @dataclass
@@ -66,20 +66,11 @@ class ShareRun:
     elapsed_seconds: float = 0.0
 
     def totals(self) -> dict[str, Any]:
-        records = self.records
-        settle = [r.settle_seconds for r in records if r.index > 0 and r.settle_seconds is not None]
-        return {
-            "targets": sum(r.targets for r in records),
-            "heartbeats": sum(r.heartbeats for r in records),
-            "stopped": sum(r.stopped for r in records),
-            "started": sum(r.started for r in records),
-            "lost": sum(r.lost for r in records),
-            "revoked": 0,
-            "unfetched_partition_seconds": round(sum(r.unfetched_partition_seconds for r in records), 6),
-            "unsettled_seconds": round(sum(r.unsettled_seconds for r in records), 6),
-            "max_settle_seconds": round(max(settle), 6) if settle else None,
-            "max_members_per_partition": max((r.max_sharing for r in records), default=0),
-        }
+        totals = record_totals(self.records, counts=("stopped", "started", "lost"),
+                               second_sums=("unfetched_partition_seconds",))
+        totals["revoked"] = 0  # a share group has no revocation step
+        totals["max_members_per_partition"] = max((r.max_sharing for r in self.records), default=0)
+        return totals
 
     def to_json(self) -> dict[str, Any]:
         events = []
@@ -159,14 +150,9 @@ def event_sentence(record: ShareEventRecord, interval: float) -> str:
     if record.unfetched_partition_seconds > 0:
         parts.append(f"{record.unfetched_partition_seconds:,.4g} partition-seconds went unfetched meanwhile")
     if record.idle_members:
-        parts.append(f"{_members(len(record.idle_members))} fetch nothing ({', '.join(record.idle_members[:4])}"
-                     + (", ..." if len(record.idle_members) > 4 else "") + ")")
-    if record.settle_seconds is None:
-        parts.append("the group had not settled when the next event came")
-    else:
-        parts.append(f"every member had its new target {human_seconds(record.settle_seconds)} after the event "
-                     f"(heartbeats every {human_seconds(interval)})")
-    return f"{human_seconds(record.at)}, {record.description}: " + "; ".join(parts)
+        parts.append(f"{_members(len(record.idle_members))} fetch nothing ({listed(record.idle_members, 4)})")
+    parts.append(settle_phrase(record, interval, "had its new target"))
+    return event_line(record, parts)
 
 
 def summary_sentences(run: ShareRun) -> list[str]:

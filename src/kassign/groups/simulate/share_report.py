@@ -15,16 +15,7 @@ from pathlib import Path
 
 from kassign.core.page import page, table
 from kassign.core.units import Figure, count, human_bytes, human_seconds
-from kassign.groups.simulate.event_charts import (
-    bars_chart,
-    bars_png,
-    event_hover,
-    event_label,
-    heatmap_chart,
-    heatmap_png,
-    output_dir,
-    write_page,
-)
+from kassign.groups.simulate import event_charts as charts
 from kassign.groups.simulate.share_metrics import METRIC_MEANINGS, ShareEventRecord, ShareRun
 
 
@@ -41,7 +32,7 @@ def _load_values(run: ShareRun):
 
 
 def _labels(run: ShareRun) -> list[str]:
-    return [event_label(r.at, r.description) for r in run.records]
+    return [charts.event_label(r.at, r.description) for r in run.records]
 
 
 def _settle(r: ShareEventRecord) -> float:
@@ -94,27 +85,26 @@ def _charts(run: ShareRun) -> list[str]:
     unfetched = [r.unfetched_partition_seconds for r in run.records]
     settle = [_settle(r) for r in run.records]
     return [
-        heatmap_chart("members-per-partition", partitions, labels, holders, "Members fetching each partition",
-                      "members", "One row per subscribed partition, one column per event: how many members fetch the "
-                      "partition once the event has settled (a share group may hand one partition's records to "
-                      "several members; 0: nobody fetches it). Grey: the partition does not exist then."),
-        heatmap_chart("fetch-load", members, labels, loads, f"Fetch load per member ({what})", what,
-                      "One row per member, one column per event: what the member fetches once the event has settled"
-                      + (" (a partition's bytes per second, split evenly among the members fetching it)"
-                         if run.has_loads else "") + ". Grey: not in the group.", integers=not run.has_loads),
-        bars_chart("unfetched", labels, {"share:simple": unfetched},
-                   {"share:simple": [event_hover("unfetched", i, label, f"{count(round(v, 2))} partition-seconds")
-                                     for i, (label, v) in enumerate(zip(labels, unfetched), 1)]},
-                   "Unfetched partition-seconds per event", "partition-seconds",
-                   "For each event: for each subscribed partition, the seconds no running member fetched it, summed "
-                   "(a crashed member's partitions until its session times out; new partitions until their share "
-                   "state is initialised and a member's heartbeat brings them)."),
-        bars_chart("settle", labels, {"share:simple": settle},
-                   {"share:simple": [event_hover("settled after", i, label, human_seconds(v))
-                                     for i, (label, v) in enumerate(zip(labels, settle), 1)]},
-                   "Time until every member had its new target", "seconds",
-                   "For each event: the seconds until every member had received its new target on its own "
-                   "heartbeat (0: not settled before the next event, or nothing to do)."),
+        charts.heatmap_chart(
+            "members-per-partition", partitions, labels, holders, "Members fetching each partition", "members",
+            "One row per subscribed partition, one column per event: how many members fetch the partition once the "
+            "event has settled (a share group may hand one partition's records to several members; 0: nobody "
+            "fetches it). Grey: the partition does not exist then."),
+        charts.heatmap_chart(
+            "fetch-load", members, labels, loads, f"Fetch load per member ({what})", what,
+            "One row per member, one column per event: what the member fetches once the event has settled"
+            + (" (a partition's bytes per second, split evenly among the members fetching it)" if run.has_loads
+               else "") + ". Grey: not in the group.", integers=not run.has_loads),
+        charts.series_chart(
+            "unfetched", labels, "unfetched", unfetched, lambda v: f"{count(round(v, 2))} partition-seconds",
+            "Unfetched partition-seconds per event", "partition-seconds",
+            "For each event: for each subscribed partition, the seconds no running member fetched it, summed (a "
+            "crashed member's partitions until its session times out; new partitions until their share state is "
+            "initialised and a member's heartbeat brings them)."),
+        charts.series_chart(
+            "settle", labels, "settled after", settle, human_seconds, "Time until every member had its new target",
+            "seconds", "For each event: the seconds until every member had received its new target on its own "
+            "heartbeat (0: not settled before the next event, or nothing to do)."),
     ]
 
 
@@ -139,20 +129,20 @@ def render(run: ShareRun, title: str, caption: str, sentences: list[str]) -> str
 def write_share_report(run: ShareRun, out_dir: str | Path, title: str, caption: str,
                        sentences: list[str]) -> list[Path]:
     """Write the PNGs and ``report.html`` into ``out_dir``; return the paths written."""
-    out = output_dir(out_dir)
+    out = charts.output_dir(out_dir)
     labels = _labels(run)
     partitions, holders = _grid(run.records, lambda r: r.holders)
     values, what = _load_values(run)
     members, loads = _grid(run.records, values)
     written = [
-        heatmap_png(partitions, labels, holders, "members fetching each partition after each event", "members",
-                    out / "members-per-partition.png", "partition"),
-        heatmap_png(members, labels, loads, f"{what} per member after each event (blank: not in the group)", what,
-                    out / "fetch-load.png", "member"),
-        bars_png(labels, {"share:simple": [r.unfetched_partition_seconds for r in run.records]},
-                 "Unfetched partition-seconds per event", "partition-seconds", out / "unfetched.png"),
+        charts.heatmap_png(partitions, labels, holders, "members fetching each partition after each event", "members",
+                           out / "members-per-partition.png", "partition"),
+        charts.heatmap_png(members, labels, loads, f"{what} per member after each event (blank: not in the group)",
+                           what, out / "fetch-load.png", "member"),
+        charts.bars_png(labels, {"share:simple": [r.unfetched_partition_seconds for r in run.records]},
+                        "Unfetched partition-seconds per event", "partition-seconds", out / "unfetched.png"),
     ]
-    written.append(write_page(out / "report.html", render(run, title, caption, sentences)))
+    written.append(charts.write_page(out / "report.html", render(run, title, caption, sentences)))
     return written
 
 

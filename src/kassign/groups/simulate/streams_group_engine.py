@@ -54,7 +54,6 @@ standby, warm-up); replica states are ``instance x task`` numpy arrays.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 

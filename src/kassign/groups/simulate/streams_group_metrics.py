@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kassign.core.units import human_bytes, human_seconds
-from kassign.groups.simulate.heartbeat_timeline import HeartbeatRecord
+from kassign.groups.simulate.heartbeat_timeline import HeartbeatRecord, event_line, listed, record_totals, settle_phrase
 from kassign.groups.simulate.streams_metrics import Outage, Segment
 
 
@@ -74,24 +74,11 @@ class StreamsGroupRun:
     elapsed_seconds: float = 0.0
 
     def totals(self) -> dict[str, Any]:
-        records = self.records
-        settle = [r.settle_seconds for r in records if r.index > 0 and r.settle_seconds is not None]
-        return {
-            "targets": sum(r.targets for r in records),
-            "heartbeats": sum(r.heartbeats for r in records),
-            "moved": sum(r.moved for r in records),
-            "moved_within": sum(r.moved_within for r in records),
-            "promoted": sum(r.promoted for r in records),
-            "from_disk": sum(r.from_disk for r in records),
-            "state_lost": sum(r.state_lost for r in records),
-            "lost_state_bytes": int(round(sum(r.lost_state_bytes for r in records))),
-            "revoked": sum(r.revoked for r in records),
-            "restore_bytes": int(round(sum(r.restore_bytes for r in records))),
-            "paused_task_seconds": round(sum(r.paused_task_seconds for r in records), 6),
-            "longest_pause": round(max((r.longest_pause for r in records), default=0.0), 6),
-            "unsettled_seconds": round(sum(r.unsettled_seconds for r in records), 6),
-            "max_settle_seconds": round(max(settle), 6) if settle else None,
-        }
+        totals = record_totals(self.records, counts=("moved", "moved_within", "promoted", "from_disk", "state_lost",
+                                                     "revoked"),
+                               byte_sums=("lost_state_bytes", "restore_bytes"), second_sums=("paused_task_seconds",))
+        totals["longest_pause"] = round(max((r.longest_pause for r in self.records), default=0.0), 6)
+        return totals
 
     def to_json(self) -> dict[str, Any]:
         events = []
@@ -126,10 +113,6 @@ def _tasks(n: int) -> str:
     return f"{n:,} task" + ("" if n == 1 else "s")
 
 
-def _listed(names: tuple[str, ...], most: int = 6) -> str:
-    return ", ".join(names[:most]) + (", ..." if len(names) > most else "")
-
-
 def event_sentence(record: StreamsGroupRecord, run: StreamsGroupRun) -> str:
     """What one event meant, in the report's words."""
     parts = []
@@ -140,7 +123,7 @@ def event_sentence(record: StreamsGroupRecord, run: StreamsGroupRun) -> str:
         if record.from_disk:
             kinds.append(f"{record.from_disk:,} on state left on disk")
         if record.state_lost:
-            lost = f"{record.state_lost:,} lost their local state ({_listed(record.lost_tasks)}"
+            lost = f"{record.state_lost:,} lost their local state ({listed(record.lost_tasks)}"
             lost += f", {human_bytes(record.lost_state_bytes)} of changelog to restore)" if record.lost_state_bytes \
                 else ")"
             kinds.append(lost)
@@ -162,12 +145,8 @@ def event_sentence(record: StreamsGroupRecord, run: StreamsGroupRun) -> str:
         parts.append(f"{human_bytes(record.restore_bytes)} of changelog read to catch up")
     if record.missing_standbys:
         parts.append(f"{record.missing_standbys:,} standby replicas could not be placed (too few instances)")
-    if record.settle_seconds is None:
-        parts.append("the group had not settled when the next event came")
-    else:
-        parts.append(f"every member had reconciled {human_seconds(record.settle_seconds)} after the event "
-                     f"(heartbeats every {human_seconds(run.settings['heartbeat_interval'])})")
-    return f"{human_seconds(record.at)}, {record.description}: " + "; ".join(parts)
+    parts.append(settle_phrase(record, run.settings["heartbeat_interval"], "had reconciled"))
+    return event_line(record, parts)
 
 
 PROTOCOL_SENTENCE = ("under the streams protocol nobody waits for a rebalance, but a task never has two owners: "

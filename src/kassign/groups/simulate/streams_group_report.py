@@ -24,6 +24,7 @@ from kassign.groups.simulate.event_charts import (
     heatmap_png,
     output_dir,
     safe_name,
+    series_chart,
     write_page,
 )
 from kassign.groups.simulate.streams_group_metrics import METRIC_MEANINGS, StreamsGroupRecord, StreamsGroupRun
@@ -83,12 +84,10 @@ def _charts(run: StreamsGroupRun) -> list[str]:
                    "For each event: active tasks that started on another instance, of them those promoted from a "
                    "standby (their state kept up to date there) and those whose new instance had no state for them "
                    "(they restore their whole changelog)."),
-        bars_chart(f"paused-{tag}", labels, {"paused": paused},
-                   {"paused": [event_hover("paused", i, name, human_seconds(v))
-                               for i, (name, v) in enumerate(zip(labels, paused), 1)]},
-                   "Task-seconds without a running active task", "task-seconds",
-                   "For each event: for each task, the seconds no member ran it, summed (revoked and not yet "
-                   "received, restoring, or on a crashed member until its session timed out)."),
+        series_chart(f"paused-{tag}", labels, "paused", paused, human_seconds,
+                     "Task-seconds without a running active task", "task-seconds",
+                     "For each event: for each task, the seconds no member ran it, summed (revoked and not yet "
+                     "received, restoring, or on a crashed member until its session timed out)."),
         heatmap_chart(f"active-per-instance-{tag}", rows, labels, grid, "Active tasks per instance", "active tasks",
                       "One row per instance, one column per event: the active tasks its stream threads run once "
                       "the event has settled. Grey: the instance is not running."),
@@ -146,11 +145,14 @@ def write_streams_group_report(runs: list[StreamsGroupRun], out_dir: str | Path,
     return written
 
 
-def caption_text(run: StreamsGroupRun, events: int, tasks: int, stateful: int, unused: list[str]) -> str:
+def caption_text(run: StreamsGroupRun, events: int, tasks: int, stateful: int, standbys: int,
+                 unused: list[str]) -> str:
+    """The settings in a line; ``standbys``: the timeline's (a strategy NAME:standbys=N plays another)."""
     s = run.settings
     pause = s["assignment_interval"]
     text = (f"Kafka {run.kafka_version}, streams group (KIP-1071), the broker's sticky assignor; {events:,} events, "
-            f"{tasks:,} tasks ({stateful:,} stateful); heartbeat every {human_seconds(s['heartbeat_interval'])}, session timeout "
+            f"{tasks:,} tasks ({stateful:,} stateful), {standbys} standby replica" + ("" if standbys == 1 else "s")
+            + f" per stateful task; heartbeat every {human_seconds(s['heartbeat_interval'])}, session timeout "
             f"{human_seconds(s['session_timeout'])}, "
             + (f"targets at most every {human_seconds(pause)}" if pause else "a target on every change")
             + f", initial rebalance delay {human_seconds(s['initial_rebalance_delay'])}")

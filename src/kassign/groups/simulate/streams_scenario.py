@@ -396,7 +396,8 @@ def _application(doc: Any, sizes_required: bool = True) -> Application:
             if sizes_required and "state_bytes" not in values:
                 raise _fail(where, "a stateful task needs state_bytes (its changelog's size), given for the "
                             "application, its subtopology or the task")
-            if sizes_required and "restore_bytes_per_second" not in values and "restore_records_per_second" not in values:
+            speed_given = "restore_bytes_per_second" in values or "restore_records_per_second" in values
+            if sizes_required and not speed_given:
                 raise _fail(where, "a stateful task needs a restoration speed: restore_bytes_per_second or "
                             "restore_records_per_second, given for the application, its subtopology or the task")
             record = values.get("record_bytes", (1024.0, ""))[0]
