@@ -123,7 +123,8 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
                    "scenario's list, else range,roundrobin,sticky,cooperative-sticky,consumer:uniform (those that "
                    "fit its members). A Kafka Streams timeline takes Kafka Streams' task assignors: "
                    "high-availability, sticky, NAME:standbys=N (default: both, and high-availability:standbys=1 when "
-                   "the timeline has no standbys).")
+                   "the timeline has no standbys); with protocol: streams (a streams group) the broker's sticky or "
+                   "sticky:standbys=N. share:simple plays the timeline as a share group (KIP-932).")
 @click.option("--out", "-o", "out_dir", metavar="DIR",
               help="Write report.html (one self-contained, interactive page: tooltips, zoom, sortable tables; it "
                    "opens without network) and the PNG charts into DIR, as `kassign pipeline --out` does.")
@@ -133,7 +134,8 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
               help="The Kafka release whose assignors play the timeline: the consumer:... strategies' group "
                    "coordinator (its uniform assignor changed in 4.0.1, KAFKA-18688, so 4.0.0 can move other "
                    "partitions than 4.0.1, 4.1, 4.2 and 4.3), or a Kafka Streams timeline's assignors (any 4.x). "
-                   "Classic strategies: any 4.x, the same.")
+                   "Share groups and streams groups: 4.2 or 4.3 (4.3's coordinator computes a target at most once a "
+                   "second). Classic strategies: any 4.x, the same.")
 @json_option
 def command(scenario_path: str, strategies_option: str | None, out_dir: str | None, plot_dir: str | None,
             show_events: bool, kafka_version: str, as_json: bool) -> None:
@@ -157,7 +159,14 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
     classic Streams application with Kafka Streams' own task assignors instead (strategies
     high-availability and sticky, NAME:standbys=N for another standby count): warm-ups, probing
     rebalances, restoration; it reports tasks moved, state restored and how long each stateful task
-    had no running active task, in words and per event (docs/kafka-streams.md)."""
+    had no running active task, in words and per event (docs/kafka-streams.md). With protocol: streams
+    it plays a streams group (KIP-1071): the broker's sticky assignor, members reconciling on their
+    heartbeats; it reports tasks moved, standbys promoted and tasks without local state.
+
+    A share-group timeline (group_type: share, or --strategies share:simple on a consumer-group
+    timeline) plays a share group (KIP-932): the broker's simple assignor, no barrier and no revocation;
+    it reports per event how many members fetch each partition, the fetch load per member, and how long
+    until every member had its new target (docs/simulator.md)."""
     if out_dir and plot_dir and Path(out_dir) != Path(plot_dir):
         raise KassignError(f"--out {out_dir!r} and --plot {plot_dir!r} name two directories: give one "
                            "(--plot is --out's other name)")
