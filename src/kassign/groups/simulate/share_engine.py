@@ -105,6 +105,10 @@ class ShareTimelineRun(HeartbeatTimeline):
         self.load = np.zeros(0)
         self._grow()
         self._unfetched: int | None = None
+        # what the group's state gives (subscriptions, pending initialisation, settled) is worked out again only
+        # after something changed: most heartbeats only renew a session
+        self._version = 0
+        self._memo: dict[str, tuple[int, object]] = {}
         self.trace: list[tuple[float, str, str, tuple[tuple[str, int], ...]]] | None = [] if trace else None
 
     # -- bookkeeping --------------------------------------------------------------------------------
@@ -124,17 +128,27 @@ class ShareTimelineRun(HeartbeatTimeline):
             pairs = tuple(sorted(self.catalog.topic_partition(pid) for pid in pids))
             self.trace.append((self.now, member, action, pairs))
 
-    def subscribed_topics(self) -> set[str]:
-        """Topic names the group subscribes to: its members' (a crashed one's too, until fenced), and those
-        of members about to join."""
-        names = {t for m in self.group.values() for t in m.c_topics}
-        names.update(t for m in self.members.values() if m.joining and m.running for t in m.topics)
-        return names
+    def _memoized(self, name: str, compute):
+        known = self._memo.get(name)
+        if known is not None and known[0] == self._version:
+            return known[1]
+        value = compute()
+        self._memo[name] = (self._version, value)
+        return value
+
+    def _group_topics(self) -> frozenset[str]:
+        """Topic names the group's members subscribe to (a crashed member's too, until fenced)."""
+        return self._memoized("group topics", lambda: frozenset(t for m in self.group.values() for t in m.c_topics))
+
+    def subscribed_topics(self) -> frozenset[str]:
+        """Topic names the group subscribes to, and those of members about to join."""
+        return self._memoized("topics", lambda: self._group_topics() | frozenset(
+            t for m in self.members.values() if m.joining and m.running for t in m.topics))
 
     def subscribed_pids(self) -> list[int]:
         catalog = self.catalog
-        return [pid for name in sorted(self.subscribed_topics()) if name in catalog.slot_of
-                for pid in catalog.pids_of(name)]
+        return self._memoized("pids", lambda: [pid for name in sorted(self.subscribed_topics())
+                                                if name in catalog.slot_of for pid in catalog.pids_of(name)])
 
     def unfetched(self) -> int:
         if self._unfetched is None:
@@ -195,9 +209,12 @@ class ShareTimelineRun(HeartbeatTimeline):
         """Kafka's check: some subscribed topic's initialised partitions differ from those in the target."""
         if not self.group or not self.initialized:
             return False
+        return self._memoized("init pending", self._initialized_differ)
+
+    def _initialized_differ(self) -> bool:
         catalog = self.catalog
         assigned = set().union(*self.target.values()) if self.target else set()
-        for name in {t for m in self.group.values() for t in m.c_topics}:
+        for name in self._group_topics():
             slot = catalog.slot_of.get(name)
             if slot is None:
                 continue
@@ -252,11 +269,13 @@ class ShareTimelineRun(HeartbeatTimeline):
         self.assignment_epoch = self.group_epoch
         self.target_computed()
 
-    def _maybe_initialize(self) -> None:
+    def _maybe_initialize(self) -> bool:
+        """Ask for the share state of the subscribed partitions that have none yet; True if any."""
         needed = self._init_needed()
         if needed:
             self.initializing |= needed
             self.push(self.now + self.settings["initialize_seconds"], "initialized", frozenset(needed))
+        return bool(needed)
 
     # -- a heartbeat ---------------------------------------------------------------------------------
 
@@ -272,22 +291,31 @@ class ShareTimelineRun(HeartbeatTimeline):
         elif member.sent_topics != member.topics:
             member.c_topics = member.sent_topics = member.topics
             bump = subscription_changed = True
+        if subscription_changed:
+            self._version += 1
         if self.assignment_epoch >= self.group_epoch and self._initialized_assignment_pending():
             bump = True
         if self.metadata_refresh:
             self.metadata_refresh = False
             bump = True
+        changed = bump
         if bump:
             self.group_epoch += 1
             self._unfetched = None
+            self._version += 1
         if self.group_epoch > self.assignment_epoch and self.may_compute_target():
             self._compute_target()
+            changed = True
         if subscription_changed or member.c_epoch != self.assignment_epoch:
             wanted = self._live_subscribed(member.c_topics)
             member.c_assigned = self.target.get(name, frozenset()) & wanted
             member.c_epoch = self.assignment_epoch
-        self._maybe_initialize()
-        if self._fetch(member, member.c_assigned):
+            changed = True
+        changed |= self._maybe_initialize()
+        fetched = self._fetch(member, member.c_assigned)
+        if changed or fetched:
+            self._version += 1
+        if fetched:
             self.last_beat[name] = self.now
             self.schedule_beat(name, self.now)  # the client acknowledges its new assignment at once
         else:
@@ -296,6 +324,9 @@ class ShareTimelineRun(HeartbeatTimeline):
     # -- settled --------------------------------------------------------------------------------------
 
     def settled(self) -> bool:
+        return self._memoized("settled", self._settled_now)
+
+    def _settled_now(self) -> bool:
         for member in self.members.values():
             changed = member.name in self.group and member.sent_topics != member.topics
             if member.running and (member.joining or changed):
@@ -357,6 +388,13 @@ class ShareTimelineRun(HeartbeatTimeline):
             self.records[-1].heartbeats += 1
 
     def handle(self, kind: str, payload) -> None:
+        self._version += 1  # every item may change the group
+        try:
+            self._handle(kind, payload)
+        finally:
+            self._version += 1  # and what was worked out while it was handled is out of date
+
+    def _handle(self, kind: str, payload) -> None:
         if kind == "initialized":
             live = {pid for pid in payload if self.catalog.is_live(pid)}
             self.initializing -= payload
