@@ -128,13 +128,13 @@ def heatmap_chart(name: str, rows: Sequence[str], events: Sequence[str], z: Sequ
     colorbar: dict = {"title": {"text": text(colorbar_title or value_label)}}
     if integers:
         colorbar.update({"tickformat": ",d", "dtick": max(1, math.ceil(spread / 6))})
-    number = "%{z:,}" if integers else "%{z:,.4s}"
+    number = "%{z:,}" if integers else "%{z:,.2f}"
     trace = {"type": "heatmap", "z": [list(row) for row in z], "x": numbered, "y": [text(r) for r in rows],
              "colorscale": HEAT, "xgap": 1, "ygap": 1 if len(rows) <= 60 else 0, "hoverongaps": False,
              "colorbar": colorbar,
              "hovertemplate": f"<b>%{{y}}</b><br>{text(value_label)}: {number}<br>after event %{{x}}<extra></extra>"}
     if small:
-        trace["texttemplate"] = "%{z}" if integers else "%{z:.3s}"
+        trace["texttemplate"] = "%{z}" if integers else "%{z:.2f}"
     xaxis: dict = {"title": {"text": "after event"}, "type": "category"}
     if len(events) <= LABELLED_EVENTS:
         xaxis.update({"tickvals": numbered, "tickangle": -35, "automargin": True,

@@ -26,8 +26,9 @@ def _grid(records: list[ShareEventRecord], values) -> tuple[list[str], list[list
 
 
 def _load_values(run: ShareRun):
+    """What the fetch-load chart shows per member: MiB per second with loads, partitions without."""
     if run.has_loads:
-        return lambda r: r.bytes_per_member, "bytes per second fetched"
+        return lambda r: {m: v / 2**20 for m, v in r.bytes_per_member.items()}, "MiB per second fetched"
     return lambda r: r.partitions_per_member, "partitions fetched"
 
 
@@ -93,7 +94,7 @@ def _charts(run: ShareRun) -> list[str]:
         charts.heatmap_chart(
             "fetch-load", members, labels, loads, f"Fetch load per member ({what})", what,
             "One row per member, one column per event: what the member fetches once the event has settled"
-            + (" (a partition's bytes per second, split evenly among the members fetching it)" if run.has_loads
+            + (" (a partition's MiB per second, split evenly among the members fetching it)" if run.has_loads
                else "") + ". Grey: not in the group.", integers=not run.has_loads),
         charts.series_chart(
             "unfetched", labels, "unfetched", unfetched, lambda v: f"{count(round(v, 2))} partition-seconds",
