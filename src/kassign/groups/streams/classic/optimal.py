@@ -1,0 +1,426 @@
+"""``optimal``: kassign's own Kafka Streams task assignor, the best assignment for a stated goal.
+
+It reads what the high-availability assignor reads (the same scenario, SPEC section 8) and
+answers in the same shape, but instead of Kafka's heuristic it computes, exactly, the
+assignment that is best for the objectives below, each mattering only among the assignments
+best for those before it. It hands out the final assignment at once: **no warm-up replicas and
+never a probing rebalance**; a task given to a client that lacks part of its state restores
+there before it runs, and the objectives make that restoration as small as balance allows.
+
+Terms. ``w(c)``: client c's stream threads. ``lack(t, c)``: the changelog offsets client c lacks
+for stateful task t, ``end(t) - offset_sum(c, t)``; 0 when c reports -2 (it runs t); ``end(t)``
+when c reports nothing or more than ``end(t)`` (as :mod:`~kassign.groups.streams.classic.lags`
+computes lags). c is *caught up* on t when ``lack`` is within ``acceptable_recovery_lag`` or c
+reports -2 (every client is, when the setting is ``2^63 - 1``). c *runs* t when one of its
+consumers owns t or c reports -2 for it. ``R = min(num_standby_replicas, clients - 1)``.
+
+Every answer: each task has exactly one active client; each stateful task has ``R`` standbys
+on distinct clients, none of them its active's. Among those, in this order:
+
+A. Stateful active tasks (``s(c)`` of them on client c):
+   1. balance: the least ``sum s(c)^2 / w(c)``, the per-thread loads ``s(c) / w(c)`` as close to
+      the application's average as whole tasks allow (Sainte-Lague apportionment: with equal
+      thread counts, client counts differ by at most one);
+   2. stickiness: the most stateful tasks staying active on a client that runs them and is
+      caught up on them;
+   3. restoration: the least ``sum lack(t, active client)``.
+B. Standbys, around the actives A chose:
+   1. client tags (where ``rack_aware_assignment_tags`` are given): the most distinct tag
+      values, summed over tasks and tag keys, among each task's copies (active and standbys);
+   2. balance: the least ``sum m(c)^2 / w(c)``, ``m(c)`` the standbys on client c;
+   3. restoration: the least ``sum lack(t, c)`` over the standbys.
+C. Stateless active tasks, around A's actives (``l(c)`` of them on client c):
+   1. balance of all actives: the least ``sum (s(c) + l(c))^2 / w(c)``;
+   2. stickiness: the most stateless tasks staying with a client that runs them.
+
+Ties left after that are broken deterministically (the same input gives the same answer).
+The tasks of each client are then split over its consumers as Kafka Streams splits them
+(:mod:`~kassign.groups.streams.classic.threads`); ``probing_rebalance`` is always false.
+
+Worked example: clients A and B, one thread each; stateful tasks ``0_0`` .. ``0_3``, end offset
+sums 1000 each; A runs all four (offset sums -2); B was away and reports ``0_2``: 950 and
+``0_3``: 400 (it lacks 50 and 600); ``acceptable_recovery_lag`` 100; no standbys.
+A1 asks for two tasks each. A2: A can keep two of its four. A3: B takes the two it lacks least
+of, ``0_2`` and ``0_3``: 650 offsets restored (``0_0`` or ``0_1`` would cost 1000 each). Answer:
+A active ``0_0``, ``0_1``; B active ``0_2``, ``0_3``; no probing rebalance. B restores 50 and 600
+offsets, then runs.
+Kafka's high-availability assignor, on the same input, deals ``0_1`` and ``0_3`` to B, then
+moves both back to A, which runs them, since B is not caught up on them, leaving B warm-ups of
+both and scheduling a probing rebalance; it keeps ``0_2`` on A though B is caught up on it.
+A runs all four tasks until a probing rebalance finds B caught up and balances.
+
+Where this differs from Kafka, and why:
+
+* Kafka never moves an active task to a client that is not caught up while a caught-up client
+  exists: it keeps the task where it runs, warms the new client up, and balances at later
+  probing rebalances. ``optimal`` balances at once and restores instead: fewer rebalances and
+  no warm-up reading, but a task it hands to a lagging client is unavailable while that client
+  restores (``lack / restoration speed``). The simulator (``kassign simulate``) shows both.
+* Kafka balances by tasks per thread counting actives and standbys together, dealing stateful
+  tasks round robin regardless of where state is; ``optimal`` balances actives and standbys
+  each exactly and chooses, among balanced answers, the one that keeps and restores least.
+* Kafka places standbys by client tags greedily, task by task; ``optimal`` maximises the
+  distinct tag values over all tasks at once.
+* Actives are chosen before standbys (A before B): an assignment with equally good actives and
+  better standbys is not looked for. Kafka, too, places actives first.
+
+Method: each part is a min-cost flow over tasks, clients and (for tags) per-task tag-value
+nodes, solved for its objectives in order (:mod:`~kassign.groups.streams.classic.lexflow`).
+Active balance is exact arithmetic first: the balanced counts are exactly those between two
+bounds per client (the apportionment's threshold), which become the flow's arc bounds. Standby
+balance is a convex cost per client (its k-th standby costs ``(2k - 1) / w(c)``, scaled to whole
+numbers). Tag keys that nest (each value of one lies within one value of another, like zone and
+rack) are a tree of value nodes per task; keys that cross are solved as an integer program
+(scipy's HiGHS) instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from kassign.core.errors import KassignError
+from kassign.groups.streams.classic.high_availability import Clients
+from kassign.groups.streams.classic.lags import lag_matrix
+from kassign.groups.streams.classic.lexflow import lexicographic_flow
+from kassign.groups.streams.classic.scenario import JAVA_LONG_MAX, LATEST_OFFSET, StreamsClassicScenario
+
+MILP_LIMIT = 200_000  # variables of the crossing-tag-keys program kassign is willing to hand to HiGHS
+_FLOAT_EXACT = 1 << 52
+
+
+# -- balance ------------------------------------------------------------------------------------
+
+def balanced_bounds(total: int, weights: list[int], base: list[int] | None = None) -> tuple[list[int], list[int]]:
+    """The counts ``n(c)`` (added on top of ``base(c)``) minimising ``sum (base(c) + n(c))^2 / w(c)``
+    with ``sum n(c) = total``: exactly those with ``low(c) <= n(c) <= high(c)``.
+
+    The k-th unit at c costs ``(2 (base(c) + k) - 1) / w(c)`` more; the optimum takes the ``total``
+    cheapest units, so every unit below the threshold (the ``total``-th cheapest cost) is taken,
+    none above, and any of those at the threshold."""
+    base = base or [0] * len(weights)
+    if total == 0:
+        return [0] * len(weights), [0] * len(weights)
+    scale = math.lcm(*weights)
+    per = [scale // w for w in weights]  # the k-th unit at c costs (2 (base + k) - 1) * per[c] / scale
+
+    def taken(threshold: int, c: int) -> int:  # units at c costing at most threshold / scale
+        return max(0, (threshold // per[c] + 1) // 2 - base[c])
+
+    low, high = 0, (2 * (max(base) + total) + 1) * max(per)
+    while low < high:  # the least threshold reaching `total` units
+        mid = (low + high) // 2
+        if sum(taken(mid, c) for c in range(len(weights))) >= total:
+            high = mid
+        else:
+            low = mid + 1
+    return ([taken(low - 1, c) for c in range(len(weights))], [taken(low, c) for c in range(len(weights))])
+
+
+def balance_score(counts: list[int], weights: list[int]) -> tuple[int, int]:
+    """``sum counts(c)^2 / w(c)`` as an exact fraction (numerator, denominator): what balance minimises."""
+    scale = math.lcm(*weights)
+    return sum(n * n * (scale // w) for n, w in zip(counts, weights)), scale
+
+
+# -- the inputs as arrays -----------------------------------------------------------------------
+
+@dataclass
+class Inputs:
+    """What the objectives read, per client and task (tasks by scenario index)."""
+
+    weights: list[int]
+    lack: np.ndarray  # [client, task] int64; stateful tasks only mean anything
+    caught_up: np.ndarray  # [client, task] bool
+    runs: np.ndarray  # [client, task] bool
+    ends: list[int]
+    stateful: list[int]
+    stateless: list[int]
+    standbys: int
+    tag_keys: list[str]
+    tags: list[dict[str, str]]
+
+
+def inputs_of(scenario: StreamsClassicScenario, merged: list[dict[int, int]]) -> Inputs:
+    n_clients, n_tasks = len(scenario.clients), len(scenario.tasks)
+    lags = lag_matrix(scenario, merged) if n_tasks else np.zeros((n_clients, 0), np.int64)
+    lack = np.where(lags == LATEST_OFFSET, 0, lags)
+    bound = scenario.acceptable_recovery_lag
+    if bound == JAVA_LONG_MAX:
+        caught_up = np.ones(lags.shape, dtype=bool)
+    else:
+        caught_up = (lags == LATEST_OFFSET) | ((lags >= 0) & (lags <= bound))
+    runs = np.zeros((n_clients, n_tasks), dtype=bool)
+    for c, client in enumerate(scenario.clients):
+        for consumer in client.consumers:
+            runs[c, consumer.owned] = True
+        for task, value in merged[c].items():
+            if value == LATEST_OFFSET:
+                runs[c, task] = True
+    stateful = [t for t, s in enumerate(scenario.stateful) if s]
+    stateless = [t for t, s in enumerate(scenario.stateful) if not s]
+    return Inputs([c.capacity for c in scenario.clients], lack, caught_up, runs, list(scenario.end_offset_sums),
+                  stateful, stateless, min(scenario.num_standby_replicas, n_clients - 1),
+                  list(scenario.rack_aware_assignment_tags), [c.client_tags for c in scenario.clients])
+
+
+def _cost_array(values: list[int]) -> np.ndarray:
+    """int64 where every cost fits, else Python integers (the flow then runs exactly, in Python)."""
+    if all(-JAVA_LONG_MAX <= v <= JAVA_LONG_MAX for v in values):
+        return np.array(values, dtype=np.int64)
+    return np.array(values, dtype=object)
+
+
+# -- A and C: actives ------------------------------------------------------------------------------
+
+def place_actives(tasks: list[int], weights: list[int], low: list[int], high: list[int],
+                  direct: list[list[tuple[int, list[int]]]], via_hub: list[list[int]]) -> list[int]:
+    """Each of ``tasks`` on one client, client c taking from ``low[c]`` to ``high[c]`` of them, best for
+    the stage costs in order. ``direct[i]``: task i's (client, [stage costs]) arcs; ``via_hub[i]``: its
+    stage costs on any other client. Gives each task's client."""
+    n, m = len(tasks), len(weights)
+    if not n:
+        return []
+    hub, first_client, sink = n, n + 1, n + m + 1
+    tails, heads, lower, upper = [], [], [], []
+    stages: list[list[int]] = [[] for _ in via_hub[0]]
+    owner_of_arc = []
+    for i in range(n):
+        for client, costs in direct[i]:
+            tails.append(i), heads.append(first_client + client), lower.append(0), upper.append(1)
+            owner_of_arc.append((i, client))
+            for k, c in enumerate(costs):
+                stages[k].append(c)
+        tails.append(i), heads.append(hub), lower.append(0), upper.append(1)
+        owner_of_arc.append((i, -1))
+        for k, c in enumerate(via_hub[i]):
+            stages[k].append(c)
+    for c in range(m):
+        tails.append(hub), heads.append(first_client + c), lower.append(0), upper.append(n)
+        owner_of_arc.append((-1, c))
+    for c in range(m):
+        tails.append(first_client + c), heads.append(sink), lower.append(low[c]), upper.append(high[c])
+        owner_of_arc.append((-2, c))
+    for stage in stages:
+        stage.extend([0] * (2 * m))
+    supply = np.zeros(n + m + 2, np.int64)
+    supply[:n] = 1
+    supply[sink] = -n
+    flow = lexicographic_flow(n + m + 2, np.array(tails), np.array(heads), np.array(lower), np.array(upper),
+                              supply, [_cost_array(s) for s in stages])
+    placed = [-1] * n
+    hub_tasks, hub_slots = [], []
+    for arc, f in enumerate(flow.tolist()):
+        if not f:
+            continue
+        i, client = owner_of_arc[arc]
+        if i >= 0 and client >= 0:
+            placed[i] = client
+        elif i >= 0:
+            hub_tasks.append(i)
+        elif i == -1:
+            hub_slots.extend([client] * f)
+    # every task the hub carries costs its hub costs wherever it lands (the solver would have used a
+    # cheaper direct arc otherwise), so the hub's tasks and slots pair up in order
+    for i, client in zip(hub_tasks, hub_slots):
+        placed[i] = client
+    return placed
+
+
+def stateful_actives(inp: Inputs) -> list[int]:
+    """Part A: every stateful task's active client (in ``inp.stateful`` order)."""
+    low, high = balanced_bounds(len(inp.stateful), inp.weights)
+    direct, via_hub = [], []
+    for t in inp.stateful:
+        arcs = []
+        for c in range(len(inp.weights)):
+            keep = bool(inp.runs[c, t] and inp.caught_up[c, t])
+            lack = int(inp.lack[c, t])
+            if keep or lack < inp.ends[t]:
+                arcs.append((c, [0 if keep else 1, lack]))
+        direct.append(arcs)
+        via_hub.append([1, inp.ends[t]])
+    return place_actives(inp.stateful, inp.weights, low, high, direct, via_hub)
+
+
+def stateless_actives(inp: Inputs, stateful_counts: list[int]) -> list[int]:
+    """Part C: every stateless task's client (in ``inp.stateless`` order)."""
+    low, high = balanced_bounds(len(inp.stateless), inp.weights, stateful_counts)
+    direct = [[(c, [0]) for c in range(len(inp.weights)) if inp.runs[c, t]] for t in inp.stateless]
+    return place_actives(inp.stateless, inp.weights, low, high, direct, [[1] for _ in inp.stateless])
+
+
+# -- B: standbys -----------------------------------------------------------------------------------
+
+def tag_levels(inp: Inputs) -> list[list[int]] | None:
+    """The tag keys as nested levels, coarsest first: per level, each client's value id. None when
+    two keys cross (neither refines the other)."""
+    levels = []
+    for key in inp.tag_keys:
+        ids: dict[str, int] = {}
+        levels.append([ids.setdefault(tags[key], len(ids)) for tags in inp.tags])
+    levels.sort(key=lambda level: len(set(level)))
+    for coarse, fine in zip(levels, levels[1:]):
+        parent: dict[int, int] = {}
+        if any(parent.setdefault(f, c) != c for c, f in zip(coarse, fine)):
+            return None
+    return levels
+
+
+def standby_clients(inp: Inputs, actives: list[int]) -> list[list[int]]:
+    """Part B: every stateful task's standby clients (in ``inp.stateful`` order)."""
+    r, m = inp.standbys, len(inp.weights)
+    if r <= 0 or not inp.stateful:
+        return [[] for _ in inp.stateful]
+    levels = tag_levels(inp) if inp.tag_keys else []
+    if levels is None:
+        return _standbys_by_program(inp, actives)
+    n = len(inp.stateful)
+    # the tag tree of each task: per level, one node per value (ids from a running counter)
+    node_count = n
+    value_node: list[list[dict[int, int]]] = []
+    tails, heads, lower, upper, tag_cost = [], [], [], [], []
+    for i, t in enumerate(inp.stateful):
+        a = actives[i]
+        per_level: list[dict[int, int]] = []
+        for depth, level in enumerate(levels):
+            nodes: dict[int, int] = {}
+            for c in range(m):
+                value = level[c]
+                if value in nodes:
+                    continue
+                nodes[value] = node_count
+                node_count += 1
+                parent = i if depth == 0 else per_level[depth - 1][levels[depth - 1][c]]
+                if value != level[a]:  # the first copy of a value the active does not use is free
+                    tails.append(parent), heads.append(nodes[value]), lower.append(0), upper.append(1)
+                    tag_cost.append(0)
+                tails.append(parent), heads.append(nodes[value]), lower.append(0), upper.append(r)
+                tag_cost.append(1)
+            per_level.append(nodes)
+        value_node.append(per_level)
+    first_client = node_count
+    sink = first_client + m
+    pair_arcs = []
+    lacks = []
+    for i, t in enumerate(inp.stateful):
+        for c in range(m):
+            if c == actives[i]:
+                continue
+            tail = value_node[i][-1][levels[-1][c]] if levels else i
+            pair_arcs.append((len(tails), i, c))
+            tails.append(tail), heads.append(first_client + c), lower.append(0), upper.append(1)
+            tag_cost.append(0)
+            lacks.append((len(tails) - 1, int(inp.lack[c, t])))
+    scale = math.lcm(*inp.weights)
+    balance_cost = [0] * len(tails)
+    active_count = np.bincount(np.asarray(actives, np.int64), minlength=m)
+    for c in range(m):
+        for k in range(1, n - int(active_count[c]) + 1):  # its k-th standby
+            tails.append(first_client + c), heads.append(sink), lower.append(0), upper.append(1)
+            tag_cost.append(0)
+            balance_cost.append((2 * k - 1) * (scale // inp.weights[c]))
+    restore_cost = [0] * len(tails)
+    for arc, lack in lacks:
+        restore_cost[arc] = lack
+    supply = np.zeros(sink + 1, np.int64)
+    supply[:n] = r
+    supply[sink] = -n * r
+    stages = ([tag_cost] if levels else []) + [balance_cost, restore_cost]
+    flow = lexicographic_flow(sink + 1, np.array(tails), np.array(heads), np.array(lower), np.array(upper), supply,
+                              [_cost_array(s) for s in stages])
+    chosen: list[list[int]] = [[] for _ in inp.stateful]
+    for arc, i, c in pair_arcs:
+        if flow[arc]:
+            chosen[i].append(c)
+    return chosen
+
+
+def _standbys_by_program(inp: Inputs, actives: list[int]) -> list[list[int]]:
+    """Part B when tag keys cross: the same three objectives as an integer program, solved in turn."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import lil_matrix
+
+    r, m, n = inp.standbys, len(inp.weights), len(inp.stateful)
+    pairs = [(i, c) for i in range(n) for c in range(m) if c != actives[i]]
+    values = [(i, key, value) for i in range(n) for key in inp.tag_keys
+              for value in sorted({tags[key] for tags in inp.tags}) if value != inp.tags[actives[i]][key]]
+    units = [(c, k) for c in range(m) for k in range(1, n + 1)]
+    size = len(pairs) + len(values) + len(units)
+    if size > MILP_LIMIT:
+        raise KassignError(f"optimal: {n:,} stateful tasks on {m:,} clients with crossing tag keys "
+                           f"({', '.join(inp.tag_keys)}) make an integer program of {size:,} variables, more than "
+                           f"kassign solves ({MILP_LIMIT:,}); nest the keys (each value of one within one value "
+                           "of the other) or give fewer")
+    scale = math.lcm(*inp.weights)
+    tag_obj = np.zeros(size)
+    balance_obj = np.zeros(size)
+    restore_obj = np.zeros(size)
+    for j, (i, c) in enumerate(pairs):
+        restore_obj[j] = int(inp.lack[c, inp.stateful[i]])
+    tag_obj[len(pairs):len(pairs) + len(values)] = -1
+    for j, (c, k) in enumerate(units, start=len(pairs) + len(values)):
+        balance_obj[j] = (2 * k - 1) * (scale // inp.weights[c])
+    if max(abs(balance_obj).sum(), abs(restore_obj).sum()) >= _FLOAT_EXACT:
+        raise KassignError("optimal: with crossing tag keys, kassign solves standbys as an integer program in "
+                           "floating point, exact only while the costs stay below 2^52; these end offset sums "
+                           "or thread counts are too large")
+    rows = n + len(values) + m
+    a = lil_matrix((rows, size))
+    lo_b, hi_b = np.zeros(rows), np.zeros(rows)
+    pair_index = {p: j for j, p in enumerate(pairs)}
+    for i in range(n):
+        for c in range(m):
+            if (i, c) in pair_index:
+                a[i, pair_index[(i, c)]] = 1
+        lo_b[i] = hi_b[i] = r
+    for row, (i, key, value) in enumerate(values, start=n):
+        a[row, len(pairs) + row - n] = 1  # a value counts only where some standby of the task has it
+        for c in range(m):
+            if inp.tags[c][key] == value and (i, c) in pair_index:
+                a[row, pair_index[(i, c)]] = -1
+        lo_b[row], hi_b[row] = -np.inf, 0
+    for c in range(m):
+        row = n + len(values) + c
+        for i in range(n):
+            if (i, c) in pair_index:
+                a[row, pair_index[(i, c)]] = 1
+        for j, (cc, _) in enumerate(units, start=len(pairs) + len(values)):
+            if cc == c:
+                a[row, j] = -1
+    constraints = [LinearConstraint(a.tocsr(), lo_b, hi_b)]
+    integrality = np.ones(size)
+    bounds = Bounds(np.zeros(size), np.ones(size))
+    for objective in (tag_obj, balance_obj, restore_obj):
+        result = milp(objective, constraints=constraints, integrality=integrality, bounds=bounds,
+                      options={"mip_rel_gap": 0.0})
+        if not result.success:
+            raise KassignError(f"optimal: the standby program failed ({result.message})")
+        best = round(float(objective @ np.round(result.x)))
+        constraints.append(LinearConstraint(objective.reshape(1, -1), -np.inf, best + 0.5))
+    x = np.round(result.x)
+    chosen: list[list[int]] = [[] for _ in range(n)]
+    for j, (i, c) in enumerate(pairs):
+        if x[j]:
+            chosen[i].append(c)
+    return chosen
+
+
+# -- the whole assignment -------------------------------------------------------------------------
+
+def assign_optimal(scenario: StreamsClassicScenario, merged: list[dict[int, int]]) -> Clients:
+    """Every client's active and standby tasks under the objectives of this module."""
+    inp = inputs_of(scenario, merged)
+    clients = Clients(inp.weights)
+    actives = stateful_actives(inp)
+    for t, c in zip(inp.stateful, actives):
+        clients.add_active(c, t)
+    for t, chosen in zip(inp.stateful, standby_clients(inp, actives)):
+        for c in chosen:
+            clients.add_standby(c, t)
+    counts = np.bincount(np.asarray(actives, np.int64), minlength=len(inp.weights)).tolist()
+    for t, c in zip(inp.stateless, stateless_actives(inp, counts)):
+        clients.add_active(c, t)
+    return clients
