@@ -21,9 +21,11 @@ A. Stateful active tasks (``s(c)`` of them on client c):
    1. balance: the least ``sum s(c)^2 / w(c)``, the per-thread loads ``s(c) / w(c)`` as close to
       the application's average as whole tasks allow (Sainte-Lague apportionment: with equal
       thread counts, client counts differ by at most one);
-   2. stickiness: the most stateful tasks staying active on a client that runs them and is
+   2. availability: the most stateful tasks active on a client caught up on them (running
+      within moments: a caught-up standby is promoted, say, rather than a task restored);
+   3. stickiness: the most stateful tasks staying active on a client that runs them and is
       caught up on them;
-   3. restoration: the least ``sum lack(t, active client)``.
+   4. restoration: the least ``sum lack(t, active client)``.
 B. Standbys, around the actives A chose:
    1. client tags (where ``rack_aware_assignment_tags`` are given): the most distinct tag
       values, summed over tasks and tag keys, among each task's copies (active and standbys);
@@ -40,8 +42,9 @@ The tasks of each client are then split over its consumers as Kafka Streams spli
 Worked example: clients A and B, one thread each; stateful tasks ``0_0`` .. ``0_3``, end offset
 sums 1000 each; A runs all four (offset sums -2); B was away and reports ``0_2``: 950 and
 ``0_3``: 400 (it lacks 50 and 600); ``acceptable_recovery_lag`` 100; no standbys.
-A1 asks for two tasks each. A2: A can keep two of its four. A3: B takes the two it lacks least
-of, ``0_2`` and ``0_3``: 650 offsets restored (``0_0`` or ``0_1`` would cost 1000 each). Answer:
+A1 asks for two tasks each. A2: three tasks at most can be on a caught-up client (A's two and
+``0_2`` on B). A3: A keeps two of its four. A4: B takes ``0_2`` and, of the rest, the one it lacks
+least of, ``0_3``: 650 offsets restored (``0_0`` or ``0_1`` would cost 1000). Answer:
 A active ``0_0``, ``0_1``; B active ``0_2``, ``0_3``; no probing rebalance. B restores 50 and 600
 offsets, then runs.
 Kafka's high-availability assignor, on the same input, deals ``0_1`` and ``0_3`` to B, then
@@ -139,6 +142,7 @@ class Inputs:
     stateful: list[int]
     stateless: list[int]
     standbys: int
+    bound: int  # acceptable_recovery_lag
     tag_keys: list[str]
     tags: list[dict[str, str]]
 
@@ -162,7 +166,7 @@ def inputs_of(scenario: StreamsClassicScenario, merged: list[dict[int, int]]) ->
     stateful = [t for t, s in enumerate(scenario.stateful) if s]
     stateless = [t for t, s in enumerate(scenario.stateful) if not s]
     return Inputs([c.capacity for c in scenario.clients], lack, caught_up, runs, list(scenario.end_offset_sums),
-                  stateful, stateless, min(scenario.num_standby_replicas, n_clients - 1),
+                  stateful, stateless, min(scenario.num_standby_replicas, n_clients - 1), bound,
                   list(scenario.rack_aware_assignment_tags), [c.client_tags for c in scenario.clients])
 
 
@@ -232,16 +236,18 @@ def place_actives(tasks: list[int], weights: list[int], low: list[int], high: li
 def stateful_actives(inp: Inputs) -> list[int]:
     """Part A: every stateful task's active client (in ``inp.stateful`` order)."""
     low, high = balanced_bounds(len(inp.stateful), inp.weights)
+    unbounded = inp.bound == JAVA_LONG_MAX
     direct, via_hub = [], []
     for t in inp.stateful:
         arcs = []
         for c in range(len(inp.weights)):
             keep = bool(inp.runs[c, t] and inp.caught_up[c, t])
             lack = int(inp.lack[c, t])
-            if keep or lack < inp.ends[t]:
-                arcs.append((c, [0 if keep else 1, lack]))
+            if keep or lack < inp.ends[t]:  # else c costs what the hub costs: it has no state for t
+                arcs.append((c, [0 if inp.caught_up[c, t] else 1, 0 if keep else 1, lack]))
         direct.append(arcs)
-        via_hub.append([1, inp.ends[t]])
+        # a client without state is caught up only on a changelog within the acceptable lag
+        via_hub.append([0 if unbounded or inp.ends[t] <= inp.bound else 1, 1, inp.ends[t]])
     return place_actives(inp.stateful, inp.weights, low, high, direct, via_hub)
 
 
