@@ -213,7 +213,11 @@ def _stage(num_nodes: int, tails, heads, lo, up, supply, costs) -> tuple[np.ndar
     all_tails = np.concatenate([tails, np.full(len(sources), s), sinks])
     all_heads = np.concatenate([heads, sources, np.full(len(sinks), t)])
     caps = np.concatenate([up - lo, balance[sources], -balance[sinks]])
-    biggest = max((int(np.max(np.abs(np.asarray(costs, dtype=object)))) if len(costs) else 0), 1)
+    costs = np.asarray(costs)
+    if costs.dtype != object and len(costs):
+        biggest = max(int(costs.max()), 1)  # costs are never negative
+    else:
+        biggest = max(max((int(c) for c in costs.tolist()), default=0), 1)
     n = num_nodes + 2
     exact = 8 * (n + 2) * biggest >= _INT64_SAFE
     dtype = object if exact else np.int64

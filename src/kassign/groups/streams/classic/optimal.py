@@ -170,92 +170,73 @@ def inputs_of(scenario: StreamsClassicScenario, merged: list[dict[int, int]]) ->
                   list(scenario.rack_aware_assignment_tags), [c.client_tags for c in scenario.clients])
 
 
-def _cost_array(values: list[int]) -> np.ndarray:
-    """int64 where every cost fits, else Python integers (the flow then runs exactly, in Python)."""
-    if all(-JAVA_LONG_MAX <= v <= JAVA_LONG_MAX for v in values):
-        return np.array(values, dtype=np.int64)
-    return np.array(values, dtype=object)
+def _unit_costs(first: np.ndarray, per: list[int]) -> np.ndarray:
+    """``first * per[c]`` for arcs whose client is c (given as ``per`` already picked per arc): int64 where
+    it fits, else Python integers."""
+    top = int(first.max(initial=0)) * max(per, default=0)
+    if top <= JAVA_LONG_MAX:
+        return first.astype(np.int64) * np.asarray(per, np.int64)
+    return np.array([int(f) * int(q) for f, q in zip(first.tolist(), per)], dtype=object)
 
 
-# -- A and C: actives ------------------------------------------------------------------------------
-
-def place_actives(tasks: list[int], weights: list[int], low: list[int], high: list[int],
-                  direct: list[list[tuple[int, list[int]]]], via_hub: list[list[int]]) -> list[int]:
-    """Each of ``tasks`` on one client, client c taking from ``low[c]`` to ``high[c]`` of them, best for
-    the stage costs in order. ``direct[i]``: task i's (client, [stage costs]) arcs; ``via_hub[i]``: its
-    stage costs on any other client. Gives each task's client."""
-    n, m = len(tasks), len(weights)
+def place_actives(n: int, low: list[int], high: list[int], direct_task: np.ndarray, direct_client: np.ndarray,
+                  direct_costs: list[np.ndarray], hub_costs: list[np.ndarray]) -> np.ndarray:
+    """Each of ``n`` tasks on one client, client c taking from ``low[c]`` to ``high[c]`` of them, best for
+    the stage costs in order. Task ``direct_task[j]`` costs ``direct_costs[k][j]`` at ``direct_client[j]``
+    in stage k, and ``hub_costs[k][i]`` at any other client (through one hub node). Gives each task's client."""
+    m = len(low)
     if not n:
-        return []
+        return np.zeros(0, np.int64)
+    d = len(direct_task)
     hub, first_client, sink = n, n + 1, n + m + 1
-    tails, heads, lower, upper = [], [], [], []
-    stages: list[list[int]] = [[] for _ in via_hub[0]]
-    owner_of_arc = []
-    for i in range(n):
-        for client, costs in direct[i]:
-            tails.append(i), heads.append(first_client + client), lower.append(0), upper.append(1)
-            owner_of_arc.append((i, client))
-            for k, c in enumerate(costs):
-                stages[k].append(c)
-        tails.append(i), heads.append(hub), lower.append(0), upper.append(1)
-        owner_of_arc.append((i, -1))
-        for k, c in enumerate(via_hub[i]):
-            stages[k].append(c)
-    for c in range(m):
-        tails.append(hub), heads.append(first_client + c), lower.append(0), upper.append(n)
-        owner_of_arc.append((-1, c))
-    for c in range(m):
-        tails.append(first_client + c), heads.append(sink), lower.append(low[c]), upper.append(high[c])
-        owner_of_arc.append((-2, c))
-    for stage in stages:
-        stage.extend([0] * (2 * m))
+    clients = np.arange(m)
+    tails = np.concatenate([direct_task, np.arange(n), np.full(m, hub), first_client + clients])
+    heads = np.concatenate([first_client + direct_client, np.full(n, hub), first_client + clients, np.full(m, sink)])
+    lower = np.concatenate([np.zeros(d + n + m, np.int64), np.asarray(low, np.int64)])
+    upper = np.concatenate([np.ones(d + n, np.int64), np.full(m, n), np.asarray(high, np.int64)])
+    zeros = np.zeros(2 * m, np.int64)
+    stages = [np.concatenate([dc, hc, zeros]) for dc, hc in zip(direct_costs, hub_costs)]
     supply = np.zeros(n + m + 2, np.int64)
     supply[:n] = 1
     supply[sink] = -n
-    flow = lexicographic_flow(n + m + 2, np.array(tails), np.array(heads), np.array(lower), np.array(upper),
-                              supply, [_cost_array(s) for s in stages])
-    placed = [-1] * n
-    hub_tasks, hub_slots = [], []
-    for arc, f in enumerate(flow.tolist()):
-        if not f:
-            continue
-        i, client = owner_of_arc[arc]
-        if i >= 0 and client >= 0:
-            placed[i] = client
-        elif i >= 0:
-            hub_tasks.append(i)
-        elif i == -1:
-            hub_slots.extend([client] * f)
+    flow = lexicographic_flow(n + m + 2, tails, heads, lower, upper, supply, stages)
+    placed = np.full(n, -1, np.int64)
+    used = flow[:d] > 0
+    placed[direct_task[used]] = direct_client[used]
     # every task the hub carries costs its hub costs wherever it lands (the solver would have used a
     # cheaper direct arc otherwise), so the hub's tasks and slots pair up in order
-    for i, client in zip(hub_tasks, hub_slots):
-        placed[i] = client
+    hub_tasks = np.flatnonzero(flow[d:d + n] > 0)
+    placed[hub_tasks] = np.repeat(clients, flow[d + n:d + n + m])
     return placed
 
 
-def stateful_actives(inp: Inputs) -> list[int]:
+def stateful_actives(inp: Inputs) -> np.ndarray:
     """Part A: every stateful task's active client (in ``inp.stateful`` order)."""
     low, high = balanced_bounds(len(inp.stateful), inp.weights)
+    tasks = np.asarray(inp.stateful, np.int64)
+    lack = inp.lack[:, tasks].T  # [task, client]
+    caught_up = inp.caught_up[:, tasks].T
+    keep = inp.runs[:, tasks].T & caught_up
+    ends = np.asarray(inp.ends, np.int64)[tasks]
+    # a client that has no state for a task costs what the hub costs
+    direct_task, direct_client = np.nonzero(keep | (lack < ends[:, None]))
     unbounded = inp.bound == JAVA_LONG_MAX
-    direct, via_hub = [], []
-    for t in inp.stateful:
-        arcs = []
-        for c in range(len(inp.weights)):
-            keep = bool(inp.runs[c, t] and inp.caught_up[c, t])
-            lack = int(inp.lack[c, t])
-            if keep or lack < inp.ends[t]:  # else c costs what the hub costs: it has no state for t
-                arcs.append((c, [0 if inp.caught_up[c, t] else 1, 0 if keep else 1, lack]))
-        direct.append(arcs)
-        # a client without state is caught up only on a changelog within the acceptable lag
-        via_hub.append([0 if unbounded or inp.ends[t] <= inp.bound else 1, 1, inp.ends[t]])
-    return place_actives(inp.stateful, inp.weights, low, high, direct, via_hub)
+    direct = [(~caught_up[direct_task, direct_client]).astype(np.int64),
+              (~keep[direct_task, direct_client]).astype(np.int64),
+              lack[direct_task, direct_client]]
+    # a client without state is caught up only on a changelog within the acceptable lag
+    hub = [np.zeros(len(tasks), np.int64) if unbounded else (ends > inp.bound).astype(np.int64),
+           np.ones(len(tasks), np.int64), ends]
+    return place_actives(len(tasks), low, high, direct_task, direct_client, direct, hub)
 
 
-def stateless_actives(inp: Inputs, stateful_counts: list[int]) -> list[int]:
+def stateless_actives(inp: Inputs, stateful_counts: list[int]) -> np.ndarray:
     """Part C: every stateless task's client (in ``inp.stateless`` order)."""
     low, high = balanced_bounds(len(inp.stateless), inp.weights, stateful_counts)
-    direct = [[(c, [0]) for c in range(len(inp.weights)) if inp.runs[c, t]] for t in inp.stateless]
-    return place_actives(inp.stateless, inp.weights, low, high, direct, [[1] for _ in inp.stateless])
+    tasks = np.asarray(inp.stateless, np.int64)
+    direct_task, direct_client = np.nonzero(inp.runs[:, tasks].T)
+    return place_actives(len(tasks), low, high, direct_task, direct_client,
+                         [np.zeros(len(direct_task), np.int64)], [np.ones(len(tasks), np.int64)])
 
 
 # -- B: standbys -----------------------------------------------------------------------------------
@@ -275,72 +256,67 @@ def tag_levels(inp: Inputs) -> list[list[int]] | None:
     return levels
 
 
-def standby_clients(inp: Inputs, actives: list[int]) -> list[list[int]]:
+def standby_clients(inp: Inputs, actives: np.ndarray) -> list[list[int]]:
     """Part B: every stateful task's standby clients (in ``inp.stateful`` order)."""
-    r, m = inp.standbys, len(inp.weights)
-    if r <= 0 or not inp.stateful:
+    r, m, n = inp.standbys, len(inp.weights), len(inp.stateful)
+    if r <= 0 or not n:
         return [[] for _ in inp.stateful]
     levels = tag_levels(inp) if inp.tag_keys else []
     if levels is None:
         return _standbys_by_program(inp, actives)
-    n = len(inp.stateful)
-    # the tag tree of each task: per level, one node per value (ids from a running counter)
-    node_count = n
-    value_node: list[list[dict[int, int]]] = []
-    tails, heads, lower, upper, tag_cost = [], [], [], [], []
-    for i, t in enumerate(inp.stateful):
-        a = actives[i]
-        per_level: list[dict[int, int]] = []
-        for depth, level in enumerate(levels):
-            nodes: dict[int, int] = {}
-            for c in range(m):
-                value = level[c]
-                if value in nodes:
-                    continue
-                nodes[value] = node_count
-                node_count += 1
-                parent = i if depth == 0 else per_level[depth - 1][levels[depth - 1][c]]
-                if value != level[a]:  # the first copy of a value the active does not use is free
-                    tails.append(parent), heads.append(nodes[value]), lower.append(0), upper.append(1)
-                    tag_cost.append(0)
-                tails.append(parent), heads.append(nodes[value]), lower.append(0), upper.append(r)
-                tag_cost.append(1)
-            per_level.append(nodes)
-        value_node.append(per_level)
-    first_client = node_count
-    sink = first_client + m
-    pair_arcs = []
-    lacks = []
-    for i, t in enumerate(inp.stateful):
-        for c in range(m):
-            if c == actives[i]:
-                continue
-            tail = value_node[i][-1][levels[-1][c]] if levels else i
-            pair_arcs.append((len(tails), i, c))
-            tails.append(tail), heads.append(first_client + c), lower.append(0), upper.append(1)
-            tag_cost.append(0)
-            lacks.append((len(tails) - 1, int(inp.lack[c, t])))
+    tails, heads, caps, tag_cost = [], [], [], []
+    # the tag tree of each task: per level, a node per (task, value), numbered level by level
+    tasks = np.arange(n)
+    node_base = n
+    parent_of_client = np.repeat(tasks[:, None], m, axis=1)  # [task, client]: the node a unit for c leaves
+    for depth, level in enumerate(levels):
+        level = np.asarray(level, np.int64)
+        count = int(level.max()) + 1
+        # a value's parent node is the coarser level's node holding any of its clients
+        first_client_of = np.full(count, -1, np.int64)
+        for c in range(m - 1, -1, -1):
+            first_client_of[level[c]] = c
+        node = node_base + tasks[:, None] * count + np.arange(count)[None, :]  # [task, value]
+        parent = parent_of_client[:, first_client_of]  # [task, value]
+        free = level[np.asarray(actives)][:, None] != np.arange(count)[None, :]  # the active's value is used
+        # the first copy of a value the active does not use is free; every further copy costs 1
+        tails += [parent[free], parent.ravel()]
+        heads += [node[free], node.ravel()]
+        caps += [np.ones(int(free.sum()), np.int64), np.full(n * count, r, np.int64)]
+        tag_cost += [np.zeros(int(free.sum()), np.int64), np.ones(n * count, np.int64)]
+        parent_of_client = node[:, level]
+        node_base += n * count
+    first_client, sink = node_base, node_base + m
+    pair_task, pair_client = np.nonzero(np.arange(m)[None, :] != np.asarray(actives)[:, None])
+    pairs_at = sum(len(t) for t in tails)
+    tails.append(parent_of_client[pair_task, pair_client])
+    heads.append(first_client + pair_client)
+    caps.append(np.ones(len(pair_task), np.int64))
+    tag_cost.append(np.zeros(len(pair_task), np.int64))
+    # client c's k-th standby costs (2k - 1) / w(c), scaled to whole numbers
+    per_client = n - np.bincount(np.asarray(actives, np.int64), minlength=m)  # at most one per task it lacks
+    unit_client = np.repeat(np.arange(m), per_client)
+    unit_k = np.arange(len(unit_client)) - np.repeat(np.cumsum(per_client) - per_client, per_client) + 1
     scale = math.lcm(*inp.weights)
-    balance_cost = [0] * len(tails)
-    active_count = np.bincount(np.asarray(actives, np.int64), minlength=m)
-    for c in range(m):
-        for k in range(1, n - int(active_count[c]) + 1):  # its k-th standby
-            tails.append(first_client + c), heads.append(sink), lower.append(0), upper.append(1)
-            tag_cost.append(0)
-            balance_cost.append((2 * k - 1) * (scale // inp.weights[c]))
-    restore_cost = [0] * len(tails)
-    for arc, lack in lacks:
-        restore_cost[arc] = lack
+    balance = _unit_costs(2 * unit_k - 1, [scale // inp.weights[c] for c in unit_client.tolist()])
+    tails.append(first_client + unit_client)
+    heads.append(np.full(len(unit_client), sink))
+    caps.append(np.ones(len(unit_client), np.int64))
+    tag_cost.append(np.zeros(len(unit_client), np.int64))
+    tails, heads, caps, tag_cost = (np.concatenate(x) for x in (tails, heads, caps, tag_cost))
+    arcs = len(tails)
+    balance_cost = np.concatenate([np.zeros(arcs - len(unit_client), balance.dtype), balance])
+    restore_cost = np.zeros(arcs, np.int64)
+    restore_cost[pairs_at:pairs_at + len(pair_task)] = inp.lack[pair_client, np.asarray(inp.stateful)[pair_task]]
     supply = np.zeros(sink + 1, np.int64)
     supply[:n] = r
     supply[sink] = -n * r
     stages = ([tag_cost] if levels else []) + [balance_cost, restore_cost]
-    flow = lexicographic_flow(sink + 1, np.array(tails), np.array(heads), np.array(lower), np.array(upper), supply,
-                              [_cost_array(s) for s in stages])
+    flow = lexicographic_flow(sink + 1, tails, heads, np.zeros(arcs, np.int64), caps, supply, stages)
     chosen: list[list[int]] = [[] for _ in inp.stateful]
-    for arc, i, c in pair_arcs:
-        if flow[arc]:
-            chosen[i].append(c)
+    used = flow[pairs_at:pairs_at + len(pair_task)] > 0
+    for i, c in zip(pair_task[used].tolist(), pair_client[used].tolist()):
+        chosen[i].append(c)
     return chosen
 
 
@@ -421,12 +397,12 @@ def assign_optimal(scenario: StreamsClassicScenario, merged: list[dict[int, int]
     inp = inputs_of(scenario, merged)
     clients = Clients(inp.weights)
     actives = stateful_actives(inp)
-    for t, c in zip(inp.stateful, actives):
+    for t, c in zip(inp.stateful, actives.tolist()):
         clients.add_active(c, t)
     for t, chosen in zip(inp.stateful, standby_clients(inp, actives)):
         for c in chosen:
             clients.add_standby(c, t)
-    counts = np.bincount(np.asarray(actives, np.int64), minlength=len(inp.weights)).tolist()
-    for t, c in zip(inp.stateless, stateless_actives(inp, counts)):
+    counts = np.bincount(actives, minlength=len(inp.weights)).tolist()
+    for t, c in zip(inp.stateless, stateless_actives(inp, counts).tolist()):
         clients.add_active(c, t)
     return clients
