@@ -285,6 +285,25 @@ def test_invariants(doc: dict) -> None:
         assert max(totals.values()) - min(totals.values()) <= 1
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(max_clients=5, max_stateful=8, max_stateless=4))
+def test_caught_up_actives_stay_when_balance_allows(doc: dict) -> None:
+    """A task running on a caught-up client that optimal hands to a client not caught up on it left only
+    because balance made it: its client cannot take it back (at its balanced maximum, or the receiver at
+    its minimum), and swapping it for one of its client's tasks would not keep more tasks caught up."""
+    facts, _, (active, _, _) = checked(doc)
+    low, high = balanced_bounds(len(facts.stateful), [facts.threads[c] for c in facts.clients])
+    index = {c: j for j, c in enumerate(facts.clients)}
+    counts = facts.counts(active)
+    for t, d in active.items():
+        keepers = [c for c in facts.clients if facts.runs[c, t] and facts.caught_up[c, t]]
+        if len(keepers) != 1 or keepers[0] == d or facts.caught_up[d, t]:
+            continue
+        c = keepers[0]
+        assert counts[c] == high[index[c]] or counts[d] == low[index[d]]
+        assert all(facts.caught_up[c, x] and not facts.caught_up[d, x] for x, y in active.items() if y == c)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(max_clients=5, max_stateful=8, max_stateless=4))
 def test_a_settled_assignment_stays_as_it_is(doc: dict) -> None:

@@ -35,7 +35,11 @@ C. Stateless active tasks, around A's actives (``l(c)`` of them on client c):
    1. balance of all actives: the least ``sum (s(c) + l(c))^2 / w(c)``;
    2. stickiness: the most stateless tasks staying with a client that runs them.
 
-Ties left after that are broken deterministically (the same input gives the same answer).
+So a task running on a caught-up client stays there unless balance moves it (its client has more
+such tasks than its balanced share) or moving it, to another caught-up client, lets a task that
+would otherwise restore run on a caught-up client instead (A2 before A3: a handover of a moment
+against a restoration). Ties left after that are broken deterministically (the same input
+gives the same answer).
 The tasks of each client are then split over its consumers as Kafka Streams splits them
 (:mod:`~kassign.groups.streams.classic.threads`); ``probing_rebalance`` is always false.
 
@@ -74,7 +78,8 @@ bounds per client (the apportionment's threshold), which become the flow's arc b
 balance is a convex cost per client (its k-th standby costs ``(2k - 1) / w(c)``, scaled to whole
 numbers). Tag keys that nest (each value of one lies within one value of another, like zone and
 rack) are a tree of value nodes per task; keys that cross are solved as an integer program
-(scipy's HiGHS) instead.
+(scipy's HiGHS) instead, in floating point: kassign refuses it (one line) when costs reach 2^52
+or the program more than ``MILP_LIMIT`` variables.
 """
 
 from __future__ import annotations
@@ -120,12 +125,6 @@ def balanced_bounds(total: int, weights: list[int], base: list[int] | None = Non
         else:
             low = mid + 1
     return ([taken(low - 1, c) for c in range(len(weights))], [taken(low, c) for c in range(len(weights))])
-
-
-def balance_score(counts: list[int], weights: list[int]) -> tuple[int, int]:
-    """``sum counts(c)^2 / w(c)`` as an exact fraction (numerator, denominator): what balance minimises."""
-    scale = math.lcm(*weights)
-    return sum(n * n * (scale // w) for n, w in zip(counts, weights)), scale
 
 
 # -- the inputs as arrays -----------------------------------------------------------------------
