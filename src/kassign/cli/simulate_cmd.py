@@ -122,9 +122,10 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
                    "(the broker's default assignor), e.g. range,cooperative-sticky,consumer:uniform. Default: the "
                    "scenario's list, else range,roundrobin,sticky,cooperative-sticky,consumer:uniform (those that "
                    "fit its members). A Kafka Streams timeline takes Kafka Streams' task assignors: "
-                   "high-availability, sticky, NAME:standbys=N (default: both, and high-availability:standbys=1 when "
-                   "the timeline has no standbys); with protocol: streams (a streams group) the broker's sticky or "
-                   "sticky:standbys=N. share:simple plays the timeline as a share group (KIP-932).")
+                   "high-availability, sticky, kassign's optimal, NAME:standbys=N (default: all three, and "
+                   "high-availability:standbys=1 when the timeline has no standbys); with protocol: streams (a "
+                   "streams group) the broker's sticky or sticky:standbys=N. share:simple plays the timeline as a "
+                   "share group (KIP-932).")
 @click.option("--out", "-o", "out_dir", metavar="DIR",
               help="Write report.html (one self-contained, interactive page: tooltips, zoom, sortable tables; it "
                    "opens without network) and the PNG charts into DIR, as `kassign pipeline --out` does.")
@@ -157,7 +158,7 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
 
     A Kafka Streams timeline (a document with a top-level application:) plays every rebalance of a
     classic Streams application with Kafka Streams' own task assignors instead (strategies
-    high-availability and sticky, NAME:standbys=N for another standby count): warm-ups, probing
+    high-availability and sticky, and kassign's own optimal; NAME:standbys=N for another standby count): warm-ups, probing
     rebalances, restoration; it reports tasks moved, state restored and how long each stateful task
     had no running active task, in words and per event (docs/kafka-streams.md). With protocol: streams
     it plays a streams group (KIP-1071): the broker's sticky assignor, members reconciling on their

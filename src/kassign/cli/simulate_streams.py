@@ -1,9 +1,10 @@
 """``kassign simulate`` for a Kafka Streams timeline (a document with a top-level ``application``).
 
 Strategies are Kafka Streams' task assignors, ``high-availability`` (the default) and ``sticky``,
-each optionally ``NAME:standbys=N`` (played with N standby replicas instead of the timeline's).
-Without ``--strategies`` (or the timeline's own list) both are played, and high-availability with
-one standby too when the timeline has none, so the summary says what a standby would save.
+and kassign's own ``optimal``, each optionally ``NAME:standbys=N`` (played with N standby replicas
+instead of the timeline's). Without ``--strategies`` (or the timeline's own list) all three are
+played, and high-availability with one standby too when the timeline has none, so the summary says
+what a standby would save.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def strategies_for(option: str | None, timeline: StreamsTimeline) -> list[str]:
     elif timeline.strategies:
         names = list(timeline.strategies)
     else:
-        names = ["sticky"] if streams_group else ["high-availability", "sticky"]
+        names = ["sticky"] if streams_group else ["high-availability", "sticky", "optimal"]
         if timeline.settings["num_standby_replicas"] == 0:
             names.append(f"{names[0]}:standbys=1")
     for name in names:

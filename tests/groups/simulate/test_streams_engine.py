@@ -235,7 +235,7 @@ def overlapping(intervals):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(timeline=timelines(), strategy=st.sampled_from(["high-availability", "sticky"]))
+@given(timeline=timelines(), strategy=st.sampled_from(["high-availability", "sticky", "optimal"]))
 def test_every_task_has_at_most_one_active_and_costs_are_never_negative(timeline, strategy):
     run = simulate_streams(timeline, strategy)
     for task in range(len(run.task_names)):

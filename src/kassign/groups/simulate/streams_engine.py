@@ -5,7 +5,7 @@ rebalance round ending, a probing rebalance falling due); between them the state
 on every instance moves on in closed form, on ``instance x task`` arrays.
 
 **Rebalances.** Every assignment is the real group leader's: :func:`assign_streams_classic`
-(high-availability or sticky) on the subscriptions the instances would send: each consumer (one
+(high-availability or sticky; or kassign's optimal, as a KIP-924 assignor would run it) on the subscriptions the instances would send: each consumer (one
 per stream thread) lists the active tasks it owns and the offset sums of the task state on disk
 (``-2`` for an active task that runs, the restored offset for one still restoring, a standby's
 or warm-up's position, and what a task closed earlier left behind until ``state_cleanup_delay_ms``
@@ -840,7 +840,7 @@ class StreamsTimelineRun:
 
 def simulate_streams(timeline: StreamsTimeline, strategy: str, kafka_version: str = "4.3",
                      on_rebalance: Callable[[], None] | None = None, segments: bool = True) -> StreamsRun:
-    """Play ``timeline`` with one Kafka Streams task assignor (``high-availability`` or ``sticky``,
-    optionally ``NAME:standbys=N``) as Kafka ``kafka_version``'s group leader would. ``segments``:
+    """Play ``timeline`` with one Kafka Streams task assignor (``high-availability``, ``sticky`` or
+    kassign's ``optimal``, optionally ``NAME:standbys=N``) as Kafka ``kafka_version``'s group leader would. ``segments``:
     keep every replica's states over time (for the per-task charts)."""
     return StreamsTimelineRun(timeline, strategy, kafka_version, on_rebalance, segments).run()

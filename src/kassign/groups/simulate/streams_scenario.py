@@ -27,7 +27,7 @@ A Streams timeline is YAML (or JSON) in the consumer-group simulator's style; it
     instances:                                     # running at time 0, in this order
       app-1: {threads: 2}
       app-2: {threads: 2, process_id: 9a2c6f1e-3d4b-4c5a-8e7f-0a1b2c3d4e5f, tags: {zone: a}}
-    strategies: [high-availability, sticky]        # optional: what `kassign simulate` compares
+    strategies: [high-availability, optimal]       # optional: what `kassign simulate` compares
     until: 2h                                      # optional: where the clock stops
     events:
       - {at: 15m, type: restart, instance: app-1, down: 60}
@@ -682,9 +682,9 @@ def _resolve(instances: dict[str, InstancePlan], events: list[StreamsEvent]) -> 
 
 
 def parse_streams_strategy(strategy: str, protocol: str = "classic") -> tuple[str, int | None]:
-    """``(assignor, standbys)`` a simulated strategy stands for: ``high-availability`` or ``sticky``
-    (under the streams protocol only ``sticky``, the broker's), optionally ``:standbys=N`` to play it with
-    ``num_standby_replicas`` N instead of the timeline's."""
+    """``(assignor, standbys)`` a simulated strategy stands for: ``high-availability``, ``sticky`` or kassign's
+    ``optimal`` (under the streams protocol only ``sticky``, the broker's), optionally ``:standbys=N`` to play it
+    with ``num_standby_replicas`` N instead of the timeline's."""
     head, sep, tail = strategy.partition(":")
     if protocol == "streams" and head != "sticky":
         raise ScenarioError(f"unknown streams group assignor {shown(head)}: the broker's task assignor under "
