@@ -149,8 +149,9 @@ def _describe_cli(*args: str):
 
 
 def test_describe_group_command_on_a_real_classic_group(tansu, topic_name):
-    """`kassign describe-group` on tansu: the group, lag per partition from the real offsets, the release it could
-    not infer (tansu names no features) and a check it could not make (tansu keeps no subscriptions), each said."""
+    """`kassign describe-group` on tansu: the group, lag per partition from its committed offsets (tansu keeps no
+    subscriptions: the commits name the topic), the release it could not infer (tansu names no features) and a
+    check it could not make, each said."""
     import json
 
     kafka = pytest.importorskip("kafka", reason="kafka-python starts the classic group and writes the records")
@@ -175,6 +176,11 @@ def test_describe_group_command_on_a_real_classic_group(tansu, topic_name):
     try:
         wait_until(lambda: len(consumer.assignment()) == 2, 30, "the member to hold both partitions")
         member = consumer._coordinator._generation.member_id
+        stop.set()
+        thread.join(30)
+        structs = pytest.importorskip("kafka.structs")
+        consumer.commit({structs.TopicPartition(topic, 0): structs.OffsetAndMetadata(1, "", -1),
+                         structs.TopicPartition(topic, 1): structs.OffsetAndMetadata(3, "", -1)})
         out = _describe_cli("--bootstrap-server", tansu.bootstrap, "--group", group, "--json")
         assert out.returncode == 0, out.stderr
         found = json.loads(out.stdout)
@@ -182,8 +188,9 @@ def test_describe_group_command_on_a_real_classic_group(tansu, topic_name):
         assert found["kafka_version"] == "4.3" and found["kafka_version_from"] == "default"
         assert "names no metadata.version" in found["kafka_version_why"]
         assert found["group_check"]["equal"] is None and "subscription" in found["group_check"]["why"]
-        if not found["lag"]:  # tansu keeps no subscriptions: the group's topics are unknown, and it is said
-            assert any("no member subscriptions" in w for w in found["warnings"])
+        assert any("no member subscriptions" in w for w in found["warnings"])
+        assert any("committed offsets" in w for w in found["warnings"])
+        assert found["lag"] == {topic: {"committed": [1, 3], "end_offsets": [3, 3], "lag": [2, 0]}}
         table = _describe_cli("--bootstrap-server", tansu.bootstrap, "--group", group)
         assert table.returncode == 0, table.stderr
         assert f"Group {group}: a classic consumer group" in table.stdout

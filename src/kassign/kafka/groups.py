@@ -43,7 +43,8 @@ from kassign.kafka.client import RETRIES, Cluster
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.connection import (API_API_VERSIONS, API_CONSUMER_GROUP_DESCRIBE, API_DESCRIBE_GROUPS,
                                       API_DESCRIBE_SHARE_GROUP_OFFSETS, API_FIND_COORDINATOR, API_LIST_GROUPS,
-                                      API_METADATA, API_SHARE_GROUP_DESCRIBE, API_STREAMS_GROUP_DESCRIBE,
+                                      API_METADATA, API_OFFSET_FETCH, API_SHARE_GROUP_DESCRIBE,
+                                      API_STREAMS_GROUP_DESCRIBE,
                                       BrokerConnection)
 
 T = TypeVar("T")
@@ -567,6 +568,40 @@ def share_start_offsets(cluster_or_bootstrap: Cluster | str, group_id: str,
                                            f"{_error_name(p.error)}" + (f" ({p.message})" if p.message else ""))
                 offsets.setdefault(topic.name, {})[p.partition] = p.start_offset if not p.error else -1
         return {t: dict(sorted(parts.items())) for t, parts in offsets.items()}
+    finally:
+        if owned:
+            cluster.close()
+
+
+def committed_topics(cluster_or_bootstrap: Cluster | str, group_id: str, *, settings: ClientSettings | None = None,
+                     deadline: float | None = None) -> list[str]:
+    """The topics where ``group_id`` has a committed offset, in name order: OffsetFetch of every partition (a
+    null topic list), as ``kafka-consumer-groups.sh --describe`` asks for a group whose members name none.
+
+    Asked at v8-v9 where the broker speaks them (answers by name; v10 names topic ids only), else v2-v7
+    (tansu answers a null topic list correctly only from v8)."""
+    cluster, owned = _cluster(cluster_or_bootstrap, settings)
+    try:
+        session = _Session(cluster, group_id, deadline)
+
+        def ask(c: BrokerConnection, d: float) -> list[str] | None:
+            low, high = c.versions.get(API_OFFSET_FETCH, (-1, -1))
+            version = min(high, 9)
+            if version < max(low, 2):
+                raise GroupApiUnsupported(f"{c.address} {_speaks(c, API_OFFSET_FETCH)}: kassign cannot list group "
+                                          f"{group_id}'s committed topics there (it needs v2 or later)")
+            body = G.encode_offset_fetch(version, [G.OffsetFetchGroup(group_id, None)])
+            answer = G.exchange(c, API_OFFSET_FETCH, version, body,
+                                lambda r, v: G.decode_offset_fetch(r, v, group_id), d)
+            found = [g for g in answer if g.group_id == group_id]
+            if len(found) != 1:
+                raise G.MalformedAnswer(f"{c.address} answered OffsetFetch v{version} without group {group_id}")
+            if not _check(group_id, "OffsetFetch", found[0].error, None):
+                return None
+            return sorted({t.name for t in found[0].topics if t.name
+                           and any(p.offset >= 0 and not p.error for p in t.partitions)})
+
+        return session.on_coordinator(ask)
     finally:
         if owned:
             cluster.close()

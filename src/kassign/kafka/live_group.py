@@ -5,7 +5,9 @@ The rule for each part:
 
 - **the group**: :func:`kassign.kafka.groups.describe_group` (ListGroups for the type, then the type's describe API);
 - **topics**: every topic a member subscribes to or holds (streams: the topology's source topics), with its
-  partition count from Metadata;
+  partition count from Metadata; where that names none (an empty group, or a broker that keeps no member
+  subscriptions), the topics where the group has committed offsets (OffsetFetch of every partition), said in
+  the group's notes;
 - **offsets**: classic, consumer and streams groups commit offsets (OffsetFetch); a share group has a
   share-partition *start offset* instead (DescribeShareGroupOffsets: records before it are done), which stands
   where a committed offset would. End offsets are each partition's high watermark (or last stable offset under
@@ -31,7 +33,8 @@ from kassign.core.releases import DEFAULT_KAFKA_VERSION, parse_release
 from kassign.kafka.client import Cluster, committed_offsets, plan_read
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.group_check import check_group
-from kassign.kafka.groups import GroupDescription, describe_group, release_hints, share_start_offsets
+from kassign.kafka.groups import (GroupDescription, committed_topics, describe_group, release_hints,
+                                  share_start_offsets)
 from kassign.kafka.release_inference import infer_release
 
 GROUP_TYPE_WORDS = {"classic": "a classic consumer group", "consumer": "a consumer group (KIP-848 protocol)",
@@ -68,6 +71,11 @@ def group_topics(group: GroupDescription) -> list[str]:
 def group_partitions(cluster: Cluster, group: GroupDescription) -> tuple[dict[str, int], list[str]]:
     """The partition count of every topic the group consumes, and a warning per topic without metadata."""
     topics = group_topics(group)
+    if not topics and group.type in ("classic", "consumer"):
+        topics = committed_topics(cluster, group.id)
+        if topics:
+            why = "the coordinator named none for its members" if group.members else "it has no members"
+            group.notes.append(f"its topics are those where it has committed offsets ({why})")
     metadata = cluster.metadata() if topics else None
     counts = {t: len(metadata.topics[t].partitions) for t in topics
               if metadata is not None and t in metadata.topics and not metadata.topics[t].error}
