@@ -48,12 +48,12 @@ def command(bootstrap: str, group_id: str, command_config: str | None, kafka_ver
 
 def show(found: dict[str, Any]) -> None:
     """The group as tables and the check in words, on the terminal."""
-    from kassign.kafka.live_group import GROUP_TYPE_WORDS
+    from kassign.kafka.group_check import group_type_words
 
     group = found["group"]
     epoch = f", group epoch {group['epoch']}" if group.get("epoch") is not None else ""
     assignor = group.get("assignor") or ("sticky" if group["type"] == "streams" else "-")
-    click.echo(f"Group {group['id']}: {GROUP_TYPE_WORDS[group['type']]}, state {group['state']}, assignor "
+    click.echo(f"Group {group['id']}: {group_type_words(group['type'])}, state {group['state']}, assignor "
                f"{assignor}{epoch}, {len(group['members'])} member{'s' if len(group['members']) != 1 else ''}")
     if group["type"] == "streams":
         _streams_members(group)
@@ -115,8 +115,9 @@ def check_lines(found: dict[str, Any]) -> list[str]:
     check = found["group_check"]
     group = found["group"]
     release = f"Kafka {found['kafka_version']}, {found['kafka_version_from']}: {found['kafka_version_why']}"
-    assignor = check.get("assignor") or "sticky"
-    held = "target assignment" if group["type"] in ("consumer", "streams") else "assignment"
+    from kassign.kafka.group_check import check_assignor, checked_assignment
+
+    assignor, held = check_assignor(check), checked_assignment(group["type"])
     if check["equal"] is None:
         return [f"check ({release}): not checked: {check['why']}"]
     if check["equal"]:

@@ -37,10 +37,6 @@ from kassign.kafka.groups import (GroupDescription, committed_topics, describe_g
                                   share_start_offsets)
 from kassign.kafka.release_inference import infer_release
 
-GROUP_TYPE_WORDS = {"classic": "a classic consumer group", "consumer": "a consumer group (KIP-848 protocol)",
-                    "share": "a share group (KIP-932)", "streams": "a streams group (KIP-1071)"}
-
-
 def choose_release(cluster: Cluster, kafka_version: str | None) -> tuple[str, str, str]:
     """``(release, "given" | "inferred" | "default", why)`` for answers about this cluster."""
     if kafka_version is not None:

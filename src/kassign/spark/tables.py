@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kassign.core.units import Figure, count, human_bytes, percent
+from kassign.kafka.group_check import check_assignor, checked_assignment, group_type_words
 
 Table = tuple[str, list[str], list[list[Any]], "str | None"]
 
@@ -214,18 +215,13 @@ def verdict_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-GROUP_KINDS = {"classic": "a classic consumer group", "consumer": "a consumer group (KIP-848 protocol)",
-               "share": "a share group (KIP-932)", "streams": "a streams group (KIP-1071)"}
-
-
 def group_check_sentence(group: Mapping[str, Any], check: Mapping[str, Any]) -> str:
     """``group billing (a consumer group (KIP-848 protocol)): its target assignment is exactly what uniform gives for
     these members at Kafka 4.3.`` or which members differ, or why it was not checked."""
-    kind = GROUP_KINDS.get(group.get("type", ""), "a group")
+    kind = group_type_words(group.get("type"))
     head = f"group {group.get('id')} ({kind}, {len(group.get('members') or {})} members)"
-    assignor = check.get("assignor") or "sticky"
+    assignor, held = check_assignor(check), checked_assignment(group.get("type"))
     release = f"Kafka {check['kafka_version']}"
-    held = "target assignment" if group.get("type") in ("consumer", "streams") else "assignment"
     if check.get("equal") is None:
         return f"{head}: its assignment was not checked: {check.get('why')}."
     if check["equal"]:
@@ -333,7 +329,7 @@ def group_table(summary: Mapping[str, Any]) -> Table | None:
                      _short(shown, 60)])
     used = "used for the consumer stages" if group.get("members_used_for_consumer_load") else \
         "not used (--scenario or --members given)"
-    kind = GROUP_KINDS.get(group.get("type", ""), "a group")
+    kind = group_type_words(group.get("type"))
     return (f"group {group['id']}: {kind}, {group.get('state') or 'state unknown'}, assignor "
             f"{group.get('assignor') or ('sticky' if group.get('type') == 'streams' else 'unknown')}",
             ["member", "client id", "host", "subscribed", "holds"], body, f"its members: {used}")
