@@ -169,7 +169,8 @@ def _count_held(tasks: Sequence[int], all_clients: Iterable[int], holds: Callabl
 
 def _note_holder(built: _Built, task: int, client: int, has_replica: bool, name: Callable[[int], str]) -> None:
     if not has_replica and task in built.task_client:
-        raise KassignError(f"rack-aware assignment: task {name(task)} is assigned to more than one client")
+        raise KassignError(f"Task {name(task)} assigned to multiple clients {name(~client)}, "
+                           f"{name(~built.task_client[task])}")
     built.task_client[task] = client
 
 
@@ -188,7 +189,7 @@ class MinTraffic:
                     _note_holder(built, task, c, has_replica, name)
                 graph.add_edge(node, n_tasks + j, 1, cost(task, c, flow == 1), flow)
             if task not in built.task_client:
-                raise KassignError(f"rack-aware assignment: task {name(task)} is not assigned to any client")
+                raise KassignError(f"Task {name(task)} not assigned to any client")
             graph.add_edge(SOURCE_ID, node, 1, 0, 1)
         sink = n_tasks + len(clients)
         for j, c in enumerate(clients):
@@ -290,7 +291,8 @@ def subtopology_groups(scenario_tasks: Sequence[tuple[int, int]], tasks: Iterabl
 def optimize(make: MinTraffic | BalanceSubtopology, clients: Sequence[int], tasks: Sequence[int],
              all_clients: Iterable[int], holds: Callable[[int, int], bool], cost: Costs, has_replica: bool,
              move: Callable[[int, int, int], None], name: Callable[[int], str] = str) -> tuple[int, bool]:
-    """Build, solve and apply one graph: the cost after, and whether any task moved."""
+    """Build, solve and apply one graph: the cost after, and whether any task moved. ``name(t)``
+    names task ``t``, ``name(~c)`` client ``c`` (for Kafka's messages)."""
     built = make.build(clients, tasks, all_clients, holds, cost, has_replica, name)
     built.graph.solve_min_cost_flow()
     total = built.graph.total_cost()
@@ -348,14 +350,17 @@ class LegacyRackAwareAssignor:
         self.client_racks = self._client_racks(consumer_racks)
         self._enabled: bool | None = None
         self._racks: dict[Partition, frozenset] = {}
+        self.process_ids: list[str] = []
 
     @classmethod
     def from_scenario(cls, scenario: StreamsClassicScenario) -> LegacyRackAwareAssignor:
         sources, changelogs = task_partitions(scenario)
         stateful_changelogs = [c if s else [] for c, s in zip(changelogs, scenario.stateful)]
-        return cls(scenario.rack_aware_assignment_strategy, scenario.tasks, sources, stateful_changelogs,
+        made = cls(scenario.rack_aware_assignment_strategy, scenario.tasks, sources, stateful_changelogs,
                    scenario.partition_racks, [[m.rack for m in c.consumers] for c in scenario.clients],
                    scenario.num_standby_replicas)
+        made.process_ids = [c.process_id for c in scenario.clients]
+        return made
 
     @staticmethod
     def _client_racks(consumer_racks: Sequence[Sequence[str | None]]) -> list[str] | None:
@@ -368,6 +373,9 @@ class LegacyRackAwareAssignor:
         return out
 
     def name(self, task: int) -> str:
+        """Task ``task``'s name; ``name(~c)``: client ``c``'s process id."""
+        if task < 0:
+            return self.process_ids[~task] if self.process_ids else f"client {~task}"
         return "%d_%d" % self.tasks[task]
 
     def can_enable(self) -> bool:
@@ -428,8 +436,13 @@ class LegacyRackAwareAssignor:
             clients.remove_active(source, task)
             clients.add_active(destination, task)
 
-        total, _ = optimize(constructor(self.strategy, groups), everyone, tasks, everyone,
-                            lambda c, t: t in clients.active[c], cost, False, move, self.name)
+        def holds(c: int, t: int) -> bool:
+            return t in clients.active[c]
+        # Kafka first prices the assignment as it stands (for its log), which checks it: every task
+        # on exactly one client
+        MinTraffic().build(everyone, tasks, everyone, holds, cost, False, self.name)
+        total, _ = optimize(constructor(self.strategy, groups), everyone, tasks, everyone, holds, cost, False, move,
+                            self.name)
         return total
 
     def optimize_standby_tasks(self, clients, traffic: int, non_overlap: int,
@@ -493,7 +506,7 @@ class Kip924RackAware:
         self.client_racks = [first.get(ci) for ci in range(len(scenario.clients))]
 
     def name(self, task: int) -> str:
-        return self.scenario.task_name(task)
+        return self.scenario.clients[~task].process_id if task < 0 else self.scenario.task_name(task)
 
     def _enabled(self, standby: bool) -> dict[Partition, frozenset] | None:
         s = self.scenario
@@ -515,6 +528,7 @@ class Kip924RackAware:
             return
         cost = Costs(cross_rack_counts(self.all_partitions, racks, self.client_racks), traffic, non_overlap)
         make = constructor(self.scenario.rack_aware_assignment_strategy, subtopology_groups(self.scenario.tasks, tasks))
+        MinTraffic().build(self.client_order, tasks, self.client_order, holds, cost, False, self.name)  # Kafka's check
         optimize(make, self.client_order, tasks, self.client_order, holds, cost, False, move, self.name)
 
     def optimize_standby(self, standbys: Callable[[int], Iterable[int]], holds_any: Callable[[int, int], bool],
