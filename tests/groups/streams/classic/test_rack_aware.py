@@ -286,3 +286,178 @@ def test_no_traffic_cost_keeps_the_assignment(case):
     assert made.active_tasks_cost(tasks, clients.active, 0, 1) == 0
     assert made.optimize_active_tasks(tasks, clients, 0, 1) == 0
     assert {task: c for c in range(len(pids)) for task in clients.active[c]} == owner
+
+
+# -- the assignors, from scenario documents -------------------------------------------------------------
+
+def pid(n: int) -> str:
+    return f"00000000-0000-0000-0000-{n:012d}"
+
+
+def scenario(partitions: dict[int, int], clients: dict[int, dict], strategy: str = "min_traffic",
+             stateful: bool = True, **settings) -> dict:
+    """A scenario on AssignmentTestUtils' cluster: subtopology s reads topic{s}, logs to store-s-changelog."""
+    doc = {
+        "subtopologies": {str(s): {"partitions": n, "stateful": stateful, "source_topics": [f"topic{s}"],
+                                   **({"changelog_topics": [f"store-{s}-changelog"]} if stateful else {})}
+                          for s, n in partitions.items()},
+        "clients": {pid(p): {"rack": PROCESS_RACK[p], "consumers": {f"c{p}": spec}} for p, spec in clients.items()},
+        "partition_racks": PARTITION_RACKS,
+        "rack_aware_assignment_strategy": strategy,
+    }
+    doc.update(settings)
+    return doc
+
+
+@pytest.mark.parametrize("strategy", ["none", *STRATEGIES])
+def test_high_availability_assigns_to_most_caught_up(strategy):
+    # HighAvailabilityTaskAssignorTest.shouldAssignToMostCaughtUpIfActiveTasksWasNotOnCaughtUpClient
+    end = 10_000_000
+    doc = scenario({0: 1}, {1: {}, 2: {"offset_sums": {"0_0": end - 1000}}, 3: {"offset_sums": {"0_0": end - 500}}},
+                   strategy, end_offset_sums={"0_0": end}, num_standby_replicas=1, acceptable_recovery_lag=100)
+    answer = assign_streams_classic("high-availability", doc)
+    assert answer["clients"] == {pid(1): {"active": [], "standby": ["0_0"]},  # a warm-up
+                                 pid(2): {"active": [], "standby": ["0_0"]},
+                                 pid(3): {"active": ["0_0"], "standby": []}}
+    assert answer["probing_rebalance"]
+
+
+@pytest.mark.parametrize("strategy", ["none", *STRATEGIES])
+def test_high_availability_assigns_standbys_for_stateful_tasks(strategy):
+    # HighAvailabilityTaskAssignorTest.shouldAssignStandbysForStatefulTasks
+    doc = scenario({0: 2}, {1: {"owned": ["0_0"], "offset_sums": {"0_0": -2}},
+                            2: {"owned": ["0_1"], "offset_sums": {"0_1": -2}}},
+                   strategy, end_offset_sums={"0_0": 10, "0_1": 10}, num_standby_replicas=1)
+    answer = assign_streams_classic("high-availability", doc)
+    assert answer["clients"] == {pid(1): {"active": ["0_0"], "standby": ["0_1"]},
+                                 pid(2): {"active": ["0_1"], "standby": ["0_0"]}}
+    assert not answer["probing_rebalance"]
+
+
+def test_high_availability_moves_actives_to_their_racks():
+    """The docs' example: four fresh clients in racks 0 to 3; the round robin deal puts 1_2 and 1_3
+    where none of their partition's replicas is; min_traffic finds places without cross-rack reads
+    for all four tasks, moving three of them."""
+    doc = scenario({1: 4}, {1: {}, 2: {}, 3: {}, 4: {}}, "none")
+    plain = assign_streams_classic("high-availability", doc)
+    assert {p: c["active"] for p, c in plain["clients"].items()} == {
+        pid(1): ["1_0"], pid(2): ["1_1"], pid(3): ["1_2"], pid(4): ["1_3"]}
+    doc["rack_aware_assignment_strategy"] = "min_traffic"
+    aware = assign_streams_classic("high-availability", doc)
+    assert {p: c["active"] for p, c in aware["clients"].items()} == {
+        pid(1): ["1_0"], pid(2): ["1_2"], pid(3): ["1_3"], pid(4): ["1_1"]}
+    made = assignor("min_traffic", [1, 2, 3, 4])
+    clients = clients_with([["1_0"], ["1_1"], ["1_2"], ["1_3"]])
+    tasks = [t(n) for n in ("1_0", "1_1", "1_2", "1_3")]
+    assert made.can_enable()
+    assert made.active_tasks_cost(tasks, clients.active, 10, 1) == 20
+    assert made.optimize_active_tasks(tasks, clients, 10, 1) == 3  # no traffic, three moves
+
+
+@pytest.mark.parametrize("costs, moves", [((None, None), False), ((10, 1), True), ((0, 1), False)])
+def test_sticky_needs_both_costs_configured(costs, moves):
+    # Kafka's canPerformRackAwareOptimization reads the configured costs, not the sticky defaults
+    doc = scenario({1: 4}, {1: {}, 2: {}, 3: {}, 4: {}}, "min_traffic",
+                   rack_aware_assignment_traffic_cost=costs[0], rack_aware_assignment_non_overlap_cost=costs[1])
+    plain = assign_streams_classic("sticky", {**doc, "rack_aware_assignment_strategy": "none"})
+    aware = assign_streams_classic("sticky", doc)
+    assert (aware != plain) is moves
+    for answer in (plain, aware):
+        assert sorted(len(c["active"]) for c in answer["clients"].values()) == [1, 1, 1, 1]
+    if moves:  # the sticky assignor prices a task's source and changelog partitions
+        def cross(answer):
+            return sum(PROCESS_RACK[int(p[-12:])] not in PARTITION_RACKS[topic][int(task[2:])]
+                       for p, c in answer["clients"].items() for task in c["active"]
+                       for topic in ("topic1", "store-1-changelog"))
+        assert (cross(plain), cross(aware)) == (3, 1)  # 1 is the least: 1_3 reads rack1/2 and rack3/4
+
+
+def test_disabled_when_a_consumer_has_no_rack():
+    doc = scenario({0: 4}, {1: {}, 2: {}, 3: {}, 4: {"rack": None}}, "min_traffic")
+    doc["clients"][pid(4)].pop("rack")
+    plain = assign_streams_classic("high-availability", {**doc, "rack_aware_assignment_strategy": "none"})
+    assert assign_streams_classic("high-availability", doc) == plain
+
+
+@st.composite
+def random_scenario(draw):
+    n_racks = draw(st.integers(1, 3))
+    subs = {s: draw(st.integers(1, 4)) for s in range(draw(st.integers(1, 3)))}
+    stateful = {s: draw(st.booleans()) for s in subs}
+    n_clients = draw(st.integers(1, 4))
+    tasks = [f"{s}_{p}" for s, n in subs.items() for p in range(n)]
+    owner = {task: draw(st.integers(-1, n_clients - 1)) for task in tasks}
+    clients = {}
+    for c in range(n_clients):
+        consumers = {}
+        for m in range(draw(st.integers(1, 2))):
+            owned = [task for task in tasks if owner[task] == c] if m == 0 else []
+            consumers[f"c{c}-{m}"] = {"owned": owned, "offset_sums": {task: -2 for task in owned
+                                                                      if stateful[int(task.split("_")[0])]}}
+        clients[pid(c + 1)] = {"rack": f"r{draw(st.integers(0, n_racks - 1))}", "consumers": consumers}
+    topics = {}
+    for s, n in subs.items():
+        topics[f"in{s}"] = [sorted({f"r{draw(st.integers(0, n_racks - 1))}" for _ in range(2)}) for _ in range(n)]
+        topics[f"log{s}"] = [sorted({f"r{draw(st.integers(0, n_racks - 1))}" for _ in range(2)}) for _ in range(n)]
+    return {
+        "subtopologies": {str(s): {"partitions": n, "stateful": stateful[s], "source_topics": [f"in{s}"],
+                                   **({"changelog_topics": [f"log{s}"]} if stateful[s] else {})}
+                          for s, n in subs.items()},
+        "end_offset_sums": {task: 100 for task in tasks if stateful[int(task.split("_")[0])]},
+        "clients": clients,
+        "partition_racks": topics,
+        "num_standby_replicas": draw(st.integers(0, 1)),
+        "rack_aware_assignment_traffic_cost": draw(st.sampled_from([None, 10])),
+        "rack_aware_assignment_non_overlap_cost": draw(st.sampled_from([None, 1])),
+    }
+
+
+def _counts(answer: dict) -> list[tuple[int, int]]:
+    return [(len(c["active"]), len(c["standby"])) for c in answer["clients"].values()]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_scenario(), st.sampled_from(["high-availability", "sticky"]), st.sampled_from(STRATEGIES))
+def test_rack_aware_keeps_the_assignors_balance(doc, strategy, rack_strategy):
+    plain = assign_streams_classic(strategy, doc)
+    aware = assign_streams_classic(strategy, {**doc, "rack_aware_assignment_strategy": rack_strategy})
+    tasks = sorted(f"{s}_{p}" for s, spec in doc["subtopologies"].items() for p in range(spec["partitions"]))
+    assert sorted(t for c in aware["clients"].values() for t in c["active"]) == tasks
+    for c in aware["clients"].values():
+        assert not set(c["active"]) & set(c["standby"])
+    fresh = all(not m["owned"] for c in doc["clients"].values() for m in c["consumers"].values())
+    if strategy == "sticky" or fresh:  # no warm-up movements afterwards: each client's counts are the plain ones
+        assert _counts(aware) == _counts(plain)
+    assert aware["probing_rebalance"] == plain["probing_rebalance"] or strategy == "high-availability"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_scenario(), st.sampled_from(["high-availability", "sticky"]))
+def test_one_rack_for_everyone_is_the_plain_answer(doc, strategy):
+    doc = copy.deepcopy(doc)
+    for c in doc["clients"].values():
+        c["rack"] = "r0"
+    doc["partition_racks"] = {t: [["r0"] for _ in rows] for t, rows in doc["partition_racks"].items()}
+    plain = assign_streams_classic(strategy, doc)
+    assert assign_streams_classic(strategy, {**doc, "rack_aware_assignment_strategy": "min_traffic"}) == plain
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(rack_aware_assignment_strategy="min-traffic"), "rack_aware_assignment_strategy must be"),
+    (lambda d: d.update(rack_aware_assignment_traffic_cost=1.5), "rack_aware_assignment_traffic_cost"),
+    (lambda d: d.update(rack_aware_assignment_non_overlap_cost=2**31), "rack_aware_assignment_non_overlap_cost"),
+    (lambda d: d["subtopologies"]["0"].pop("source_topics"), "give subtopology 0 its source_topics"),
+    (lambda d: d["subtopologies"]["0"].pop("changelog_topics"), "changelog_topics"),
+    (lambda d: d["subtopologies"]["0"].update(source_topics="topic0"), "list of topic names"),
+    (lambda d: d["subtopologies"]["0"].update(stateful=False), "is not stateful"),
+    (lambda d: d.update(partition_racks={"topic0": [["rack0", 7]]}), "partition_racks: topic0 partition 0"),
+    (lambda d: d.update(partition_racks={"topic0": "rack0"}), "partition_racks: topic0 must be a list"),
+    (lambda d: d["clients"][pid(1)].update(rack=""), "rack must be a non-empty string"),
+    (lambda d: d["clients"][pid(1)]["consumers"]["c1"].update(rack=3), "rack must be a non-empty string"),
+])
+def test_bad_input(change, message):
+    doc = scenario({0: 2}, {1: {}, 2: {}})
+    change(doc)
+    with pytest.raises(ScenarioError, match=message) as err:
+        assign_streams_classic("high-availability", doc)
+    assert "\n" not in str(err.value)
