@@ -58,12 +58,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kassign.core.errors import KassignError
-from kassign.groups.streams.classic.mincostflow import FlowGraph
 from kassign.groups.streams.classic.scenario import StreamsClassicScenario
+
+if TYPE_CHECKING:
+    from kassign.groups.streams.classic.mincostflow import FlowGraph
 
 HIGH_AVAILABILITY_COSTS = (10, 1)  # traffic, non-overlap: HighAvailabilityTaskAssignor's defaults
 STICKY_COSTS = (1, 10)  # StickyTaskAssignor's defaults (unreachable, see above)
@@ -150,6 +153,13 @@ class Costs:
 # -- the graph constructors -------------------------------------------------------------------------
 
 
+def _flow_graph() -> FlowGraph:
+    # numba loads only when a rack-aware assignment runs, not with every Streams assignment
+    from kassign.groups.streams.classic.mincostflow import FlowGraph
+
+    return FlowGraph()
+
+
 @dataclass
 class _Built:
     graph: FlowGraph
@@ -179,7 +189,7 @@ class MinTraffic:
 
     def build(self, clients: Sequence[int], tasks: Sequence[int], all_clients: Iterable[int],
               holds: Callable[[int, int], bool], cost: Costs, has_replica: bool, name: Callable[[int], str]) -> _Built:
-        graph = FlowGraph()
+        graph = _flow_graph()
         built = _Built(graph, held=_count_held(tasks, all_clients, holds))
         n_tasks = len(tasks)
         for node, task in enumerate(tasks):
@@ -212,7 +222,7 @@ class BalanceSubtopology:
 
     def build(self, clients: Sequence[int], tasks: Sequence[int], all_clients: Iterable[int],
               holds: Callable[[int, int], bool], cost: Costs, has_replica: bool, name: Callable[[int], str]) -> _Built:
-        graph = FlowGraph()
+        graph = _flow_graph()
         built = _Built(graph, held=_count_held(tasks, all_clients, holds))
         wanted = set(tasks)
         if not wanted <= {t for g in self.groups for t in g}:
