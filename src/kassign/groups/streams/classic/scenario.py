@@ -18,7 +18,12 @@ so its lag is ``-2``; ``0_1`` has no local state there, so its lag is its whole 
 
 Absent settings take Kafka Streams' defaults (``num.standby.replicas`` 0, ``max.warmup.replicas``
 2, ``acceptable.recovery.lag`` 10000, ``probing.rebalance.interval.ms`` 600000, no
-``rack.aware.assignment.tags``), and are checked as ``StreamsConfig`` checks them.
+``rack.aware.assignment.tags``, ``rack.aware.assignment.strategy`` ``none``), and are checked as
+``StreamsConfig`` checks them. Rack-aware assignment (KIP-925) reads ``rack_aware_assignment_strategy``,
+the two rack-aware costs (any Java int, null for the assignor's default), each subtopology's
+``source_topics`` and ``changelog_topics``, ``partition_racks`` (per topic, per partition, its
+replicas' racks, null for a broker without one) and a ``rack`` per client or consumer; with a
+strategy set, every subtopology must name its source topics and every stateful one its changelogs.
 
 What kassign refuses, though Kafka would carry on:
 
