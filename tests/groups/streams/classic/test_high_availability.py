@@ -424,7 +424,7 @@ def broken(change) -> dict:
     (lambda d: d["subtopologies"]["0"].update(partitions=0), "partitions"),
     (lambda d: d["subtopologies"]["0"].update(stateful="yes"), "true or false"),
     (lambda d: d.update(topics={}), "unknown field"),
-    (lambda d: d["clients"][pid(1)]["consumers"]["m1"].update(rack="r"), "unknown field"),
+    (lambda d: d["clients"][pid(1)]["consumers"]["m1"].update(racks="r"), "unknown field"),
     (lambda d: d.pop("clients"), 'missing "clients"'),
 ])
 def test_bad_input(change, message) -> None:

@@ -44,8 +44,10 @@ comes from a ``java.util.PriorityQueue`` whose weights change while clients sit 
 :mod:`kassign.core.javaqueue`), and clients passed over while searching are put back in
 ``HashSet`` order of their UUID hash codes.
 
-Rack-aware task assignment (``rack.aware.assignment.strategy``, off by default) needs the
-topics' partition racks, which a scenario does not carry; kassign models it off.
+With ``rack_aware_assignment_strategy`` (``rack.aware.assignment.strategy``, KIP-925; off by
+default) a min-cost flow then trims cross-rack traffic where Kafka calls it: after step 1 (the
+stateful actives), after step 2 (the standbys) and after step 5 (the stateless actives); see
+:mod:`kassign.groups.streams.classic.rack_aware`. Kafka 4.0 to 4.3 do the same here.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ import numpy as np
 
 from kassign.core.javaqueue import JavaPriorityQueue
 from kassign.core.javasets import hash_set_order
+from kassign.groups.streams.classic.rack_aware import (STATELESS_COSTS, LegacyRackAwareAssignor,
+                                                       high_availability_costs, tag_standby_predicate)
 from kassign.groups.streams.classic.scenario import JAVA_LONG_MAX, LATEST_OFFSET, StreamsClassicScenario, task_hash
 
 
@@ -198,6 +202,12 @@ class HighAvailabilityAssignor:
         self.hash_codes = [c.hash_code for c in scenario.clients]
         self.stateful = [t for t, s in enumerate(scenario.stateful) if s]
         self.stateless = [t for t, s in enumerate(scenario.stateful) if not s]
+        self.rack_aware: LegacyRackAwareAssignor | None = None
+        if scenario.rack_aware_assignment_strategy != "none":
+            self.rack_aware = LegacyRackAwareAssignor.from_scenario(scenario)
+
+    def _rack_aware_enabled(self) -> bool:
+        return self.rack_aware is not None and self.rack_aware.can_enable()
 
     def assign(self) -> bool:
         self._assign_stateful_actives()
@@ -224,6 +234,8 @@ class HighAvailabilityAssignor:
         for i, task in enumerate(self.stateful):
             clients.add_active(i % n, task)
         balance(clients, False, lambda s, d: True)
+        if self._rack_aware_enabled():
+            self.rack_aware.optimize_active_tasks(self.stateful, clients, *high_availability_costs(self.scenario))
 
     def _assign_standbys(self) -> None:
         clients = self.clients
@@ -233,12 +245,20 @@ class HighAvailabilityAssignor:
             assign_tag_aware_standbys(self)
             tags = [c.client_tags for c in self.scenario.clients]
             balance(clients, True, lambda s, d: same_tags(tags[s], tags[d]))
-            return
-        by_load = self.least_loaded_without_copy()
-        by_load.offer_all(range(len(clients)))
-        for task in self.stateful:
-            self.assign_standbys_least_loaded(task, self.scenario.num_standby_replicas, by_load)
-        balance(clients, True, lambda s, d: True)
+        else:
+            by_load = self.least_loaded_without_copy()
+            by_load.offer_all(range(len(clients)))
+            for task in self.stateful:
+                self.assign_standbys_least_loaded(task, self.scenario.num_standby_replicas, by_load)
+            balance(clients, True, lambda s, d: True)
+        if self._rack_aware_enabled():
+            if self.scenario.rack_aware_assignment_tags:
+                tags = [c.client_tags for c in self.scenario.clients]
+                may_move = tag_standby_predicate(tags, clients.holds, len(clients))
+            else:
+                def may_move(source: int, destination: int, task: int) -> bool:
+                    return True
+            self.rack_aware.optimize_standby_tasks(clients, *high_availability_costs(self.scenario), may_move)
 
     def least_loaded_without_copy(self) -> ConstrainedPrioritySet:
         clients = self.clients
@@ -374,3 +394,5 @@ class HighAvailabilityAssignor:
             client = by_active_load.poll(task)
             clients.add_active(client, task)
             by_active_load.offer(client)
+        if self._rack_aware_enabled():
+            self.rack_aware.optimize_active_tasks(self.stateless, clients, *STATELESS_COSTS)

@@ -18,7 +18,12 @@ so its lag is ``-2``; ``0_1`` has no local state there, so its lag is its whole 
 
 Absent settings take Kafka Streams' defaults (``num.standby.replicas`` 0, ``max.warmup.replicas``
 2, ``acceptable.recovery.lag`` 10000, ``probing.rebalance.interval.ms`` 600000, no
-``rack.aware.assignment.tags``), and are checked as ``StreamsConfig`` checks them.
+``rack.aware.assignment.tags``, ``rack.aware.assignment.strategy`` ``none``), and are checked as
+``StreamsConfig`` checks them. Rack-aware assignment (KIP-925) reads ``rack_aware_assignment_strategy``,
+the two rack-aware costs (any Java int, null for the assignor's default), each subtopology's
+``source_topics`` and ``changelog_topics``, ``partition_racks`` (per topic, per partition, its
+replicas' racks, null for a broker without one) and a ``rack`` per client or consumer; with a
+strategy set, every subtopology must name its source topics and every stateful one its changelogs.
 
 What kassign refuses, though Kafka would carry on:
 
@@ -64,10 +69,15 @@ DEFAULTS: dict[str, Any] = {
     "acceptable_recovery_lag": 10_000,
     "probing_rebalance_interval_ms": 600_000,
     "rack_aware_assignment_tags": [],
+    "rack_aware_assignment_strategy": "none",
+    "rack_aware_assignment_traffic_cost": None,
+    "rack_aware_assignment_non_overlap_cost": None,
 }
-_SCENARIO_KEYS = ("subtopologies", "end_offset_sums", "clients", *DEFAULTS)
-_CLIENT_KEYS = ("consumers", "client_tags")
-_CONSUMER_KEYS = ("owned", "offset_sums")
+_SCENARIO_KEYS = ("subtopologies", "end_offset_sums", "clients", "partition_racks", *DEFAULTS)
+_CLIENT_KEYS = ("consumers", "client_tags", "rack")
+_CONSUMER_KEYS = ("owned", "offset_sums", "rack")
+RACK_AWARE_STRATEGIES = ("none", "min_traffic", "balance_subtopology")
+JAVA_INT_MIN = -(2**31)
 
 # StreamsConfig's limits on client tags and rack.aware.assignment.tags.
 MAX_TAGS = 5
@@ -89,6 +99,7 @@ class Consumer:
     member_id: str
     owned: list[int]
     offset_sums: dict[int, int]  # task -> offset sum, in the order given
+    rack: str | None = None  # its client.rack
 
 
 @dataclass
@@ -121,6 +132,13 @@ class StreamsClassicScenario:
     rack_aware_assignment_tags: list[str] = field(default_factory=list)
     # Every consumer, as the group leader's HashMap of subscriptions meets them.
     subscription_order: list[tuple[int, int]] = field(default_factory=list)  # (client, consumer) indexes
+    # Rack-aware task assignment (KIP-925); see kassign.groups.streams.classic.rack_aware.
+    rack_aware_assignment_strategy: str = "none"
+    rack_aware_assignment_traffic_cost: int | None = None
+    rack_aware_assignment_non_overlap_cost: int | None = None
+    source_topics: dict[int, list[str]] = field(default_factory=dict)  # subtopology -> topics it reads
+    changelog_topics: dict[int, list[str]] = field(default_factory=dict)  # subtopology -> its changelogs
+    partition_racks: dict[str, list[list[str | None]]] = field(default_factory=dict)  # None: a broker without rack
 
     def task_name(self, task: int) -> str:
         sub, part = self.tasks[task]
@@ -165,12 +183,15 @@ class _Tasks:
 
     def __init__(self, subtopologies: Mapping) -> None:
         partitions: dict[int, tuple[int, bool]] = {}
+        self.source_topics: dict[int, list[str]] = {}
+        self.changelog_topics: dict[int, list[str]] = {}
         for raw_id, spec in subtopologies.items():
             if not isinstance(raw_id, str) or not re.fullmatch(r"0|[1-9][0-9]*", raw_id) or int(raw_id) > JAVA_INT_MAX:
                 raise _fail(f"subtopology id {shown(raw_id)} must be a whole number from 0 to {JAVA_INT_MAX}, "
                             'written without sign or leading zeros ("0", "1", ...)')
             spec = _mapping(spec, f"subtopology {raw_id}")
-            _known_keys(spec, ("partitions", "stateful"), f"subtopology {raw_id}")
+            _known_keys(spec, ("partitions", "stateful", "source_topics", "changelog_topics"),
+                        f"subtopology {raw_id}")
             if "partitions" not in spec:
                 raise _fail(f'subtopology {raw_id}: missing "partitions"')
             count = _whole(spec["partitions"], f"subtopology {raw_id}: partitions", 1, JAVA_INT_MAX)
@@ -178,6 +199,7 @@ class _Tasks:
             if not isinstance(stateful, bool):
                 raise _fail(f"subtopology {raw_id}: stateful must be true or false, got {shown(stateful)}")
             partitions[int(raw_id)] = (count, stateful)
+            self._topics(int(raw_id), spec, stateful)
         partition_budget(sum(count for count, _ in partitions.values()), "scenario: subtopologies")
         self.partitions = partitions
         self.tasks = [(sub, p) for sub in sorted(partitions) for p in range(partitions[sub][0])]
@@ -187,6 +209,19 @@ class _Tasks:
         for sub in sorted(partitions):
             self._first[sub] = index
             index += partitions[sub][0]
+
+    def _topics(self, sub: int, spec: Mapping, stateful: bool) -> None:
+        for key, into in (("source_topics", self.source_topics), ("changelog_topics", self.changelog_topics)):
+            if key not in spec:
+                continue
+            raw = spec[key]
+            what = f"subtopology {sub}: {key}"
+            if not isinstance(raw, (list, tuple)):
+                raise _fail(f"{what} must be a list of topic names, got {shown(raw)}")
+            into[sub] = list(dict.fromkeys(_name(topic, f"{what}: a topic") for topic in raw))
+        if self.changelog_topics.get(sub) and not stateful:
+            raise _fail(f"subtopology {sub} has changelog_topics but is not stateful; a subtopology with "
+                        "changelog topics is stateful (give \"stateful\": true)")
 
     def index(self, name: Any, what: str) -> int:
         """The index of the task ``name`` ("SUBTOPOLOGY_PARTITION")."""
@@ -227,7 +262,7 @@ def _client_tags(value: Any, what: str) -> dict[str, str]:
     return out
 
 
-def _consumer(member_id: str, spec: Any, tasks: _Tasks) -> Consumer:
+def _consumer(member_id: str, spec: Any, tasks: _Tasks, default_rack: str | None = None) -> Consumer:
     what = f"consumer {member_id!r}"
     spec = _mapping(spec, what)
     _known_keys(spec, _CONSUMER_KEYS, what)
@@ -245,7 +280,10 @@ def _consumer(member_id: str, spec: Any, tasks: _Tasks) -> Consumer:
             continue
         offset_sums[task] = _whole(value, f"{what}: offset sum of {name} (-2 for a running active task, "
                                           "else the summed changelog offsets)", 0, JAVA_LONG_MAX)
-    return Consumer(member_id, owned, offset_sums)
+    rack = spec.get("rack", default_rack)
+    if rack is not None:
+        rack = _name(rack, f"{what}: rack")
+    return Consumer(member_id, owned, offset_sums, rack)
 
 
 def _process_key(process_id: Any) -> tuple[tuple[int, int], int]:
@@ -308,13 +346,16 @@ def parse_streams_classic(document: Any) -> StreamsClassicScenario:
             raise _fail(f"{what} has no consumers; a client takes part through its stream threads' consumers, "
                         "give at least one")
         consumers = []
+        client_rack = spec.get("rack")
+        if client_rack is not None:
+            client_rack = _name(client_rack, f"{what}: rack")
         for member_id, consumer_spec in consumers_raw.items():
             member_id = _name(member_id, f"{what}: consumer member id")
             if member_id in member_client:
                 raise _fail(f"consumer {member_id!r} is listed under clients {member_client[member_id]} and "
                             f"{process_id}; a consumer belongs to one client")
             member_client[member_id] = process_id
-            consumers.append(_consumer(member_id, consumer_spec, tasks))
+            consumers.append(_consumer(member_id, consumer_spec, tasks, client_rack))
         tags = _client_tags(spec.get("client_tags", {}), f"{what}: client_tags")
         missing = [tag for tag in rack_tags if tag not in tags]
         if missing:
@@ -327,6 +368,7 @@ def parse_streams_classic(document: Any) -> StreamsClassicScenario:
     where = {c.member_id: (ci, mi) for ci, client in enumerate(clients) for mi, c in enumerate(client.consumers)}
     subscription_order = [where[m] for m in java_string_hash_order(list(member_client))]
 
+    rack_settings = _rack_aware_settings(settings, tasks)
     return StreamsClassicScenario(
         tasks=tasks.tasks,
         stateful=tasks.stateful,
@@ -338,7 +380,51 @@ def parse_streams_classic(document: Any) -> StreamsClassicScenario:
         probing_rebalance_interval_ms=probing_ms,
         rack_aware_assignment_tags=rack_tags,
         subscription_order=subscription_order,
+        source_topics=tasks.source_topics,
+        changelog_topics=tasks.changelog_topics,
+        partition_racks=_partition_racks(doc.get("partition_racks", {})),
+        **rack_settings,
     )
+
+
+def _rack_aware_settings(settings: dict, tasks: _Tasks) -> dict:
+    strategy = settings["rack_aware_assignment_strategy"]
+    if strategy not in RACK_AWARE_STRATEGIES:
+        raise _fail(f"rack_aware_assignment_strategy must be one of {', '.join(RACK_AWARE_STRATEGIES)}, "
+                    f"got {shown(strategy)}")
+    costs = {}
+    for key in ("rack_aware_assignment_traffic_cost", "rack_aware_assignment_non_overlap_cost"):
+        value = settings[key]
+        # StreamsConfig takes any int here (no validator); null keeps the assignor's default
+        costs[key] = None if value is None else _whole(value, f"{key} (null for Kafka's default)",
+                                                       JAVA_INT_MIN, JAVA_INT_MAX)
+    if strategy != "none":
+        for sub in sorted(tasks.partitions):
+            if not tasks.source_topics.get(sub):
+                raise _fail(f"rack_aware_assignment_strategy {strategy} needs the topics each task reads: give "
+                            f"subtopology {sub} its source_topics")
+            if tasks.partitions[sub][1] and not tasks.changelog_topics.get(sub):
+                raise _fail(f"rack_aware_assignment_strategy {strategy} needs the changelog topics of stateful "
+                            f"subtopology {sub}: give it changelog_topics")
+    return {"rack_aware_assignment_strategy": strategy, **costs}
+
+
+def _partition_racks(value: Any) -> dict[str, list[list[str | None]]]:
+    """Per topic, per partition, the racks of its replicas (null: a broker without ``broker.rack``)."""
+    out = {}
+    for topic, partitions in _mapping(value, "partition_racks").items():
+        topic = _name(topic, "partition_racks: a topic")
+        if not isinstance(partitions, (list, tuple)):
+            raise _fail(f"partition_racks: {topic} must be a list (one entry per partition) of lists of racks, "
+                        f"got {shown(partitions)}")
+        rows = []
+        for p, racks in enumerate(partitions):
+            what = f"partition_racks: {topic} partition {p}"
+            if not isinstance(racks, (list, tuple)):
+                raise _fail(f"{what} must be a list of its replicas' racks, got {shown(racks)}")
+            rows.append([None if r is None else _name(r, f"{what}: a rack") for r in racks])
+        out[topic] = rows
+    return out
 
 
 def task_hash(subtopology: int, partition: int) -> int:

@@ -33,8 +33,10 @@ Where Kafka's answer is not reproducible, kassign says how it chooses: Kafka wal
 tasks for standbys in a ``HashSet`` of task descriptions hashed by object identity, so the order
 (and, where loads tie, the standbys' placement) changes from run to run; kassign takes them in
 task order, one of the orders Kafka can take. Without standby replicas the answer is exact.
-Kafka's rack-aware optimisation of this assignor needs partition racks a scenario does not
-carry; it is off by default, and kassign models it off. ``HashSet`` copies follow JDK 17 (a
+With ``rack_aware_assignment_strategy`` (KIP-925) and both rack-aware costs set, a min-cost flow
+trims cross-rack traffic after step 3 (stateful actives at the configured costs, then stateless
+actives at 1 and 0) and after step 4 (standbys); a moved task leaves its client's map of tasks
+and joins the end of the other's. See :mod:`kassign.groups.streams.classic.rack_aware`. ``HashSet`` copies follow JDK 17 (a
 copied set's table is sized ``size / 0.75 + 1``).
 """
 
@@ -46,6 +48,7 @@ from kassign.core.errors import KassignError
 from kassign.core.javaorder import copy_constructor_capacity, table_size_for
 from kassign.groups.streams.classic.scenario import task_hash
 from kassign.core.javasets import hash_set_order, may_have_tree_bins
+from kassign.groups.streams.classic.rack_aware import STATELESS_COSTS, Kip924RackAware, sticky_costs
 from kassign.groups.streams.classic.scenario import LATEST_OFFSET, StreamsClassicScenario
 
 _INT_MASK = 0xFFFFFFFF
@@ -211,7 +214,56 @@ class StickyAssignor:
         active_keys = hash_set_order([self.task_hashes[t] for t in active_client], list(active_client))
 
         self._assign_active(active_keys)
+        rack_aware = self._rack_aware()
+        if rack_aware is not None:
+            self._optimize_active(rack_aware)
         self._assign_standbys()
+        if rack_aware is not None and self.scenario.num_standby_replicas > 0:
+            self._optimize_standby(rack_aware)
+
+    # -- rack-aware optimisation (KIP-925) --------------------------------------------------------
+
+    def _rack_aware(self) -> Kip924RackAware | None:
+        if self.scenario.rack_aware_assignment_strategy == "none":
+            return None
+        return Kip924RackAware(self.scenario, self._client_order)
+
+    def _move(self, task: int, source: int, destination: int, active: bool) -> None:
+        self.given[source].remove(task)
+        self.held[source].discard(task)
+        self.given[destination].append(task)
+        self.held[destination].add(task)
+        if active:
+            self.active[source].discard(task)
+            self.active[destination].add(task)
+        self.locations[task].discard(source)
+        self.locations[task].add(destination)
+
+    def _optimize_active(self, rack_aware: Kip924RackAware) -> None:
+        stateful = self.scenario.stateful
+        active = self.active
+        traffic, non_overlap = sticky_costs(self.scenario)
+
+        def holds(c: int, t: int) -> bool:
+            return t in active[c]
+
+        def move(t: int, s: int, d: int) -> None:
+            self._move(t, s, d, True)
+        rack_aware.optimize_active([t for t in range(self.n_tasks) if stateful[t]], traffic, non_overlap, holds, move)
+        rack_aware.optimize_active([t for t in range(self.n_tasks) if not stateful[t]], *STATELESS_COSTS, holds, move)
+
+    def _optimize_standby(self, rack_aware: Kip924RackAware) -> None:
+        active, held = self.active, self.held
+
+        def standbys(c: int) -> list[int]:
+            return [t for t in held[c] if t not in active[c]]
+
+        def holds_standby(c: int, t: int) -> bool:
+            return t in held[c] and t not in active[c]
+
+        def move(t: int, s: int, d: int) -> None:
+            self._move(t, s, d, False)
+        rack_aware.optimize_standby(standbys, lambda c, t: t in held[c], holds_standby, *sticky_costs(self.scenario), move)
 
     def _assign_active(self, active_keys: list[int]) -> None:
         per_thread = self.n_tasks // sum(self.capacity)
