@@ -6,7 +6,13 @@
  * unknown field, a missing "topics", a number outside Java's int range ...), and the Python readers
  * then decide, so every error message still comes from one place. What it accepts it reads to the
  * same columns as the Python readers (tests/groups/test_scenario_members.py runs every near miss and
- * generated documents through all of them).
+ * generated documents through all of them), and while each member id is at hand, three things the Python side
+ * would otherwise walk the ids again for: each id's Java String.hashCode(), whether every id and owned topic is
+ * ASCII, and whether the ids come in ascending order.
+ *
+ * Real input (JSON, a live describe) gives every member a topics list of its own strings, so a member's list
+ * is first compared text by text with the subscription numbered last (no hash: a fresh string has none yet,
+ * and hashing a million of them is most of the cost); only a list that differs is hashed and looked up.
  *
  * member_pairs(names, bounds, topic, partition, topic_names, flat, pairs, pair_type=None) builds the dict
  * API's result {names[i]: [(topic, partition), ...]} from the grouped integer columns of kassign.groups.flat:
@@ -103,6 +109,60 @@ typedef struct {
     int64_t last_number;
 } Subscriptions;
 
+/* Whether two exact str objects hold the same text (no hash needed: a fresh string has none yet). */
+static int same_text(PyObject *a, PyObject *b) {
+    if (a == b)
+        return 1;
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyUnicode_IS_READY(a) || !PyUnicode_IS_READY(b)) /* a legacy string: Python compares it */
+        return PyUnicode_Compare(a, b) == 0;
+#endif
+    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
+    int kind = PyUnicode_KIND(a);
+    return length == PyUnicode_GET_LENGTH(b) && kind == PyUnicode_KIND(b) &&
+           memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * (size_t)kind) == 0;
+}
+
+/* Whether the list or tuple `topics` holds, item by item, exact str objects with the texts of `key` (a tuple of
+   exact str, numbered already): then the dict would number it as `key`, whose hash and equality are its texts'. */
+static int same_names(PyObject *topics, PyObject *key) {
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(topics);
+    if (count != PyTuple_GET_SIZE(key))
+        return 0;
+    PyObject **items = PySequence_Fast_ITEMS(topics);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = items[i];
+        if (!PyUnicode_CheckExact(item) || !same_text(item, PyTuple_GET_ITEM(key, i)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Java's String.hashCode() of an exact str, unsigned 32-bit: over its UTF-16 code units (a character beyond
+   U+FFFF is two of them; a lone surrogate is its own unit, as kassign.core.javaorder.java_string_hashes has it). */
+static int64_t java_string_hash(PyObject *text) {
+    uint32_t hash = 0;
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *units = data;
+        for (Py_ssize_t i = 0; i < length; i++)
+            hash = 31 * hash + units[i];
+    } else {
+        for (Py_ssize_t i = 0; i < length; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c >= 0x10000) {
+                c -= 0x10000;
+                hash = 31 * hash + (0xD800 + (c >> 10));
+                c = 0xDC00 + (c & 0x3FF);
+            }
+            hash = 31 * hash + c;
+        }
+    }
+    return (int64_t)hash;
+}
+
 static int subscription_number(Subscriptions *subs, PyObject *topics, int64_t *number) {
     if (topics == subs->last) {
         *number = subs->last_number;
@@ -110,6 +170,14 @@ static int subscription_number(Subscriptions *subs, PyObject *topics, int64_t *n
     }
     if (!PyList_CheckExact(topics) && !PyTuple_CheckExact(topics))
         return DECLINE;
+    /* Real input gives every member a list of its own, of strings of its own, usually the same names as the
+       member before: compared text by text with that subscription, it is numbered without hashing a name. */
+    if (subs->last != NULL && same_names(topics, PyList_GET_ITEM(subs->lists.values, subs->last_number))) {
+        Py_INCREF(topics);
+        Py_XSETREF(subs->last, topics);
+        *number = subs->last_number;
+        return READ;
+    }
     PyObject *key = PySequence_Tuple(topics);
     if (key == NULL)
         return FAILED;
@@ -131,6 +199,7 @@ typedef struct {
     PyObject *topics; /* list of str: each owned pair's topic */
     Numbering names;  /* the distinct owned topics, in order of first listing */
     Column start, partitions, codes; /* codes: each owned pair's topic as its number in `names` */
+    int ascii;        /* whether every owned topic is ASCII */
 } Owned;
 
 /* A whole number as kassign.groups.scenario._java_int takes it on this path: an exact int in Java's range. */
@@ -168,8 +237,17 @@ static int read_owned(Owned *owned, PyObject *list, PyTypeObject *pair_type) {
         int64_t number, code;
         if (!PyUnicode_CheckExact(topic) || java_int(partition, &number) != READ)
             return DECLINE;
-        if (number_of(&owned->names, topic, &code) != READ || PyList_Append(owned->topics, topic) < 0 ||
-            column_push(&owned->partitions, number) < 0 || column_push(&owned->codes, code) < 0)
+        /* pairs of one topic usually follow one another: the last pair's topic needs no hash */
+        Py_ssize_t listed = owned->codes.length;
+        if (listed > 0 && same_text(topic, PyList_GET_ITEM(owned->topics, listed - 1))) {
+            code = owned->codes.values[listed - 1];
+        } else {
+            if (number_of(&owned->names, topic, &code) != READ)
+                return FAILED;
+            owned->ascii &= PyUnicode_IS_ASCII(topic) != 0;
+        }
+        if (PyList_Append(owned->topics, topic) < 0 || column_push(&owned->partitions, number) < 0 ||
+            column_push(&owned->codes, code) < 0)
             return FAILED;
     }
     return READ;
@@ -250,34 +328,53 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
     PyObject *ids = PyDict_Keys(doc), *entries = PyDict_Values(doc);
     Py_ssize_t count = entries == NULL ? 0 : PyList_GET_SIZE(entries);
     Subscriptions subs = {{PyList_New(0), PyDict_New()}, NULL, -1};
-    Owned owned = {PyList_New(0), {PyList_New(0), PyDict_New()}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}};
+    Owned owned = {PyList_New(0), {PyList_New(0), PyDict_New()}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, 1};
     /* each field's default in every place: an entry without the field leaves it */
     PyObject *generations = repeated(MINUS_ONE, count), *racks = repeated(Py_None, count),
              *instance_ids = repeated(Py_None, count);
     int64_t *subscription = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    int64_t *id_hashes = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    int ids_ascii = 1, ids_ascending = 1;
     PyObject *result = NULL;
     int outcome = FAILED;
     if (ids == NULL || entries == NULL || subs.lists.values == NULL || subs.lists.number_of == NULL ||
         owned.topics == NULL || owned.names.values == NULL || owned.names.number_of == NULL || generations == NULL ||
         racks == NULL || instance_ids == NULL)
         goto done;
-    if (subscription == NULL) {
+    if (subscription == NULL || id_hashes == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     outcome = column_push(&owned.start, 0) < 0 ? FAILED : READ;
     for (Py_ssize_t i = 0; i < count && outcome == READ; i++) {
-        outcome = !PyUnicode_CheckExact(PyList_GET_ITEM(ids, i))
-                      ? DECLINE
-                      : read_entry(PyList_GET_ITEM(entries, i), i, &subs, subscription, &owned, generations, racks,
-                                   instance_ids, pair_type);
+        PyObject *id = PyList_GET_ITEM(ids, i);
+        if (!PyUnicode_CheckExact(id)) {
+            outcome = DECLINE;
+            break;
+        }
+        /* while the id is at hand: its Java hash (the coordinator's member map), whether it is ASCII (then
+           UTF-8 carries it) and whether the ids come sorted (the result lists members sorted) */
+        id_hashes[i] = java_string_hash(id);
+        ids_ascii &= PyUnicode_IS_ASCII(id) != 0;
+        if (ids_ascending && i > 0) {
+            int order = PyUnicode_Compare(PyList_GET_ITEM(ids, i - 1), id);
+            if (order == -1 && PyErr_Occurred()) {
+                outcome = FAILED;
+                break;
+            }
+            ids_ascending = order < 0;
+        }
+        outcome = read_entry(PyList_GET_ITEM(entries, i), i, &subs, subscription, &owned, generations, racks,
+                             instance_ids, pair_type);
     }
     if (outcome == READ) {
-        result = Py_BuildValue("(OONNONOOOON)", ids, subs.lists.values, column_bytes(subscription, count),
+        result = Py_BuildValue("(OONNONOOOONNOO)", ids, subs.lists.values, column_bytes(subscription, count),
                                column_bytes(owned.start.values, owned.start.length), owned.topics,
                                column_bytes(owned.partitions.values, owned.partitions.length),
                                generations, racks, instance_ids, owned.names.values,
-                               column_bytes(owned.codes.values, owned.codes.length));
+                               column_bytes(owned.codes.values, owned.codes.length),
+                               column_bytes(id_hashes, count), ids_ascii && owned.ascii ? Py_True : Py_False,
+                               ids_ascending ? Py_True : Py_False);
     } else if (outcome == DECLINE) {
         result = Py_NewRef(Py_None);
     }
@@ -297,6 +394,7 @@ done:
     PyMem_Free(owned.partitions.values);
     PyMem_Free(owned.codes.values);
     PyMem_Free(subscription);
+    PyMem_Free(id_hashes);
     return result;
 }
 
@@ -609,7 +707,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"read_members", read_members, METH_VARARGS,
-     "read_members(doc, pair_type) -> columns tuple, or None when the document is not of the plainest shape"},
+     "read_members(doc, pair_type) -> columns tuple (and id hashes, all ASCII, ids ascending), or None when the "
+     "document is not of the plainest shape"},
     {"member_pairs", member_pairs, METH_VARARGS,
      "member_pairs(names, bounds, topic, partition, topic_names, flat, kept, pair_type=None) -> "
      "{name: [(topic, partition)]}"},

@@ -39,6 +39,7 @@ from kassign.groups.classic.assignors.base import (
 from kassign.core.cluster import Cluster
 from kassign.core.documents import load_json
 from kassign.core.errors import KassignError, ScenarioError, shown
+from kassign.core.javaorder import java_string_hashes
 from kassign.core.limits import JAVA_INT_MAX, JAVA_INT_MIN, is_whole_number, partition_budget
 from kassign.core.text import all_utf8, escaped, utf8_problem
 
@@ -68,7 +69,10 @@ class Members(Mapping[str, MemberSpec]):
     * ``generations``, ``racks``, ``instance_ids``: one entry per member;
     * ``owned_topic_codes``: where a reader numbered the owned topics as it read them, ``(names, code)``
       with ``owned_topics[j] == names[code[j]]``, the names distinct and in order of first listing;
-      else None (see :meth:`owned_topics_coded`).
+      else None (see :meth:`owned_topics_coded`);
+    * what a reader learnt while each id was at hand (the native one does), else None / False:
+      ``id_hashes`` (each id's Java ``String.hashCode()``, see :meth:`java_id_hashes`), ``ids_ascending``
+      (the ids are in Python's ascending order) and ``ascii`` (every id and owned topic is ASCII).
 
     As a mapping it is ``{member id: MemberSpec}``. The MemberSpecs are built on first
     use: the consumer protocol's assignors never ask for them. The columns are read-only.
@@ -77,7 +81,8 @@ class Members(Mapping[str, MemberSpec]):
     def __init__(self, ids: list[str], subscriptions: list[tuple[str, ...]], subscription: np.ndarray,
                  owned_start: np.ndarray, owned_topics: list[str], owned_partitions: np.ndarray,
                  generations: list[int], racks: list[str | None], instance_ids: list[str | None],
-                 owned_topic_codes: tuple[list[str], np.ndarray] | None = None) -> None:
+                 owned_topic_codes: tuple[list[str], np.ndarray] | None = None, id_hashes: np.ndarray | None = None,
+                 ids_ascending: bool | None = None, ascii: bool = False) -> None:
         self.ids = ids
         self.subscriptions = subscriptions
         self.subscription = subscription
@@ -88,6 +93,16 @@ class Members(Mapping[str, MemberSpec]):
         self.racks = racks
         self.instance_ids = instance_ids
         self.owned_topic_codes = owned_topic_codes
+        self.id_hashes = id_hashes
+        self.ids_ascending = ids_ascending
+        self.ascii = ascii
+
+    def java_id_hashes(self) -> np.ndarray:
+        """Each member id's Java ``String.hashCode()`` (unsigned 32-bit, int64): the coordinator's member map
+        is a ``HashMap`` of the ids."""
+        if self.id_hashes is None:
+            self.id_hashes = java_string_hashes(self.ids)
+        return self.id_hashes
 
     def owned_topics_coded(self) -> tuple[list[str], np.ndarray]:
         """``(names, code)``: the distinct owned topics in order of first listing, and each owned pair's
@@ -352,10 +367,11 @@ def _members_natively(doc: Mapping[Any, Any]) -> Members | None:
     if columns is None:
         return None
     (ids, subscriptions, subscription, owned_start, owned_topics, owned_partitions, generations, racks,
-     instance_ids, owned_names, owned_code) = columns
+     instance_ids, owned_names, owned_code, id_hashes, ascii, ascending) = columns
     return Members(ids, subscriptions, _int64s(subscription), _int64s(owned_start), owned_topics,
                    _int64s(owned_partitions), generations, racks, instance_ids,
-                   owned_topic_codes=(owned_names, _int64s(owned_code)))
+                   owned_topic_codes=(owned_names, _int64s(owned_code)), id_hashes=_int64s(id_hashes),
+                   ids_ascending=ascending, ascii=ascii)
 
 
 def _int64s(buffer: bytearray) -> np.ndarray:
@@ -554,7 +570,9 @@ def _check_names_are_utf8(topics: dict[str, int], members: Members, partition_ra
     replica_racks = chain.from_iterable(chain.from_iterable(partition_racks.values()))
     small = chain(topics, chain.from_iterable(members.subscriptions), partition_racks, replica_racks, topic_ids,
                   topic_ids.values())
-    columns = (members.ids, members.owned_topics, _stated(members.racks), _stated(members.instance_ids), small)
+    # ASCII is UTF-8: the long columns need no join when the reader saw them all ASCII
+    long_columns = () if members.ascii else (members.ids, members.owned_topics)
+    columns = (*long_columns, _stated(members.racks), _stated(members.instance_ids), small)
     if all(map(all_utf8, columns)):
         return
     for path, what, names in _named_texts(topics, members, partition_racks, topic_ids):

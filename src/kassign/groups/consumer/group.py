@@ -403,10 +403,11 @@ def _with_tree_bins(group: ServerGroup, members: np.ndarray, start: np.ndarray, 
     return new_start, np.concatenate(keys), np.concatenate(partitions)
 
 
-def member_positions(member_ids: Sequence[str]) -> np.ndarray:
+def member_positions(member_ids: Sequence[str], hashes: np.ndarray | None = None) -> np.ndarray:
     """The coordinator's members ``HashMap`` (filled in the order given), as Java iterates it:
-    the position in ``member_ids`` of the first member it yields, the second, ..."""
-    return hash_iteration_order(java_string_hashes(member_ids))
+    the position in ``member_ids`` of the first member it yields, the second, ...; ``hashes``: the
+    ids' ``String.hashCode()`` where known already."""
+    return hash_iteration_order(java_string_hashes(member_ids) if hashes is None else hashes)
 
 
 def build_server_group(scenario: Scenario) -> ServerGroup:
@@ -415,6 +416,7 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
     owned_names, owned_name = _owned_topic_numbers(members, scenario.topics)
     return assemble_server_group(
         member_ids=members.ids,
+        member_hashes=members.java_id_hashes(),
         instance_ids=members.instance_ids,
         subscriptions=members.subscriptions,
         subscription=members.subscription,
@@ -444,7 +446,7 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
                           subscriptions: Sequence[tuple[str, ...]], subscription: np.ndarray,
                           topics: Mapping[str, int], uuid_of_name: Mapping[str, tuple[int, int]],
                           owned_member: np.ndarray, owned_name: np.ndarray, owned_names: Sequence[str],
-                          owned_partitions: np.ndarray) -> ServerGroup:
+                          owned_partitions: np.ndarray, member_hashes: np.ndarray | None = None) -> ServerGroup:
     """Number a group given as columns, members in the order the coordinator put them in its map.
 
     ``subscriptions``: the distinct topic lists, member ``i`` listing ``subscriptions[subscription[i]]``;
@@ -452,10 +454,11 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
     ``topics`` and ``owned_names``; the current targets are pairs, pair ``j`` of member ``owned_member[j]``
     (each member's in the order listed): topic ``owned_names[owned_name[j]]``, partition ``owned_partitions[j]``.
     The distinct subscriptions are the subscription classes, so the members are never visited one
-    by one here: their columns are permuted into member order."""
+    by one here: their columns are permuted into member order. ``member_hashes``: the ids' Java hashes,
+    where the caller has them (computed otherwise)."""
     existing = sorted(topics, key=lambda name: _uuid_sort_key(uuid_of_name[name]))
     topic_index = {name: i for i, name in enumerate(existing)}
-    position = member_positions(member_ids)
+    position = member_positions(member_ids, member_hashes)
     class_start, class_topics = _class_topics(subscriptions, topic_index)
     return ServerGroup(
         given_member_ids=member_ids,
