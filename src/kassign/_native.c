@@ -8,7 +8,8 @@
  * same columns as the Python readers (tests/groups/test_scenario_members.py runs every near miss and
  * generated documents through all of them), and while each member id is at hand, three things the Python side
  * would otherwise walk the ids again for: each id's Java String.hashCode(), whether every id and owned topic is
- * ASCII, and whether the ids come in ascending order.
+ * ASCII, and whether the ids come in ascending order. Given topic_numbers ({name: number}), each distinct
+ * subscription's names are numbered by it as the subscription is first read, while its strings are at hand.
  *
  * Real input (JSON, a live describe) gives every member a topics list of its own strings, so a member's list
  * is first compared text by text with the subscription numbered last (no hash: a fresh string has none yet,
@@ -107,7 +108,21 @@ typedef struct {
     Numbering lists;
     PyObject *last;    /* the list object numbered last (a strong reference), or NULL */
     int64_t last_number;
+    PyObject *topic_numbers; /* borrowed: {topic name: its number}, or NULL */
+    Column start, codes;     /* with topic_numbers: list n's names numbered at codes[start[n] .. start[n+1]-1] */
 } Subscriptions;
+
+/* A newly numbered list's names as topic numbers (-1: a name that is not a topic), while its strings are hot. */
+static int code_names(Subscriptions *subs, PyObject *key) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+        PyObject *known = PyDict_GetItemWithError(subs->topic_numbers, PyTuple_GET_ITEM(key, i));
+        if (known == NULL && PyErr_Occurred())
+            return FAILED;
+        if (column_push(&subs->codes, known == NULL ? -1 : PyLong_AsLongLong(known)) < 0)
+            return FAILED;
+    }
+    return column_push(&subs->start, subs->codes.length) < 0 ? FAILED : READ;
+}
 
 /* Whether two exact str objects hold the same text (no hash needed: a fresh string has none yet). */
 static int same_text(PyObject *a, PyObject *b) {
@@ -184,8 +199,11 @@ static int subscription_number(Subscriptions *subs, PyObject *topics, int64_t *n
     int outcome = READ;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key) && outcome == READ; i++)
         outcome = PyUnicode_CheckExact(PyTuple_GET_ITEM(key, i)) ? READ : DECLINE;
+    Py_ssize_t known = PyList_GET_SIZE(subs->lists.values);
     if (outcome == READ)
         outcome = number_of(&subs->lists, key, number);
+    if (outcome == READ && subs->topic_numbers != NULL && *number == known)
+        outcome = code_names(subs, key);
     Py_DECREF(key);
     if (outcome != READ)
         return outcome;
@@ -318,16 +336,21 @@ static PyObject *repeated(PyObject *value, Py_ssize_t count) {
 }
 
 static PyObject *read_members(PyObject *module, PyObject *args) {
-    PyObject *doc;
+    PyObject *doc, *topic_numbers = Py_None;
     PyTypeObject *pair_type;
-    if (!PyArg_ParseTuple(args, "OO!:read_members", &doc, &PyType_Type, &pair_type))
+    if (!PyArg_ParseTuple(args, "OO!|O:read_members", &doc, &PyType_Type, &pair_type, &topic_numbers))
         return NULL;
+    if (topic_numbers != Py_None && !PyDict_CheckExact(topic_numbers)) {
+        PyErr_SetString(PyExc_TypeError, "read_members: topic_numbers must be a dict or None");
+        return NULL;
+    }
     if (!PyDict_CheckExact(doc))
         Py_RETURN_NONE;
     /* the keys and values as lists of their own: nothing done while reading can change what is read */
     PyObject *ids = PyDict_Keys(doc), *entries = PyDict_Values(doc);
     Py_ssize_t count = entries == NULL ? 0 : PyList_GET_SIZE(entries);
-    Subscriptions subs = {{PyList_New(0), PyDict_New()}, NULL, -1};
+    Subscriptions subs = {{PyList_New(0), PyDict_New()}, NULL, -1, topic_numbers == Py_None ? NULL : topic_numbers,
+                          {NULL, 0, 0}, {NULL, 0, 0}};
     Owned owned = {PyList_New(0), {PyList_New(0), PyDict_New()}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, 1};
     /* each field's default in every place: an entry without the field leaves it */
     PyObject *generations = repeated(MINUS_ONE, count), *racks = repeated(Py_None, count),
@@ -345,7 +368,7 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    outcome = column_push(&owned.start, 0) < 0 ? FAILED : READ;
+    outcome = column_push(&owned.start, 0) < 0 || column_push(&subs.start, 0) < 0 ? FAILED : READ;
     for (Py_ssize_t i = 0; i < count && outcome == READ; i++) {
         PyObject *id = PyList_GET_ITEM(ids, i);
         if (!PyUnicode_CheckExact(id)) {
@@ -368,13 +391,19 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
                              instance_ids, pair_type);
     }
     if (outcome == READ) {
-        result = Py_BuildValue("(OONNONOOOONNOO)", ids, subs.lists.values, column_bytes(subscription, count),
+        PyObject *codes = Py_None;
+        if (subs.topic_numbers != NULL)
+            codes = Py_BuildValue("(NN)", column_bytes(subs.start.values, subs.start.length),
+                                  column_bytes(subs.codes.values, subs.codes.length));
+        else
+            Py_INCREF(codes);
+        result = Py_BuildValue("(OONNONOOOONNOON)", ids, subs.lists.values, column_bytes(subscription, count),
                                column_bytes(owned.start.values, owned.start.length), owned.topics,
                                column_bytes(owned.partitions.values, owned.partitions.length),
                                generations, racks, instance_ids, owned.names.values,
                                column_bytes(owned.codes.values, owned.codes.length),
                                column_bytes(id_hashes, count), ids_ascii && owned.ascii ? Py_True : Py_False,
-                               ids_ascending ? Py_True : Py_False);
+                               ids_ascending ? Py_True : Py_False, codes);
     } else if (outcome == DECLINE) {
         result = Py_NewRef(Py_None);
     }
@@ -393,6 +422,8 @@ done:
     PyMem_Free(owned.start.values);
     PyMem_Free(owned.partitions.values);
     PyMem_Free(owned.codes.values);
+    PyMem_Free(subs.start.values);
+    PyMem_Free(subs.codes.values);
     PyMem_Free(subscription);
     PyMem_Free(id_hashes);
     return result;
@@ -707,8 +738,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"read_members", read_members, METH_VARARGS,
-     "read_members(doc, pair_type) -> columns tuple (and id hashes, all ASCII, ids ascending), or None when the "
-     "document is not of the plainest shape"},
+     "read_members(doc, pair_type, topic_numbers=None) -> columns tuple (and id hashes, all ASCII, ids ascending, "
+     "the subscriptions' topic numbers), or None when the document is not of the plainest shape"},
     {"member_pairs", member_pairs, METH_VARARGS,
      "member_pairs(names, bounds, topic, partition, topic_names, flat, kept, pair_type=None) -> "
      "{name: [(topic, partition)]}"},

@@ -56,12 +56,16 @@ class FlatAssignment:
     offsets: np.ndarray
     owner: np.ndarray
     shared: tuple[np.ndarray, np.ndarray] | None = None
+    members_sorted: bool = False  # the caller knows ``members`` are in ascending order (a reader saw them)
 
     def grouped(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
         """``(names, bounds, topic, partition)``: member ``names`` sorted; ``names[i]`` holds the
         pairs ``bounds[i] .. bounds[i+1]-1`` of the ``topic`` (index into ``topics``) and
         ``partition`` columns, by topic name, then partition."""
-        names, member_rank = _sorted_with_ranks(self.members)
+        if self.members_sorted:
+            names, member_rank = self.members, np.arange(len(self.members), dtype=np.int64)
+        else:
+            names, member_rank = _sorted_with_ranks(self.members)
         topic_order = np.array(sorted(range(len(self.topics)), key=self.topics.__getitem__), dtype=np.int64)
         offsets = np.asarray(self.offsets, dtype=np.int64)
         if self.shared is not None:

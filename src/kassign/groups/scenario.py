@@ -72,7 +72,10 @@ class Members(Mapping[str, MemberSpec]):
       else None (see :meth:`owned_topics_coded`);
     * what a reader learnt while each id was at hand (the native one does), else None / False:
       ``id_hashes`` (each id's Java ``String.hashCode()``, see :meth:`java_id_hashes`), ``ids_ascending``
-      (the ids are in Python's ascending order) and ``ascii`` (every id and owned topic is ASCII).
+      (the ids are in Python's ascending order) and ``ascii`` (every id and owned topic is ASCII);
+    * ``subscription_topics``: where a reader numbered the subscriptions' names, ``(names, start, code)``:
+      subscription ``s`` lists ``names[code[j]]`` for ``j`` in ``start[s] .. start[s+1]-1``, -1 for a
+      name not among ``names`` (the scenario's topics); else None.
 
     As a mapping it is ``{member id: MemberSpec}``. The MemberSpecs are built on first
     use: the consumer protocol's assignors never ask for them. The columns are read-only.
@@ -82,7 +85,8 @@ class Members(Mapping[str, MemberSpec]):
                  owned_start: np.ndarray, owned_topics: list[str], owned_partitions: np.ndarray,
                  generations: list[int], racks: list[str | None], instance_ids: list[str | None],
                  owned_topic_codes: tuple[list[str], np.ndarray] | None = None, id_hashes: np.ndarray | None = None,
-                 ids_ascending: bool | None = None, ascii: bool = False) -> None:
+                 ids_ascending: bool | None = None, ascii: bool = False,
+                 subscription_topics: tuple[list[str], np.ndarray, np.ndarray] | None = None) -> None:
         self.ids = ids
         self.subscriptions = subscriptions
         self.subscription = subscription
@@ -96,6 +100,7 @@ class Members(Mapping[str, MemberSpec]):
         self.id_hashes = id_hashes
         self.ids_ascending = ids_ascending
         self.ascii = ascii
+        self.subscription_topics = subscription_topics
 
     def java_id_hashes(self) -> np.ndarray:
         """Each member id's Java ``String.hashCode()`` (unsigned 32-bit, int64): the coordinator's member map
@@ -350,28 +355,36 @@ def _members_one_by_one(doc: Mapping[Any, Any]) -> Members:
     return Members.from_rows(list(doc), parse.subscriptions.lists, rows)
 
 
-def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
+def _members_at_once(doc: Mapping[Any, Any], topics: Mapping[str, int] | None = None) -> Members | None:
     """The members read column by column if every entry has the plain shape JSON gives, else None
-    (see :func:`_members_column_by_column`)."""
-    members = _members_natively(doc)
+    (see :func:`_members_column_by_column`). ``topics``: the scenario's, whose names the native reader
+    numbers the subscriptions by as it reads them."""
+    members = _members_natively(doc, topics)
     return members if members is not None else _members_column_by_column(doc)
 
 
-def _members_natively(doc: Mapping[Any, Any]) -> Members | None:
+def _members_natively(doc: Mapping[Any, Any], topics: Mapping[str, int] | None = None) -> Members | None:
     """:func:`_members_column_by_column` in one C pass (``kassign._native.read_members``), for the plainest
     shape only: exact ``dict``, ``str``, ``int``, ``list`` and ``tuple`` (and :class:`TopicPartition` pairs).
     None where the compiled part is not built or the document has any other shape (a numpy integer, a
-    ``str`` subclass ...): the Python readers then decide."""
+    ``str`` subclass ...): the Python readers then decide. With ``topics``, each distinct subscription's
+    names are numbered by their place in ``topics`` as the reader first meets them
+    (:attr:`Members.subscription_topics`)."""
     native = _accel.native
-    columns = None if native is None else native.read_members(doc, TopicPartition)
+    if native is None:
+        return None
+    names = None if topics is None else list(topics)
+    numbers = None if names is None else dict(zip(names, range(len(names))))
+    columns = native.read_members(doc, TopicPartition, numbers)
     if columns is None:
         return None
     (ids, subscriptions, subscription, owned_start, owned_topics, owned_partitions, generations, racks,
-     instance_ids, owned_names, owned_code, id_hashes, ascii, ascending) = columns
+     instance_ids, owned_names, owned_code, id_hashes, ascii, ascending, codes) = columns
     return Members(ids, subscriptions, _int64s(subscription), _int64s(owned_start), owned_topics,
                    _int64s(owned_partitions), generations, racks, instance_ids,
                    owned_topic_codes=(owned_names, _int64s(owned_code)), id_hashes=_int64s(id_hashes),
-                   ids_ascending=ascending, ascii=ascii)
+                   ids_ascending=ascending, ascii=ascii,
+                   subscription_topics=None if codes is None else (names, *map(_int64s, codes)))
 
 
 def _int64s(buffer: bytearray) -> np.ndarray:
@@ -631,7 +644,7 @@ def parse_scenario(doc: Any) -> Scenario:
     members_doc = doc["members"]
     if not isinstance(members_doc, Mapping):
         raise _fail("members", 'expected an object of member id -> subscription, e.g. {"C0": {"topics": ["t0"]}}')
-    members = _members_at_once(members_doc)
+    members = _members_at_once(members_doc, topics)
     if members is None:
         members = _members_one_by_one(members_doc)
     _check_instance_ids(members)
