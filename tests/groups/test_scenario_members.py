@@ -18,7 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kassign
-from kassign.groups.classic.assignors.base import TopicPartition
+from kassign.groups.classic.assignors import get_assignor
+from kassign.groups.classic.assignors.base import Assignment, TopicPartition
+from kassign.groups.classic.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kassign.groups.classic.assignors.eager_sticky import StickyAssignor
 from kassign.core.errors import ScenarioError
 from kassign.core.javaorder import java_string_hashes
 from kassign.groups.scenario import (
@@ -316,3 +319,33 @@ def test_the_native_reader_says_what_it_learnt_from_the_ids() -> None:
     assert astral.ascii is False
     assert astral.java_id_hashes().tolist() == java_string_hashes(["m\U0001F642", "n"]).tolist()
     assert astral.java_id_hashes()[1] == 110
+
+
+class _OwnBytes(StickyAssignor):
+    def subscription_user_data(self, topics, owned_partitions, generation):  # type: ignore[override]
+        return f"{len(owned_partitions)}/{generation}".encode()
+
+
+def _assignors() -> list[Any]:
+    remembering = StickyAssignor()
+    remembering.on_assignment(Assignment((TopicPartition("t1", 2), TopicPartition("t0", 0))), 4)
+    return [StickyAssignor(), remembering, CooperativeStickyAssignor(), get_assignor("range"), _OwnBytes()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(member_documents(), fresh_member_documents()))
+def test_subscriptions_on_columns_are_those_each_member_sends(members: dict[Any, Any]) -> None:
+    """Scenario.subscriptions builds every member's subscription from the columns (the eager sticky
+    assignor's user data encoded for all members at once, owned lists built in one pass): each equals
+    what the member's own copy of the assignor sends, member by member."""
+    try:
+        scenario = parse_scenario({"topics": {"t0": 3, "t1": 1}, "members": members})
+    except ScenarioError:
+        return
+    for assignor in _assignors():
+        expected = {member: assignor.subscription(spec.topics, owned_partitions=spec.owned, generation=spec.generation,
+                                                  rack=spec.rack, group_instance_id=spec.instance_id)
+                    for member, spec in scenario.members.items()}
+        got = scenario.subscriptions(assignor)
+        assert got == expected and list(got) == list(expected)
+        assert all(type(tp) is TopicPartition for s in got.values() for tp in s.owned_partitions)

@@ -150,6 +150,16 @@ class Members(Mapping[str, MemberSpec]):
 
     def owned_lists(self) -> list[tuple[TopicPartition, ...]]:
         """Each member's owned partitions, as listed."""
+        native = _accel.native
+        partitions = self.owned_partitions
+        if native is not None and native.PAIR_TYPES and len(partitions) and partitions.min() >= 0:
+            # in one C pass (the result dict's builder), each topic's name shared by its pairs
+            names, code = self.owned_topics_coded()
+            built = native.member_pairs(list(self.ids), np.asarray(self.owned_start, dtype=np.int64),
+                                        np.asarray(code, dtype=np.int64), np.asarray(partitions, dtype=np.int64),
+                                        list(names), None, None, TopicPartition)
+            if len(built) == len(self.ids):  # ids are distinct (a document's keys are)
+                return list(map(tuple, built.values()))
         pairs = list(map(new_topic_partition, zip(self.owned_topics, self.owned_partitions.tolist())))
         cut = self.owned_start.tolist()
         return list(map(tuple, map(pairs.__getitem__, map(slice, cut[:-1], cut[1:]))))
@@ -207,13 +217,27 @@ class Scenario:
     def subscriptions(self, assignor: ConsumerPartitionAssignor) -> dict[str, Subscription]:
         """Each member's subscription as that member's copy of ``assignor`` would send it."""
         members = self.members
-        rows = zip(members.ids, members.topic_lists(), members.owned_lists(), members.generations, members.racks,
-                   members.instance_ids)
+        topic_lists, owned_lists = members.topic_lists(), members.owned_lists()
+        columns = (members.ids, topic_lists, owned_lists, members.generations, members.racks, members.instance_ids)
+        if not (isinstance(assignor, ConsumerPartitionAssignor)
+                and type(assignor).subscription is ConsumerPartitionAssignor.subscription):
+            return {
+                member_id: assignor.subscription(
+                    topics, owned_partitions=owned, generation=generation, rack=rack, group_instance_id=instance_id
+                )
+                for member_id, topics, owned, generation, rack, instance_id in zip(*columns)
+            }
+        # The base class's subscription on columns (the lists are tuples of TopicPartition already), with
+        # every member's user data at once where the assignor can encode it so (the eager sticky one).
+        names, code = members.owned_topics_coded()
+        user_data = assignor.batch_user_data(members.owned_start, code, names, members.owned_partitions,
+                                             members.generations)
+        if user_data is None:
+            user_data = list(map(assignor.subscription_user_data, topic_lists, owned_lists, members.generations))
         return {
-            member_id: assignor.subscription(
-                topics, owned_partitions=owned, generation=generation, rack=rack, group_instance_id=instance_id
-            )
-            for member_id, topics, owned, generation, rack, instance_id in rows
+            member_id: Subscription(topics=topics, user_data=data, owned_partitions=owned, generation=generation,
+                                    rack=rack, group_instance_id=instance_id)
+            for member_id, topics, owned, generation, rack, instance_id, data in zip(*columns, user_data)
         }
 
 
