@@ -42,6 +42,12 @@
 #include <sys/mman.h>
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch((const void *)(address))
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+
 #define JAVA_INT_MIN (-2147483647LL - 1)
 #define JAVA_INT_MAX 2147483647LL
 
@@ -594,6 +600,19 @@ static PyObject *new_pair(PyTypeObject *pair_type, PyObject *topic, PyObject *nu
     return pair;
 }
 
+/* Members this far ahead have their name (its type and cached hash, read by the dict) and first kept pair
+   (its reference count) asked for early: a result of ten thousand short lists is otherwise one cache miss
+   after another, each waited for in turn (the names were last read long before, the kept pairs a call ago). */
+#define PREFETCH_AHEAD 8
+
+static void prefetch_ahead(PyObject *names, Py_ssize_t i, PyObject *kept, const Int64s *flat, const Int64s *bounds) {
+    PyObject *name = PyList_GET_ITEM(names, i);
+    PREFETCH(name);
+    PREFETCH((const char *)name + sizeof(PyASCIIObject) - 1); /* the header's end: the hash and the state */
+    if (kept != NULL && bounds->values[i] < bounds->values[i + 1])
+        PREFETCH(PyList_GET_ITEM(kept, flat->values[bounds->values[i]]));
+}
+
 static PyObject *member_pairs(PyObject *module, PyObject *args) {
     PyObject *names, *bounds_object, *topic_object, *partition_object, *topic_names, *flat_object, *kept;
     PyObject *pair_type_object = Py_None;
@@ -688,6 +707,8 @@ static PyObject *member_pairs(PyObject *module, PyObject *args) {
     huge = huge_arenas_begin(share ? 0 : rows);
     for (Py_ssize_t i = 0; i < members; i++) {
         const Py_ssize_t first = (Py_ssize_t)bounds.values[i], size = (Py_ssize_t)bounds.values[i + 1] - first;
+        if (i + PREFETCH_AHEAD < members)
+            prefetch_ahead(names, i + PREFETCH_AHEAD, share ? kept : NULL, share ? &flat : NULL, &bounds);
         PyObject *list = PyList_New(size);
         if (list == NULL || PyDict_SetItem(result, PyList_GET_ITEM(names, i), list) < 0) {
             Py_XDECREF(list);
