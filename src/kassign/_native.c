@@ -266,7 +266,7 @@ static int read_owned(Owned *owned, PyObject *list, PyTypeObject *pair_type) {
         if (listed > 0 && same_text(topic, PyList_GET_ITEM(owned->topics, listed - 1))) {
             code = owned->codes.values[listed - 1];
         } else {
-            if (number_of(&owned->names, topic, &code) != READ)
+            if (number_of(&owned->names, topic, &code) != READ) /* hashing it readies a legacy string */
                 return FAILED;
             owned->ascii &= PyUnicode_IS_ASCII(topic) != 0;
         }
@@ -381,6 +381,12 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
             outcome = DECLINE;
             break;
         }
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(id) < 0) { /* a legacy string (made by a deprecated C call): its data first */
+            outcome = FAILED;
+            break;
+        }
+#endif
         /* while the id is at hand: its Java hash (the coordinator's member map), whether it is ASCII (then
            UTF-8 carries it) and whether the ids come sorted (the result lists members sorted) */
         id_hashes[i] = java_string_hash(id);
