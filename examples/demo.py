@@ -24,6 +24,19 @@ STEPS = [
      ["plan", "--current", str(HERE / "reassignment-current.json"), "--brokers", "0:rack-a,1:rack-b,2:rack-c,3:rack-a"]),
     ("partition -> consumer: Kafka 4's server-side uniform assignor (KIP-848)",
      ["assign", "--protocol", "consumer", "--strategy", "uniform", str(HERE / "kafka4-uniform-heterogeneous.json")]),
+    ("Kafka releases differ: the same new group asked as Kafka 4.0.0 (extras to the first members) ...",
+     ["assign", "--protocol", "consumer", "--strategy", "uniform", "--kafka-version", "4.0.0",
+      str(HERE / "kafka4-uniform-release.json")]),
+    ("... and as Kafka 4.3 (KAFKA-18688, from 4.0.1: extras to the last members)",
+     ["assign", "--protocol", "consumer", "--strategy", "uniform", "--kafka-version", "4.3",
+      str(HERE / "kafka4-uniform-release.json")]),
+    ("share groups (KIP-932): more members than partitions, so members share partitions",
+     ["assign", "--protocol", "share", "--strategy", "simple", str(HERE / "share-group.json")]),
+    ("streams groups (KIP-1071): the broker assigns a Kafka Streams application's tasks, with a standby each",
+     ["assign", "--protocol", "streams", "--strategy", "sticky", str(HERE / "streams-group.json")]),
+    ("Kafka Streams, classic protocol: an instance restarted; warm-ups and a probing rebalance follow",
+     ["assign", "--protocol", "classic-streams", "--strategy", "high-availability",
+      str(HERE / "kafka-streams-restart.json")]),
 ]
 
 for title, args in STEPS:

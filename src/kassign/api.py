@@ -4,7 +4,7 @@ Kafka release runs it (SPEC sections 3, 4, 6, 7 and 8).
 ``assign`` places partitions: ``protocol="classic"`` (the members' own assignor), ``"consumer"`` (KIP-848, the
 coordinator's ``uniform`` or ``range``) or ``"share"`` (KIP-932, ``simple``; a partition may go to several
 members). ``assign_tasks`` places a Kafka Streams application's tasks: ``protocol="classic"`` (the group leader's
-``high-availability`` or ``sticky``) or ``"streams"`` (KIP-1071, the broker's ``sticky``)."""
+``high-availability`` or ``sticky``, or kassign's exact ``optimal``) or ``"streams"`` (KIP-1071, the broker's ``sticky``)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def assign_tasks(strategy: str, scenario: Mapping[str, Any], protocol: str = "cl
     """Assign a Kafka Streams application's tasks with ``strategy``.
 
     ``protocol="classic"`` (the default): the group leader's StreamsPartitionAssignor, ``high-availability``
-    (Kafka Streams' default) or ``sticky``, on SPEC section 8's scenario; the answer is ``{"clients": {PROCESS:
+    (Kafka Streams' default) or ``sticky``, or kassign's own ``optimal``, on SPEC section 8's scenario; the answer is ``{"clients": {PROCESS:
     {"active", "standby"}}, "consumers": {MEMBER: {"active", "standby"}}, "probing_rebalance": bool}``.
     ``protocol="streams"``: a KIP-1071 streams group, the broker's ``sticky`` on SPEC section 7's scenario; the
     answer is ``{MEMBER: {"active": {SUBTOPOLOGY: [partitions]}, "standby": {...}, "warmup": {...}}}``.

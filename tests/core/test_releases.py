@@ -61,7 +61,7 @@ def test_any_number_triple_round_trips(major: int, minor: int, patch: int | None
 @pytest.mark.parametrize("feature, accepted, refused", [
     ("consumer", ["4.0.0", "4.0.1", "4.0", "4.0.2", "4.1", "4.1.1", "4.2", "4.3", "4.3.1"],
      ["4.4", "3.9", "5.0", "4.10"]),
-    ("share", ["4.1", "4.1.0", "4.2", "4.3", "4.3.1"], ["4.0", "4.0.0", "4.0.1", "4.4", "3.9"]),
+    ("share", ["4.2", "4.2.0", "4.3", "4.3.1"], ["4.0", "4.0.0", "4.0.1", "4.1", "4.1.0", "4.4", "3.9"]),
     ("streams", ["4.2", "4.2.0", "4.3", "4.3.1"], ["4.1", "4.1.1", "4.0", "4.4", "3.9"]),
     ("classic", ["4.0.0", "4.0", "4.1", "4.3", "4.4", "4.9.2"], ["3.9", "3.9.1", "5.0", "2.8"]),
 ])
@@ -85,14 +85,21 @@ def test_an_unmodelled_consumer_release_names_the_releases_modelled(version: str
 
 
 @pytest.mark.parametrize("feature, version, modelled", [
-    ("share", "4.0", ["4.1", "4.2", "4.3"]),
-    ("share", "4.0.1", ["4.1", "4.2", "4.3"]),
+    ("share", "4.0", ["4.2", "4.3"]),
+    ("share", "4.0.1", ["4.2", "4.3"]),
     ("streams", "4.1", ["4.2", "4.3"]),
 ])
 def test_early_access_releases_are_said_to_be_early_access(feature: str, version: str, modelled: list[str]) -> None:
     with pytest.raises(UnsupportedReleaseError, match="early access, which kassign does not model") as caught:
         release_for(version, feature)
     assert all(m in str(caught.value) for m in modelled)
+
+
+@pytest.mark.parametrize("version", ["4.1", "4.1.2"])
+def test_share_groups_of_4_1_are_refused_with_the_reason(version: str) -> None:
+    with pytest.raises(UnsupportedReleaseError, match="preview whose simple assignor used an earlier rule") as caught:
+        release_for(version, "share")
+    assert "KAFKA-19362" in str(caught.value) and "Kafka 4.2 and 4.3" in str(caught.value)
 
 
 def test_classic_names_every_4x() -> None:

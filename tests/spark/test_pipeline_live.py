@@ -343,7 +343,8 @@ def test_the_groups_own_members_carry_the_consumer_load(tansu, spark, tmp_path):
             thread.join(30)
     group = summary["group"]
     assert group["members_used_for_consumer_load"] and len(group["members"]) == 2
-    ids = sorted(m["member_id"] for m in group["members"])
+    assert group["type"] == "classic" and group["described"] is True
+    ids = sorted(group["members"])
     assert all(i.startswith("reader-") for i in ids)
     for strategy, load in summary["consumers"].items():
         assert sorted(load["members"]) == ids, strategy
@@ -361,7 +362,10 @@ def test_a_cluster_without_describe_groups_keeps_the_members_option(mock_cluster
     summary = run_pipeline(spark, PipelineOptions(out=str(tmp_path / "out"), bootstrap=mock_cluster.bootstrap,
                                                   topics=["mock-lag"], group="nobody", members=3,
                                                   write_partitioned=False, write_sample=False))
-    assert summary["group"] == {"id": "nobody", "described": False}
+    assert summary["group"]["id"] == "nobody" and summary["group"]["described"] is False
+    assert "cannot tell whether group nobody exists" in summary["group"]["why"]
+    assert any("nobody" in w and "assumed members" in w for w in summary["warnings"])
+    assert "group_check" not in summary
     assert all(len(load["members"]) == 3 for load in summary["consumers"].values())
     assert summary["lag"]["mock-lag"]["committed"] == [None] * 3
     assert summary["lag"]["mock-lag"]["lag"] == summary["source"]["topics"]["mock-lag"]["end_offsets"]

@@ -65,7 +65,8 @@ def _consumer_protocol_notes(strategy: str, scenario, stats) -> tuple[dict[str, 
 @click.option("--strategy", "-s", required=True,
               help="Classic protocol: range, roundrobin, sticky, cooperative-sticky, random, broadcast, load-aware "
                    "or package.module:Class. Consumer protocol (Kafka 4, KIP-848): uniform or range. Share groups: "
-                   "simple. Streams groups: sticky. Classic Kafka Streams: high-availability or sticky.")
+                   "simple. Streams groups: sticky. Classic Kafka Streams: high-availability, sticky or kassign's "
+                   "optimal.")
 @click.option("--protocol", type=click.Choice(["classic", "consumer", "share", "streams", "classic-streams"]),
               default="classic", show_default=True,
               help="classic: the members' own assignor (owned = what each held); consumer: the Kafka 4 group "

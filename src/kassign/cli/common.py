@@ -46,6 +46,17 @@ def print_table(title: str, columns: list[str], rows: list[list[Any]], caption: 
         out.print(literal(f"note: {note}"))
 
 
+def print_sentences(title: str, sentences: list[str]) -> None:
+    """A title line, then each sentence as one item of a list: wrapped here between words, with a hanging indent."""
+    import textwrap
+
+    out = console()
+    out.print(literal(title))
+    for line in sentences:
+        for piece in textwrap.wrap(line, width=max(40, out.width - 1), initial_indent="- ", subsequent_indent="  "):
+            out.print(literal(piece))
+
+
 def compact_partitions(partitions: list[tuple[str, int]]) -> str:
     """``t0: 0-2,5  t1: 1`` instead of a long list of pairs."""
     by_topic: dict[str, list[int]] = {}

@@ -82,7 +82,12 @@ def _scenario_file(path: str | None) -> dict | None:
 @click.option("--topic", "topics", multiple=True, metavar="NAME", help="A topic to read (repeatable).")
 @click.option("--command-config", type=click.Path(), default=None, metavar="FILE",
               help="Client properties for the cluster (security settings, isolation.level), as the Kafka tools take.")
-@click.option("--group", default=None, metavar="GROUP", help="Consumer group whose committed offsets give the lag.")
+@click.option("--group", default=None, metavar="GROUP",
+              help="A group of any type (classic, consumer, share, streams): its members carry the consumer stages, "
+                   "its offsets give the lag, and kassign checks its assignment (summary.json: group, group_check).")
+@click.option("--kafka-version", default=None, metavar="MAJOR.MINOR[.PATCH]",
+              help="The Kafka release the consumer-protocol and share strategies answer as. Default: the broker's, "
+                   "inferred from ApiVersions (live topics), else 4.3.")
 @click.option("--since", default=None, metavar="TIME",
               help="Read from each partition's first offset at or after TIME (ISO-8601 or epoch ms).")
 @click.option("--last", type=int, default=None, metavar="N", help="Read the last N offsets of each partition.")
@@ -99,7 +104,7 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             producers: str | None = None, null_value: str | None = None, write_partitioned: bool = False,
             write_sample: bool = False, bootstrap: str | None = None, topics: tuple[str, ...] = (),
             command_config: str | None = None, group: str | None = None, since: str | None = None,
-            last: int | None = None, no_forensics: bool = False) -> None:
+            last: int | None = None, no_forensics: bool = False, kafka_version: str | None = None) -> None:
     """Where a keyed data set's load lands: partitions, skew, consumers, brokers, rebalance cost.
 
     Without INPUT a Zipf-skewed sample is generated inside Spark. INPUT '-' reads standard input
@@ -141,7 +146,7 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             null_value=null_value, extra=extra, write_partitioned=write_partitioned, write_sample=write_sample,
             bootstrap=bootstrap, topics=list(topics), group=group, since=since, last=last,
             client_config=_client_config(command_config), forensics=not no_forensics,
-            members_from_group=not _given("members"))
+            members_from_group=not _given("members"), kafka_version=kafka_version)
         check_options(options)
         conf = parse_conf(confs)
         preflight_live(options)

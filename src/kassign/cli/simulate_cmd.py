@@ -17,19 +17,23 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kassign.groups.classic.assignors import get_assignor
 from kassign.cli.common import Figure, count, emit_json, json_option, print_table
+from kassign.core.documents import load_yaml
 from kassign.core.errors import KassignError
 from kassign.core.releases import DEFAULT_KAFKA_VERSION, KafkaRelease, release_for
+from kassign.groups.scenario import read_scenario_text
 from kassign.groups.simulate.engine import simulate
 from kassign.groups.simulate.metrics import StrategyRun, protocol_in_force
 from kassign.groups.simulate.scenario import (
     CLASSIC,
     CONSUMER,
     SimScenario,
-    load_sim_scenario,
     member_plans,
+    parse_sim_scenario,
     parse_strategy,
     run_protocol,
 )
+from kassign.groups.simulate.share_scenario import is_share_timeline
+from kassign.groups.simulate.streams_scenario import is_streams_group_timeline, is_streams_timeline
 
 CLASSIC_DEFAULTS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 CONSUMER_DEFAULT = "consumer:uniform"
@@ -77,6 +81,13 @@ def _run_all(scenario: SimScenario, strategies: list[str], show_progress: bool,
     return runs
 
 
+def _read_document(path: str):
+    """The timeline document, read once (stdin too): its top level says which simulator plays it."""
+    if path == "-":
+        return load_yaml(sys.stdin.read(), "scenario on stdin")
+    return load_yaml(read_scenario_text(path), f"scenario file {str(path)!r}")
+
+
 def _heartbeats(run: StrategyRun, value: int) -> Figure:
     return count(value) if run.group_protocol == CONSUMER else Figure("-")
 
@@ -110,16 +121,22 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
                    "and Kafka 4's consumer group protocol (KIP-848) as consumer:uniform, consumer:range or consumer "
                    "(the broker's default assignor), e.g. range,cooperative-sticky,consumer:uniform. Default: the "
                    "scenario's list, else range,roundrobin,sticky,cooperative-sticky,consumer:uniform (those that "
-                   "fit its members).")
+                   "fit its members). A Kafka Streams timeline takes Kafka Streams' task assignors: "
+                   "high-availability, sticky, kassign's optimal, NAME:standbys=N (default: all three, and "
+                   "high-availability:standbys=1 when the timeline has no standbys); with protocol: streams (a "
+                   "streams group) the broker's sticky or sticky:standbys=N. share:simple plays the timeline as a "
+                   "share group (KIP-932).")
 @click.option("--out", "-o", "out_dir", metavar="DIR",
               help="Write report.html (one self-contained, interactive page: tooltips, zoom, sortable tables; it "
                    "opens without network) and the PNG charts into DIR, as `kassign pipeline --out` does.")
 @click.option("--plot", "plot_dir", metavar="DIR", help="The same as --out DIR (its first name, kept).")
 @click.option("--events", "show_events", is_flag=True, help="Also print every event's row per strategy.")
 @click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, metavar="MAJOR.MINOR[.PATCH]",
-              help="The Kafka release whose group coordinator the consumer:... strategies play: its uniform "
-                   "assignor changed in 4.0.1 (KAFKA-18688), so 4.0.0 can move other partitions than 4.0.1, 4.1, "
-                   "4.2 and 4.3. Classic strategies: any 4.x, the same.")
+              help="The Kafka release whose assignors play the timeline: the consumer:... strategies' group "
+                   "coordinator (its uniform assignor changed in 4.0.1, KAFKA-18688, so 4.0.0 can move other "
+                   "partitions than 4.0.1, 4.1, 4.2 and 4.3), or a Kafka Streams timeline's assignors (any 4.x). "
+                   "Share groups and streams groups: 4.2 or 4.3 (4.3's coordinator computes a target at most once a "
+                   "second). Classic strategies: any 4.x, the same.")
 @json_option
 def command(scenario_path: str, strategies_option: str | None, out_dir: str | None, plot_dir: str | None,
             show_events: bool, kafka_version: str, as_json: bool) -> None:
@@ -137,13 +154,42 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
 
     --out DIR (or its other name, --plot DIR) also writes DIR/report.html, one self-contained
     interactive page (tooltips with exact figures, zoom, sortable tables; no network needed),
-    and the same charts as PNG files."""
+    and the same charts as PNG files.
+
+    A Kafka Streams timeline (a document with a top-level application:) plays every rebalance of a
+    classic Streams application with Kafka Streams' own task assignors instead (strategies
+    high-availability and sticky, and kassign's own optimal; NAME:standbys=N for another standby count): warm-ups, probing
+    rebalances, restoration; it reports tasks moved, state restored and how long each stateful task
+    had no running active task, in words and per event (docs/kafka-streams.md). With protocol: streams
+    it plays a streams group (KIP-1071): the broker's sticky assignor, members reconciling on their
+    heartbeats; it reports tasks moved, standbys promoted and tasks without local state.
+
+    A share-group timeline (group_type: share, or --strategies share:simple on a consumer-group
+    timeline) plays a share group (KIP-932): the broker's simple assignor, no barrier and no revocation;
+    it reports per event how many members fetch each partition, the fetch load per member, and how long
+    until every member had its new target (docs/simulator.md)."""
     if out_dir and plot_dir and Path(out_dir) != Path(plot_dir):
         raise KassignError(f"--out {out_dir!r} and --plot {plot_dir!r} name two directories: give one "
                            "(--plot is --out's other name)")
     target = out_dir or plot_dir
-    release_for(kafka_version, "classic")  # any 4.x, before the scenario is read; the consumer protocol's check follows
-    scenario = load_sim_scenario(scenario_path)
+    release_for(kafka_version, "classic")  # any 4.x, before the timeline is played; the consumer protocol's check follows
+    document = _read_document(scenario_path)
+    if is_share_timeline(document, strategies_option):
+        from kassign.cli.simulate_share import run_share
+
+        run_share(document, strategies_option, target, as_json, kafka_version)
+        return
+    if is_streams_group_timeline(document):
+        from kassign.cli.simulate_streams_group import run_streams_group
+
+        run_streams_group(document, strategies_option, target, show_events, as_json, kafka_version)
+        return
+    if is_streams_timeline(document):
+        from kassign.cli.simulate_streams import run_streams
+
+        run_streams(document, strategies_option, target, show_events, as_json, kafka_version)
+        return
+    scenario = parse_sim_scenario(document)
     strategies = _strategy_list(strategies_option, scenario)
     consumer = any(run_protocol(scenario, name) == CONSUMER for name in strategies)
     release = release_for(kafka_version, CONSUMER if consumer else CLASSIC)

@@ -3,7 +3,8 @@
 Terminal tables, the HTML reports and the plan summary all use these, so one figure reads the same
 everywhere; raw integers stay in JSON. ``Figure`` marks a formatted number (tables right-align it).
 
-Example: ``count(12345)`` -> ``12,345``; ``human_bytes(1536)`` -> ``1.5 KiB``; ``percent(0.1234)`` -> ``12.3%``.
+Example: ``count(12345)`` -> ``12,345``; ``human_bytes(1536)`` -> ``1.5 KiB``; ``percent(0.1234)`` -> ``12.3%``;
+``human_seconds(250)`` -> ``4 min 10 s``.
 """
 
 from __future__ import annotations
@@ -31,3 +32,28 @@ def human_bytes(value: float) -> Figure:
 def percent(share: float) -> Figure:
     """A share of a whole (0..1) as a percentage."""
     return Figure(f"{share:.1%}")
+
+
+def human_seconds(value: float) -> Figure:
+    """A duration as people say it: ``0 s``, ``< 0.1 s``, ``0.5 s``, ``42 s``, ``4 min 10 s``, ``2 h 5 min``, ``3 d 4 h``.
+
+    Below a minute it keeps one decimal where there is one; above, whole seconds, and the two largest
+    units only (an hour-long outage is not read to the second)."""
+    seconds = float(value)
+    if seconds < 0:
+        return Figure("-" + human_seconds(-seconds))
+    if 0 < seconds < 0.05:
+        return Figure("< 0.1 s")  # not "0 s": a blip is not nothing
+    if seconds < 60:
+        tenths = round(seconds, 1)
+        if tenths < 60:
+            return Figure(f"{tenths:.0f} s" if tenths.is_integer() else f"{tenths:.1f} s")
+    whole = int(round(seconds))
+    parts = []
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
+        if whole >= size or (parts and len(parts) < 2):
+            amount, whole = divmod(whole, size)
+            parts.append((amount, unit))
+        if len(parts) == 2:
+            break
+    return Figure(" ".join(f"{amount} {unit}" for amount, unit in parts if amount or unit == parts[0][1]))

@@ -36,15 +36,16 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kassign.core.errors import LiveClusterError
 from kassign.kafka import protocol as P
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.connection import AuthenticationError, BrokerConnection, BrokerError, ConnectionLost, NotKafka
-from kassign.kafka.fetched import decode
-from kassign.kafka.records import CorruptBatch, Decoded
 from kassign.kafka.wire import MalformedResponse
+
+if TYPE_CHECKING:
+    from kassign.kafka.records import Decoded
 
 RECONNECTS = 3  # a dropped connection is reopened this many times in a row before giving up
 RETRIES = 8  # leader changes and other retriable errors, per fetch
@@ -431,6 +432,10 @@ class RangeReader:
         return self.leader
 
     def __iter__(self) -> Iterator[Decoded]:
+        # the record decoders (numba kernels) load with the first read, not with every use of the client
+        from kassign.kafka.fetched import decode
+        from kassign.kafka.records import CorruptBatch
+
         offset = self.start
         settings = self.cluster.settings
         partition_bytes = settings.partition_fetch_bytes

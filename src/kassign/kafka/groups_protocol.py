@@ -442,13 +442,20 @@ def decode_consumer_group_describe(r: FlexReader, version: int) -> list[Consumer
         return ConsumerMember(member_id, instance, rack, epoch, client, host, topics, regex, assignment, target,
                               member_type)
 
-    def group(r: FlexReader) -> ConsumerGroup:
+    return _described_groups(r, member, 14, ConsumerGroup)
+
+
+def _described_groups(r: FlexReader, member: Callable[[FlexReader], Any], member_bytes: int,
+                      make: Callable[..., T]) -> list[T]:
+    """The groups of a ConsumerGroupDescribe or ShareGroupDescribe answer: both describe a group with the same
+    fields around their own member type (``member_bytes``: the fewest bytes a member takes, for the array check)."""
+    def group(r: FlexReader) -> T:
         error, message, group_id, state = r.int16(), r.string(), r.text(), r.text()
         epoch, assignment_epoch, assignor = r.int32(), r.int32(), r.text()
-        members = r.array(member, 14)
+        members = r.array(member, member_bytes)
         operations = r.int32()
         r.tags()
-        return ConsumerGroup(error, message, group_id, state, epoch, assignment_epoch, assignor, members, operations)
+        return make(error, message, group_id, state, epoch, assignment_epoch, assignor, members, operations)
 
     groups = r.array(group, 16)
     r.tags()
@@ -494,17 +501,7 @@ def decode_share_group_describe(r: FlexReader, version: int) -> list[ShareGroup]
         r.tags()
         return ShareMember(member_id, rack, epoch, client, host, topics, assignment)
 
-    def group(r: FlexReader) -> ShareGroup:
-        error, message, group_id, state = r.int16(), r.string(), r.text(), r.text()
-        epoch, assignment_epoch, assignor = r.int32(), r.int32(), r.text()
-        members = r.array(member, 10)
-        operations = r.int32()
-        r.tags()
-        return ShareGroup(error, message, group_id, state, epoch, assignment_epoch, assignor, members, operations)
-
-    groups = r.array(group, 16)
-    r.tags()
-    return groups
+    return _described_groups(r, member, 10, ShareGroup)
 
 
 # -- DescribeShareGroupOffsets ------------------------------------------------------------------------------------

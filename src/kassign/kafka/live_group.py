@@ -65,28 +65,45 @@ def group_topics(group: GroupDescription) -> list[str]:
     return sorted(named)
 
 
+def group_partitions(cluster: Cluster, group: GroupDescription) -> tuple[dict[str, int], list[str]]:
+    """The partition count of every topic the group consumes, and a warning per topic without metadata."""
+    topics = group_topics(group)
+    metadata = cluster.metadata() if topics else None
+    counts = {t: len(metadata.topics[t].partitions) for t in topics
+              if metadata is not None and t in metadata.topics and not metadata.topics[t].error}
+    return counts, [f"{group.id}: topic {t} has no metadata (deleted, or not visible to this client)"
+                    for t in topics if t not in counts]
+
+
+def group_positions(cluster: Cluster, group: GroupDescription, counts: Mapping[str, int],
+                    deadline: float | None = None) -> dict[str, list[int | None]]:
+    """Per topic and partition, where the group stands: its committed offset, or for a share group its
+    share-partition start offset; None where it has none."""
+    if not counts:
+        return {}
+    if group.type == "share":
+        starts = share_start_offsets(cluster, group.id, counts, deadline=deadline)
+        return {t: [None if starts.get(t, {}).get(p, -1) < 0 else starts[t][p] for p in range(n)]
+                for t, n in counts.items()}
+    return committed_offsets(cluster, group.id, counts)
+
+
+def initialized_partitions(group: GroupDescription,
+                           positions: Mapping[str, list[int | None]]) -> dict[str, list[int]] | None:
+    """A share group's partitions with share state (a start offset), the ones its assignor may hand out."""
+    if group.type != "share":
+        return None
+    return {t: [p for p, at in enumerate(marks) if at is not None] for t, marks in positions.items()}
+
+
 def read_group(cluster: Cluster, group_id: str, kafka_version: str | None = None,
                deadline: float | None = None) -> dict[str, Any]:
     """Everything about ``group_id`` (see the module docstring), as plain data for ``--json`` and summary.json."""
     described = describe_group(cluster, group_id, deadline=deadline)
     release, source, why = choose_release(cluster, kafka_version)
-    topics = group_topics(described)
-    metadata = cluster.metadata() if topics else None
-    counts = {t: len(metadata.topics[t].partitions) for t in topics
-              if metadata is not None and t in metadata.topics and not metadata.topics[t].error}
-    missing = [t for t in topics if t not in counts]
-    warnings = [f"{described.id}: topic {t} has no metadata (deleted, or not visible to this client)" for t in missing]
-    initialized = None
-    positions: Mapping[str, list[int | None]] = {}
-    if counts:
-        if described.type == "share":
-            starts = share_start_offsets(cluster, group_id, counts, deadline=deadline)
-            positions = {t: [None if starts.get(t, {}).get(p, -1) < 0 else starts[t][p] for p in range(n)]
-                         for t, n in counts.items()}
-            initialized = {t: [p for p, at in enumerate(marks) if at is not None] for t, marks in positions.items()}
-        else:
-            positions = committed_offsets(cluster, group_id, counts)
-    check = check_group(described, counts, release, initialized)
+    counts, warnings = group_partitions(cluster, described)
+    positions = group_positions(cluster, described, counts, deadline)
+    check = check_group(described, counts, release, initialized_partitions(described, positions))
     return {"group": described.to_json(), "group_check": check, "kafka_version": release,
             "kafka_version_from": source, "kafka_version_why": why, "partitions": counts,
             "lag": lag_table(cluster, counts, positions, described.type) if counts else {},

@@ -16,30 +16,46 @@ from kassign.api import assign, assign_table
 from kassign.groups.classic.assignors import get_assignor
 from kassign.groups.consumer.assignors import server_assignor
 from kassign.core.errors import KassignError, UnknownAssignorError
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, UnsupportedReleaseError, release_for
+from kassign.groups.share.api import check_share_strategy
 from kassign.replicas.placement import assign_replicas
 from kassign.spark.options import STRATEGIES
 
 log = logging.getLogger(__name__)
 
 # STRATEGIES: classic (client-side) strategies by name; Kafka 4's consumer-protocol (server-side) ones as
-# "consumer:NAME", the group coordinator's assignor NAME (defined with the options, which are judged first).
+# "consumer:NAME", the group coordinator's assignor NAME; a share group's as "share:NAME" (defined with the
+# options, which are judged first). The server-side ones answer as the run's Kafka release.
 CONSUMER_PREFIX = "consumer:"
+SHARE_PREFIX = "share:"
 PartitionLoads = Mapping[tuple[str, int], tuple[int, int]]
 
 
-def _run(api: Callable[..., Any], strategy: str, scenario: dict, loads: PartitionLoads) -> Any:
+def protocol_of(strategy: str) -> tuple[str, str]:
+    """``(protocol, assignor name)`` of a pipeline strategy name."""
+    for prefix, protocol in ((CONSUMER_PREFIX, "consumer"), (SHARE_PREFIX, "share")):
+        if strategy.startswith(prefix):
+            return protocol, strategy[len(prefix):]
+    return "classic", strategy
+
+
+def _run(api: Callable[..., Any], strategy: str, scenario: dict, loads: PartitionLoads,
+         kafka_version: str = DEFAULT_KAFKA_VERSION) -> Any:
     """``api`` (``assign`` or ``assign_table``) for a pipeline strategy name."""
-    if strategy.startswith(CONSUMER_PREFIX):
-        return api(strategy[len(CONSUMER_PREFIX):], scenario, protocol="consumer")
+    protocol, name = protocol_of(strategy)
+    if protocol != "classic":
+        return api(name, scenario, protocol=protocol, kafka_version=kafka_version)
     return api(strategy, scenario, **_options(strategy, loads))
 
 
-def _assign(strategy: str, scenario: dict, loads: PartitionLoads) -> dict[str, list[tuple[str, int]]]:
-    return _run(assign, strategy, scenario, loads)
+def _assign(strategy: str, scenario: dict, loads: PartitionLoads,
+            kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict[str, list[tuple[str, int]]]:
+    return _run(assign, strategy, scenario, loads, kafka_version)
 
 
-def _assign_table(strategy: str, scenario: dict, loads: PartitionLoads) -> pa.Table:
-    return _run(assign_table, strategy, scenario, loads)
+def _assign_table(strategy: str, scenario: dict, loads: PartitionLoads,
+                  kafka_version: str = DEFAULT_KAFKA_VERSION) -> pa.Table:
+    return _run(assign_table, strategy, scenario, loads, kafka_version)
 
 
 def loads_table(loads: PartitionLoads) -> pa.Table:
@@ -51,17 +67,22 @@ def loads_table(loads: PartitionLoads) -> pa.Table:
                      "bytes": pa.array([loads[k][1] for k in keys], pa.int64())})
 
 
-def available_strategies(wanted: Sequence[str] = STRATEGIES) -> tuple[list[str], dict[str, str]]:
-    """Strategies kassign can run now, and why the others were skipped."""
+def available_strategies(wanted: Sequence[str] = STRATEGIES,
+                         kafka_version: str = DEFAULT_KAFKA_VERSION) -> tuple[list[str], dict[str, str]]:
+    """Strategies kassign can run now (at ``kafka_version``), and why the others were skipped."""
     usable, skipped = [], {}
     for name in wanted:
+        protocol, assignor = protocol_of(name)
         try:
-            if name.startswith(CONSUMER_PREFIX):
-                server_assignor(name[len(CONSUMER_PREFIX):])
+            if protocol == "consumer":
+                server_assignor(assignor)
+            elif protocol == "share":
+                release_for(kafka_version, "share")
+                check_share_strategy(assignor)
             else:
                 get_assignor(name)
             usable.append(name)
-        except UnknownAssignorError as err:
+        except (UnknownAssignorError, UnsupportedReleaseError) as err:
             log.warning("skipping strategy %s: %s", name, err)
             skipped[name] = str(err)
     return usable, skipped
@@ -82,6 +103,21 @@ def _member_totals(assigned: pa.Table, per_partition: pa.Table, members: Sequenc
     return {m: dict(zip(("partitions", "records", "bytes"), found.get(m, (0, 0, 0)))) for m in members}
 
 
+def _shared_totals(assigned: pa.Table, loads: PartitionLoads, members: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Each share-group member's partitions and its even share of their records and bytes."""
+    holders: dict[tuple[str, int], list[str]] = {}
+    for member, topic, partition in zip(*(assigned.column(c).to_pylist() for c in ("member", "topic", "partition"))):
+        holders.setdefault((topic, partition), []).append(member)
+    totals = {m: {"partitions": 0, "records": 0, "bytes": 0} for m in members}
+    for tp, who in holders.items():
+        records, size = loads.get(tp, (0, 0))
+        for i, member in enumerate(who):
+            totals[member]["partitions"] += 1
+            totals[member]["records"] += records // len(who) + (1 if i < records % len(who) else 0)
+            totals[member]["bytes"] += size // len(who) + (1 if i < size % len(who) else 0)
+    return totals
+
+
 def _assignment_lists(assigned: pa.Table, members: Sequence[str]) -> dict[str, list[list]]:
     """``{member: [[topic, partition], ...]}`` in the assignor's order, every member present."""
     lists: dict[str, list[list]] = {m: [] for m in members}
@@ -97,15 +133,21 @@ def _spread(values: Sequence[int]) -> dict[str, float]:
     return {"max_minus_min": max(values) - min(values), "max_over_mean": round(max(values) / mean, 4) if mean else 0.0}
 
 
-def consumer_load(scenario: dict, strategies: Sequence[str], loads: PartitionLoads) -> dict[str, Any]:
+def consumer_load(scenario: dict, strategies: Sequence[str], loads: PartitionLoads,
+                  kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict[str, Any]:
     """Per strategy: each member's partitions, records, bytes, and the spread of bytes. The assignment
-    comes as a table (``kassign.assign_table``) and is joined to the per-partition loads in Arrow."""
+    comes as a table (``kassign.assign_table``) and is joined to the per-partition loads in Arrow.
+
+    In a share group several members may fetch from one partition; the broker hands its records out one
+    by one to whichever asks, so each member is counted an even share of that partition's records and bytes
+    (records rounded down, the remainder to the first members)."""
     result = {}
     per_partition = loads_table(loads)
     names = sorted(scenario["members"])  # assign's member order
     for strategy in strategies:
-        assigned = _assign_table(strategy, scenario, loads)
-        members = _member_totals(assigned, per_partition, names)
+        assigned = _assign_table(strategy, scenario, loads, kafka_version)
+        shared = protocol_of(strategy)[0] == "share"
+        members = _shared_totals(assigned, loads, names) if shared else _member_totals(assigned, per_partition, names)
         result[strategy] = {
             "assignment": _assignment_lists(assigned, names),
             "members": members,
@@ -115,7 +157,8 @@ def consumer_load(scenario: dict, strategies: Sequence[str], loads: PartitionLoa
     return result
 
 
-def _rebalance_rounds(strategy: str, scenario: dict, loads: PartitionLoads, owned: Mapping[str, Sequence]) -> dict:
+def _rebalance_rounds(strategy: str, scenario: dict, loads: PartitionLoads, owned: Mapping[str, Sequence],
+                      kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict:
     """Run the group until nobody is left without an owner because of a revocation (cooperative needs 2 rounds)."""
     generation = 1
     current = {m: list(owned.get(m, [])) for m in scenario["members"]}
@@ -124,7 +167,7 @@ def _rebalance_rounds(strategy: str, scenario: dict, loads: PartitionLoads, owne
         doc = {"topics": scenario["topics"], "members": {
             m: {**spec, "owned": [list(tp) for tp in current[m]], "generation": generation}
             for m, spec in scenario["members"].items()}}
-        result = _assign(strategy, doc, loads)
+        result = _assign(strategy, doc, loads, kafka_version)
         if all(sorted(map(tuple, result[m])) == sorted(map(tuple, current[m])) for m in result):
             break
         current = {m: [tuple(tp) for tp in result[m]] for m in result}
@@ -140,8 +183,11 @@ def _moved(before: Mapping[str, Sequence], after: Mapping[str, Sequence], loads:
             "records": sum(loads.get(tp, (0, 0))[0] for tp in moved)}
 
 
-def rebalance_cost(scenario: dict, consumers: Mapping[str, Any], loads: PartitionLoads) -> dict[str, Any]:
-    """For each strategy: what moves when the last member leaves, and when a new member joins."""
+def rebalance_cost(scenario: dict, consumers: Mapping[str, Any], loads: PartitionLoads,
+                   kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict[str, Any]:
+    """For each strategy: what moves when the last member leaves, and when a new member joins. A share group
+    has no rebalance barrier (members keep fetching while the target changes, and nothing is revoked first),
+    so its strategies have no such cost and are left out."""
     members = list(scenario["members"])
     if not members:
         return {}
@@ -152,15 +198,17 @@ def rebalance_cost(scenario: dict, consumers: Mapping[str, Any], loads: Partitio
     all_topics = sorted({t for spec in scenario["members"].values() for t in spec["topics"]})
     result = {}
     for strategy, load in consumers.items():
+        if protocol_of(strategy)[0] == "share":
+            continue
         before = {m: [tuple(tp) for tp in tps] for m, tps in load["assignment"].items()}
         left = {"topics": scenario["topics"], "members": {m: s for m, s in scenario["members"].items() if m != leaver}}
         joined = {"topics": scenario["topics"], "members": {**scenario["members"], joiner: {"topics": all_topics}}}
         entry = {}
         if left["members"]:
-            after_leave = _rebalance_rounds(strategy, left, loads, before)
+            after_leave = _rebalance_rounds(strategy, left, loads, before, kafka_version)
             entry["member_leaves"] = {"member": leaver, **_moved(before, after_leave, loads),
                                       "forced_partitions": len(before[leaver])}
-        after_join = _rebalance_rounds(strategy, joined, loads, before)
+        after_join = _rebalance_rounds(strategy, joined, loads, before, kafka_version)
         entry["member_joins"] = {"member": joiner, **_moved(before, after_join, loads)}
         result[strategy] = entry
     return result

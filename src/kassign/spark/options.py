@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # The consumer-group strategies the pipeline compares by default (``kassign.spark.loads`` runs them).
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "load-aware", "consumer:uniform",
-              "consumer:range")
+              "consumer:range", "share:simple")
 # The Java producer's models for keyless records (``kassign.spark.nullkeys``), and its batch.size default.
 MODELS = ("round-robin", "sticky")
 DEFAULT_BATCH_SIZE = 16384
@@ -76,6 +76,8 @@ class PipelineOptions:
     last: int | None = None
     forensics: bool = True  # live topics: which producer put each record there (--no-forensics skips it)
     members_from_group: bool = True  # with group and no scenario: the group's live members (CLI: unless --members)
+    # The Kafka release the server-side strategies answer as; None: the broker's (live), else the default
+    kafka_version: str | None = None
 
     @property
     def live(self) -> bool:
@@ -199,6 +201,10 @@ def _finite(name: str, value: float) -> None:
 def check_options(opts: PipelineOptions) -> None:
     """Everything that can be judged before Spark starts (a cluster session is costly to open for nothing)."""
     _check_out(opts.out)
+    if opts.kafka_version is not None:
+        from kassign.core.releases import parse_release
+
+        parse_release(opts.kafka_version)  # a release kassign models for some group type; each stage checks its own
     if opts.input is not None and opts.input_format is not None:
         _detect_format(opts.input, opts.input_format)
     if opts.null_value is not None and (opts.input is None or _detect_format(opts.input, opts.input_format) != "csv"):

@@ -56,7 +56,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from kassign.core.errors import KassignError
+from kassign.core.errors import KassignError, LiveClusterError
+from kassign.core.releases import DEFAULT_KAFKA_VERSION
 from kassign.producer.keys import INT_WIDTHS, check_key_type
 from kassign.spark import inputs, key_merge, startup
 from kassign.spark.digest import GAP_PREFIX, Digest, LiveFigures, PartitionFigures, digest_figures
@@ -712,12 +713,20 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
     sweep = _sweep_summary(per_topic, digest, opts, counts if opts.live else None, one_pass.distinct_keys)
 
     prepare_driver_meanwhile(opts.strategies).join()
-    consumers_strategies, skipped = stage_loads.available_strategies(opts.strategies)
-    consumers = stage_loads.consumer_load(scenario, consumers_strategies, loads)
+    release = one_pass.extra.get("kafka_version") or opts.kafka_version or DEFAULT_KAFKA_VERSION
+    release_facts = {"kafka_version": release,
+                     "kafka_version_from": one_pass.extra.get("kafka_version_from",
+                                                              "given" if opts.kafka_version else "default"),
+                     "kafka_version_why": one_pass.extra.get("kafka_version_why",
+                                                             "as given (--kafka-version)" if opts.kafka_version else
+                                                             f"no broker to ask; Kafka {DEFAULT_KAFKA_VERSION}, the "
+                                                             "default")}
+    consumers_strategies, skipped = stage_loads.available_strategies(opts.strategies, release)
+    consumers = stage_loads.consumer_load(scenario, consumers_strategies, loads, release)
     if one_pass.lag is not None:
         _add_member_lag(consumers, one_pass.lag)
     brokers = stage_loads.broker_load(opts.brokers, counts, opts.replication_factor, loads, opts.seed, opts.placer)
-    rebalance = stage_loads.rebalance_cost(scenario, consumers, loads)
+    rebalance = stage_loads.rebalance_cost(scenario, consumers, loads, release)
     _write_driver_tables(spark, out, consumers, brokers, rebalance)
     producers = None
     if one_pass.partitioned is not None:
@@ -744,6 +753,7 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
         "brokers": brokers,
         "rebalance": rebalance,
         **one_pass.extra,
+        **release_facts,
         "tables": sorted(p.name for p in out.iterdir() if p.is_dir()),
     }
     if producers is not None:
@@ -763,7 +773,7 @@ def _run(spark: SparkSession, opts: PipelineOptions, out: Path) -> dict[str, Any
 def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
     """Stages 0-2 on live topics: plan the read on the driver, read every partition on the executors,
     count per (topic, key, actual partition) in one pass, then the digest with forensics."""
-    from kassign.kafka.client import Cluster, committed_offsets, describe_group, plan_read
+    from kassign.kafka.client import Cluster, plan_read
     from kassign.kafka.config import ClientSettings
     from kassign.spark.forensics import Forensics
     from kassign.spark.kafka_source import read_kafka
@@ -773,8 +783,8 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
     with Cluster(opts.bootstrap, settings) as cluster:
         plan = plan_read(cluster, opts.topics, since=opts.since, last=opts.last)
         counts = {t: p.count for t, p in plan.topics.items()}
-        committed = committed_offsets(cluster, opts.group, counts) if opts.group else None
-        described = describe_group(cluster, opts.group) if opts.group else None
+        release = _release(cluster, opts)
+        live_group = _read_live_group(cluster, opts, counts, release[0]) if opts.group else None
     too_big = {t: n for t, n in counts.items() if n > MAX_PARTITIONS_PER_TOPIC}
     if too_big:
         topic, n = next(iter(too_big.items()))
@@ -813,12 +823,18 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
         warnings.append(f"no records read from {', '.join(empty)}")
     warnings += _gap_warnings(source)
     lag = None
-    if committed is not None:
-        extra["lag"] = _lag_summary(plan, committed)
-        lag = {t: v["lag"] for t, v in extra["lag"].items()}
+    extra["kafka_version"], extra["kafka_version_from"], extra["kafka_version_why"] = release
     group_scenario = None
-    if opts.group:
-        extra["group"], group_scenario = _group_members(opts, described, counts)
+    if live_group is not None:
+        extra["lag"] = _lag_summary(plan, live_group.positions)
+        if live_group.described is not None and live_group.described.type == "share":
+            for entry in extra["lag"].values():
+                entry["position"] = "share-partition start offset"
+        lag = {t: v["lag"] for t, v in extra["lag"].items()}
+        extra["group"], group_scenario, group_warnings = _group_members(opts, live_group, counts)
+        warnings += group_warnings
+        if live_group.check is not None:
+            extra["group_check"] = live_group.check
     desc = {"kind": "kafka", "bootstrap": opts.bootstrap, "topics": list(plan.topics)}
     if opts.since is not None:
         desc["since"] = str(opts.since)
@@ -831,43 +847,82 @@ def _live_pass(spark: SparkSession, opts: PipelineOptions, out: Path) -> _Pass:
                  group_scenario=group_scenario)
 
 
-def _group_members(opts: PipelineOptions, described: Any, counts: Mapping[str, int]) -> tuple[dict, dict | None]:
-    """The group as its coordinator describes it, and (when the consumer stages should use it: members present,
-    no --scenario, no --members) its members as a scenario: each member's subscription where the broker keeps it
-    (the consumer protocol's Subscription: topics, rack, static instance id), else every topic read."""
-    from kassign.core.errors import KassignError as Bad
-    from kassign.groups.classic.protocol.wire import decode_subscription
+@dataclass
+class _LiveGroup:
+    """``--group`` on live topics: the group as described (None: it could not be, ``why``), where it stands in
+    each partition read (committed offsets; a share group: its start offsets), and kassign's check of it."""
 
-    entry: dict[str, Any] = {"id": opts.group, "described": described is not None}
-    if described is None:
-        return entry, None
-    members = []
-    for m in described.members:
-        topics, rack = sorted(counts), None
-        if m.metadata and described.protocol_type == "consumer":
-            try:
-                subscription = decode_subscription(m.metadata, m.instance_id)
-                topics, rack = [t for t in subscription.topics if t in counts], subscription.rack
-            except Bad:  # metadata of another protocol or version: the member reads every topic here
-                pass
-        members.append({"member_id": m.member_id, "client_id": m.client_id, "host": m.host,
-                        "instance_id": m.instance_id, "topics": topics, "rack": rack,
-                        "subscription_known": bool(m.metadata)})
-    entry.update(state=described.state, protocol_type=described.protocol_type, assignor=described.protocol,
-                 members=members)
-    use = bool(members) and opts.scenario is None and opts.members_from_group
+    positions: dict[str, list[int | None]]
+    described: Any = None
+    why: str | None = None
+    check: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _release(cluster: Any, opts: PipelineOptions) -> tuple[str, str, str]:
+    """The Kafka release the consumer stages answer as: --kafka-version, else the broker's, else the default."""
+    from kassign.kafka.live_group import choose_release
+
+    return choose_release(cluster, opts.kafka_version)
+
+
+def _read_live_group(cluster: Any, opts: PipelineOptions, counts: Mapping[str, int], release: str) -> _LiveGroup:
+    """The group of ``--group`` whatever its type, read with its own APIs; a group kassign cannot describe is
+    said, never taken as a group without members."""
+    from kassign.kafka.client import committed_offsets
+    from kassign.kafka.group_check import check_group
+    from kassign.kafka.groups import describe_group
+    from kassign.kafka.live_group import group_partitions, group_positions, initialized_partitions
+
+    try:
+        described = describe_group(cluster, opts.group)
+    except LiveClusterError as err:
+        return _LiveGroup(committed_offsets(cluster, opts.group, counts), why=str(err))
+    positions = group_positions(cluster, described, counts)
+    group_counts, notes = group_partitions(cluster, described)
+    group_counts = {**group_counts, **counts}
+    own = group_positions(cluster, described, {t: n for t, n in group_counts.items() if t not in counts})
+    check = check_group(described, group_counts, release, initialized_partitions(described, {**own, **positions}))
+    return _LiveGroup(positions, described, check=check, notes=notes + list(described.notes))
+
+
+def _group_members(opts: PipelineOptions, live: _LiveGroup,
+                   counts: Mapping[str, int]) -> tuple[dict, dict | None, list[str]]:
+    """SPEC 5's ``group`` for summary.json, and (when the consumer stages should use it: members present, no
+    --scenario, no --members) its members as a scenario of the topics read: each member's subscription where
+    the broker tells it, else every topic read (said). The warnings say when the stages run on assumed members."""
+    if live.described is None:
+        return ({"id": opts.group, "described": False, "why": live.why},
+                None, [f"group {opts.group}: kassign cannot describe it ({live.why}); the consumer stages run on "
+                       f"assumed members"])
+    described = live.described
+    entry: dict[str, Any] = {**described.to_json(), "described": True}
+    warnings = [f"group {opts.group}: {note}" for note in live.notes]
+    use = bool(described.members) and opts.scenario is None and opts.members_from_group
     entry["members_used_for_consumer_load"] = use
+    if not described.members:
+        warnings.append(f"group {opts.group} has no members now ({described.state}); the consumer stages run on "
+                        "assumed members")
     if not use:
-        return entry, None
-    spec = {}
-    for m in members:
-        one: dict[str, Any] = {"topics": m["topics"]}
-        if m["rack"]:
-            one["rack"] = m["rack"]
-        if m["instance_id"]:
-            one["instance_id"] = m["instance_id"]
-        spec[m["member_id"]] = one
-    return entry, {"topics": dict(counts), "members": spec}
+        return entry, None, warnings
+    spec: dict[str, Any] = {}
+    unknown = []
+    for member_id, member in described.members.items():
+        topics = [t for t in member.topics if t in counts]
+        if not member.topics:
+            unknown.append(member_id)
+            topics = sorted(counts)
+        one: dict[str, Any] = {"topics": topics}
+        if member.rack:
+            one["rack"] = member.rack
+        if member.instance_id:
+            one["instance_id"] = member.instance_id
+        spec[member_id] = one
+    if unknown:
+        entry["members_with_assumed_topics"] = unknown
+        warnings.append(f"group {opts.group}: the broker keeps no subscription for {len(unknown)} of "
+                        f"{len(described.members)} members; they are taken to read every topic read")
+    return entry, {"topics": dict(counts), "members": spec}, warnings
 
 
 def _nothing_read(source: Mapping[str, Any], bounded: bool) -> str:

@@ -478,7 +478,8 @@ def render(summary: Mapping[str, Any]) -> str:
     heat = chart_partition_heatmap(summary) if len(_partitions(summary)) > BARS else ""
     sections = [
         f"<h1>kassign pipeline</h1><p class=meta>input: {_describe(summary['input'])}; partitioning engine: "
-        f"{html.escape(str(summary['engine']))}; null keys: {_describe(summary['null_key_model'])}</p>"
+        f"{html.escape(str(summary['engine']))}; null keys: {_describe(summary['null_key_model'])}; Kafka release "
+        f"of the consumer-protocol and share strategies: {html.escape(str(summary.get('kafka_version', '4.3')))}</p>"
         f"<p class=hint>{html.escape(HINT)}</p>",
         _verdict(summary),
         _warnings(summary),
@@ -491,6 +492,15 @@ def render(summary: Mapping[str, Any]) -> str:
         _section("Broker load", _table(tables.broker_table(summary)) + _table(tables.rack_table(summary))
                  + chart_brokers(summary)),
     ]
+    group = summary.get("group") or {}
+    if "group_check" in summary or group.get("described") is False:
+        sentence = (tables.group_check_sentence(group, summary["group_check"]) if "group_check" in summary else
+                    f"group {group.get('id')}: kassign cannot describe it ({group.get('why')}); the consumer stages "
+                    "ran on assumed members.")
+        release = (f"Kafka release: {summary.get('kafka_version')} ({summary.get('kafka_version_from')}: "
+                   f"{summary.get('kafka_version_why')})")
+        sections.append(_section("Group check", f"<p>{html.escape(sentence)}</p><p class=meta>{html.escape(release)}"
+                                 "</p>" + _table(tables.group_check_table(summary))))
     if "lag" in summary:
         sections.append(_section("Consumer lag", _table(tables.group_table(summary))
                                  + _table(tables.lag_by_strategy_table(summary)) + chart_lag(summary)

@@ -100,15 +100,23 @@ def consumer_table(summary: Mapping[str, Any]) -> Table:
     rebalance = summary.get("rebalance", {})
 
     def moved(strategy: str, event: str) -> Any:
+        if strategy.startswith("share:"):
+            return "no barrier"
         value = rebalance.get(strategy, {}).get(event)
         return human_bytes(value["bytes"]) if value else "-"
 
     body = [[s, ratio(c["bytes_spread"]["max_over_mean"]), human_bytes(c["bytes_spread"]["max_minus_min"]),
              moved(s, "member_leaves"), moved(s, "member_joins")] for s, c in summary["consumers"].items()]
+    caption = ("max/mean: the busiest member's bytes over the mean (1.00× is even); moved: bytes whose partition "
+               "changes owner when the last member leaves or one joins")
+    if any(s.startswith(("consumer:", "share:")) for s in summary["consumers"]):
+        caption += (f"; consumer: and share: strategies answer as Kafka {summary.get('kafka_version', '4.3')}"
+                    f" ({summary.get('kafka_version_from', 'default')})")
+    if any(s.startswith("share:") for s in summary["consumers"]):
+        caption += ("; share: a share group, whose members split a shared partition's records (counted evenly) and "
+                    "keep fetching while the assignment changes (no rebalance barrier, nothing revoked first)")
     return ("consumer load by strategy", ["strategy", "max/mean bytes", "max-min bytes", "moved on leave",
-                                          "moved on join"], body,
-            "max/mean: the busiest member's bytes over the mean (1.00× is even); moved: bytes whose partition "
-            "changes owner when the last member leaves or one joins")
+                                          "moved on join"], body, caption)
 
 
 def broker_table(summary: Mapping[str, Any]) -> Table:
@@ -191,12 +199,42 @@ def verdict_lines(summary: Mapping[str, Any]) -> list[str]:
         lines.append(f"group {summary['input'].get('group', '')}: {lag['total']:,} records behind in all; "
                      f"{least} keeps its furthest-behind member lowest ({member['member']}: {member['lag']:,} "
                      "records).")
+    check = summary.get("group_check")
+    group = summary.get("group") or {}
+    if group.get("described") is False:
+        lines.append(f"group {group['id']}: kassign cannot describe it ({group.get('why')}); the consumer stages "
+                     "ran on assumed members.")
+    elif check is not None:
+        lines.append(group_check_sentence(group, check))
     worst = verdict.get("biggest_skew")
     if worst:
         lines.append(f"biggest skew: topic {worst['topic']}, whose hottest partition carries "
                      f"{worst['hottest_share']:.1%} of its bytes, {worst['skew']:.2f}× the mean of its "
                      f"{worst['partitions']:,} partitions (its hottest key alone: {worst['hottest_key_share']:.1%}).")
     return lines
+
+
+GROUP_KINDS = {"classic": "a classic consumer group", "consumer": "a consumer group (KIP-848 protocol)",
+               "share": "a share group (KIP-932)", "streams": "a streams group (KIP-1071)"}
+
+
+def group_check_sentence(group: Mapping[str, Any], check: Mapping[str, Any]) -> str:
+    """``group billing (a consumer group (KIP-848 protocol)): its target assignment is exactly what uniform gives for
+    these members at Kafka 4.3.`` or which members differ, or why it was not checked."""
+    kind = GROUP_KINDS.get(group.get("type", ""), "a group")
+    head = f"group {group.get('id')} ({kind}, {len(group.get('members') or {})} members)"
+    assignor = check.get("assignor") or "sticky"
+    release = f"Kafka {check['kafka_version']}"
+    held = "target assignment" if group.get("type") in ("consumer", "streams") else "assignment"
+    if check.get("equal") is None:
+        return f"{head}: its assignment was not checked: {check.get('why')}."
+    if check["equal"]:
+        return f"{head}: its {held} is exactly what {assignor} gives for these members at {release}."
+    differs = list(check.get("differs") or {})
+    shown = ", ".join(differs[:3]) + (f" and {len(differs) - 3} more" if len(differs) > 3 else "")
+    return (f"{head}: {len(differs)} member{'s' if len(differs) != 1 else ''} hold{'s' if len(differs) == 1 else ''} "
+            f"another {held} than {assignor} gives at {release} ({shown}); summary.json group_check says what each "
+            "holds and what kassign computes.")
 
 
 _STICKY = ("cooperative-sticky", "sticky")  # the assignors made to move little; the first wins a tie
@@ -280,13 +318,44 @@ def group_table(summary: Mapping[str, Any]) -> Table | None:
     group = summary.get("group")
     if not group or not group.get("members"):
         return None
-    body = [[_short(m["member_id"], 48), m["client_id"] or "-", m["host"] or "-",
-             ", ".join(m["topics"]) if m["subscription_known"] else "(not kept by the broker: every topic read)"]
-            for m in group["members"]]
-    used = "used for the consumer stages" if group["members_used_for_consumer_load"] else \
+    assumed = set(group.get("members_with_assumed_topics") or [])
+    body = []
+    for member_id, m in group["members"].items():
+        held = m.get("assignment")
+        if isinstance(held, dict):  # a streams group: tasks
+            shown = " ".join(f"{kind[0]}:{s}_{p}" for kind, tasks in held.items() for s, ps in tasks.items()
+                             for p in ps) or "-"
+        else:
+            shown = ", ".join(f"{t}-{p}" for t, p in held or []) or "-"
+        subscribed = "(not kept by the broker: every topic read)" if member_id in assumed else \
+            ", ".join(m.get("topics") or []) or "-"
+        body.append([_short(member_id, 48), m.get("client_id") or "-", m.get("host") or "-", subscribed,
+                     _short(shown, 60)])
+    used = "used for the consumer stages" if group.get("members_used_for_consumer_load") else \
         "not used (--scenario or --members given)"
-    return (f"group {group['id']}: {group['state'] or 'state unknown'}, assignor {group['assignor'] or 'unknown'}",
-            ["member", "client id", "host", "subscribed (of the topics read)"], body, f"its members: {used}")
+    kind = GROUP_KINDS.get(group.get("type", ""), "a group")
+    return (f"group {group['id']}: {kind}, {group.get('state') or 'state unknown'}, assignor "
+            f"{group.get('assignor') or ('sticky' if group.get('type') == 'streams' else 'unknown')}",
+            ["member", "client id", "host", "subscribed", "holds"], body, f"its members: {used}")
+
+
+def group_check_table(summary: Mapping[str, Any]) -> Table | None:
+    """The members whose assignment differs from kassign's, side by side (None: nothing to show)."""
+    check = summary.get("group_check")
+    if not check or not check.get("differs"):
+        return None
+
+    def shown(value: Any) -> str:
+        if isinstance(value, dict):
+            return " ".join(f"{kind}:{s}_{p}" for kind, tasks in value.items() for s, ps in tasks.items()
+                            for p in ps) or "-"
+        return ", ".join(f"{t}-{p}" for t, p in value or []) or "-"
+
+    body = [[_short(m, 48), _short(shown(both["coordinator"]), 70), _short(shown(both["kassign"]), 70)]
+            for m, both in check["differs"].items()]
+    return ("members whose assignment differs", ["member", "the coordinator holds", "kassign computes"], body,
+            f"kassign: the group's assignor ({check.get('assignor') or 'sticky'}) on the same members at Kafka "
+            f"{check['kafka_version']}")
 
 
 def lag_by_strategy_table(summary: Mapping[str, Any]) -> Table | None:

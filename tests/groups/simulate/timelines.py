@@ -60,3 +60,47 @@ def draw_events(draw: Callable, topics: dict[str, int], members: dict[str, Any],
             existing.discard(gone)
             events.append({"at": t, "type": "delete_topic", "topic": gone})
     return events
+
+
+STREAMS_EVENT_KINDS = ("restart", "crash", "stop", "start", "scale_out")
+
+
+def draw_streams_events(draw: Callable, names: Sequence[str], *, kinds: Sequence[str] = STREAMS_EVENT_KINDS,
+                        gaps: Sequence[float] = (0, 1, 5, 30, 90), downs: Sequence[float] = (1, 20, 100),
+                        keep_one: bool = True, flags: bool = False) -> list[dict]:
+    """Up to six events of a Kafka Streams timeline for the instances ``names``, in order, each valid when it
+    comes (a restarting instance is back before the next event). ``keep_one``: never stop the last running
+    instance; ``flags``: also draw ``leave_group`` and ``state_lost`` where an event takes them, and
+    ``scale_in`` when ``kinds`` names it."""
+    events: list[dict] = []
+    running, down = set(names), set()
+    at = 0.0
+    for _ in range(draw(st.integers(1, 6))):
+        at += draw(st.sampled_from(list(gaps)))
+        kind = draw(st.sampled_from(list(kinds)))
+        if kind in ("restart", "crash", "stop", "scale_in") and len(running) > (1 if keep_one else 0):
+            name = draw(st.sampled_from(sorted(running)))
+            event = {"at": at, "type": kind, **({"instances": [name]} if kind == "scale_in" else {"instance": name})}
+            if flags and kind != "crash":
+                event["leave_group"] = draw(st.booleans())
+            if kind == "restart":
+                event["down"] = draw(st.sampled_from(list(downs)))
+                event["state_lost"] = draw(st.booleans())
+                at += event["down"]  # keep later events clear of its return
+            else:
+                if flags and kind == "crash":
+                    event["state_lost"] = draw(st.booleans())
+                running.discard(name)
+                down.add(name)
+            events.append(event)
+        elif kind == "start" and down:
+            name = draw(st.sampled_from(sorted(down)))
+            down.discard(name)
+            running.add(name)
+            events.append({"at": at, "type": "start", "instance": name,
+                           **({"state_lost": draw(st.booleans())} if flags else {})})
+        elif kind == "scale_out":
+            events.append({"at": at, "type": "scale_out", "add": 1, "prefix": f"n{at:g}-"})
+            if flags:  # the newcomer may stop later (two at one instant: the second is n...-2, left alone)
+                running.add(f"n{at:g}-1")
+    return events

@@ -36,7 +36,8 @@ def share_release(kafka_version: object = DEFAULT_KAFKA_VERSION) -> str:
     return f"{release.major}.{release.minor}"
 
 
-def _check_strategy(strategy: object) -> None:
+def check_share_strategy(strategy: object) -> None:
+    """Refuse a strategy name that is not Kafka's share assignor ``simple``."""
     if not isinstance(strategy, str) or strategy not in _SIMPLE_NAMES:
         raise UnknownAssignorError(f"no share-group assignor {shown(strategy)}; Kafka's share groups have one, "
                                    "'simple' (org.apache.kafka.coordinator.group.assignor.SimpleAssignor)")
@@ -45,7 +46,7 @@ def _check_strategy(strategy: object) -> None:
 def share_target(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
                  kafka_version: str = "4.3") -> ShareTarget:
     """The new target assignment as arrays (:class:`~kassign.groups.share.simple.ShareTarget`)."""
-    _check_strategy(strategy)
+    check_share_strategy(strategy)
     share_release(kafka_version)
     return simple_assign(parse_share_scenario(scenario))
 

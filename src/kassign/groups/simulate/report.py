@@ -16,7 +16,6 @@ gets a range slider to pan along; the tables sort by a click on a header and rea
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +26,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kassign.core.errors import KassignError  # noqa: E402
-from kassign.core.page import HEAT, NOT_THERE, chart, hover, many, page, table, text  # noqa: E402
+from kassign.core.page import chart, hover, many, page, table, text  # noqa: E402
+from kassign.groups.simulate.event_charts import heatmap_chart  # noqa: E402
 from kassign.groups.simulate.metrics import METRIC_MEANINGS, StrategyRun, protocol_in_force  # noqa: E402
 from kassign.core.units import Figure, count  # noqa: E402
 
@@ -185,41 +185,17 @@ def _short(label: str, width: int) -> str:
 
 
 def _load_heatmap(run: StrategyRun) -> str:
-    """Member x event heat map of the partitions each member owns after each event; grey: not in the group.
-
-    The tooltip is a template over the cell's row (member), column (event) and value, so a group of
-    hundreds of members over a long timeline stays a small page."""
+    """Member x event heat map of the partitions each member owns after each event; grey: not in the group."""
     members = list(dict.fromkeys(m for rec in run.records for m in rec.loads))
-    events = [text(f"{j}: {r.at:g}s {r.description}") for j, r in enumerate(run.records, 1)]
     z = [[rec.loads.get(m) for rec in run.records] for m in members]
     small = len(members) <= _CELL_TEXT and len(run.records) <= _CELL_TEXT
-    gap = 1 if len(members) <= 60 else 0  # a gap between thin rows would read as stripes
-    values = [v for row in z for v in row if v is not None]
-    spread = (max(values) - min(values)) if values else 0
-    colorbar = {"title": {"text": "partitions"}, "tickformat": ",d", "dtick": max(1, math.ceil(spread / 6))}
-    trace = {"type": "heatmap", "z": z, "x": events, "y": [text(m) for m in members], "colorscale": HEAT,
-             "xgap": 1, "ygap": gap, "hoverongaps": False, "colorbar": colorbar,
-             "hovertemplate": "<b>%{y}</b><br>partitions owned: %{z:,}<br>after event %{x}<extra></extra>"}
-    if small:
-        trace["texttemplate"] = "%{z}"
-    xaxis: dict = {"title": {"text": "after event"}, "type": "category"}
-    if len(run.records) <= _BAR_LABELS:
-        xaxis.update({"tickvals": events, "tickangle": -35, "automargin": True,
-                      "ticktext": [_short(label, 30) for label in events]})
-    else:
-        step = max(1, len(events) // 30)
-        xaxis.update({"tickvals": events[::step], "ticktext": [str(j) for j in range(1, len(events) + 1, step)],
-                      "title": {"text": "after event number (hover a cell for the event)"}})
-    layout = {"title": {"text": text(f"{run.strategy}: partitions per member after each event")
-                        + (f" ({len(members):,} members)" if not small else "")},
-              "xaxis": xaxis, "yaxis": {"type": "category", "autorange": "reversed", "automargin": True,
-                                        **({"nticks": 40} if len(members) > 40 else {})},
-              "plot_bgcolor": NOT_THERE}
-    return chart(f"load-{_safe(run.strategy)}", {"data": [trace], "layout": layout},
-                 "One row per member (in order of joining), one column per event: the darker the cell, the more "
-                 "partitions the member owns after that event; grey: not in the group. An even column is a "
-                 "balanced group. Hover a cell for its figures; drag to zoom into members or events.",
-                 height=min(900, max(320, 170 + 24 * len(members))))
+    title = f"{run.strategy}: partitions per member after each event" + (
+        f" ({len(members):,} members)" if not small else "")
+    return heatmap_chart(f"load-{_safe(run.strategy)}", members, _event_labels(run), z, title, "partitions owned",
+                         "One row per member (in order of joining), one column per event: the darker the cell, the "
+                         "more partitions the member owns after that event; grey: not in the group. An even column "
+                         "is a balanced group. Hover a cell for its figures; drag to zoom into members or events.",
+                         colorbar_title="partitions")
 
 
 def render(runs: Sequence[StrategyRun], title: str, caption: str | None = None) -> str:

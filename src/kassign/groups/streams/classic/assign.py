@@ -2,8 +2,9 @@
 
 Two of Kafka Streams' task assignors: ``high-availability`` (the default, KIP-441,
 :mod:`kassign.groups.streams.classic.high_availability`) and ``sticky`` (its StickyTaskAssignor, chosen with
-``task.assignor.class``, :mod:`kassign.groups.streams.classic.sticky`); then the split over each client's
-stream threads (:mod:`kassign.groups.streams.classic.threads`).
+``task.assignor.class``, :mod:`kassign.groups.streams.classic.sticky`); and kassign's own ``optimal``
+(:mod:`kassign.groups.streams.classic.optimal`: exact balance, then stickiness and the least restoration, no
+warm-ups); then the split over each client's stream threads (:mod:`kassign.groups.streams.classic.threads`).
 
 The answer (SPEC section 8) gives every client's active and standby tasks (warm-up replicas
 are standbys, as Kafka hands them out), every consumer's share of its client's tasks, and
@@ -21,11 +22,12 @@ from typing import Any
 from kassign.core.errors import KassignError, UnknownAssignorError, shown
 from kassign.groups.streams.classic.high_availability import HighAvailabilityAssignor
 from kassign.groups.streams.classic.lags import lag_matrix, merged_offset_sums
+from kassign.groups.streams.classic.optimal import assign_optimal
 from kassign.groups.streams.classic.scenario import StreamsClassicScenario, parse_streams_classic
 from kassign.groups.streams.classic.sticky import StickyAssignor
 from kassign.groups.streams.classic.threads import high_availability_orders, split_over_consumers
 
-STRATEGIES = ("high-availability", "sticky")
+STRATEGIES = ("high-availability", "sticky", "optimal")
 _VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\Z")
 
 
@@ -43,7 +45,8 @@ def check_kafka_version(kafka_version: Any) -> str:
 def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str = "4.3") -> dict:
     """Tasks per client and per consumer of a classic Kafka Streams application, and whether a
     probing rebalance follows (SPEC section 8). ``strategy``: ``"high-availability"`` (Kafka
-    Streams' default) or ``"sticky"`` (its StickyTaskAssignor, chosen with ``task.assignor.class``)."""
+    Streams' default), ``"sticky"`` (its StickyTaskAssignor, chosen with ``task.assignor.class``) or
+    ``"optimal"`` (kassign's own: never a probing rebalance)."""
     if strategy not in STRATEGIES:
         raise UnknownAssignorError(f"unknown Kafka Streams task assignor {shown(strategy)}; "
                                    f"choose one of: {', '.join(STRATEGIES)}")
@@ -56,6 +59,11 @@ def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str 
         per_client = [(sorted(sticky.active[c]), sorted(set(sticky.given[c]) - sticky.active[c]))
                       for c in range(len(parsed.clients))]
         split = split_over_consumers(parsed, merged, sticky.thread_split_orders)
+        return _answer(parsed, per_client, split, False)
+    if strategy == "optimal":
+        clients = assign_optimal(parsed, merged)
+        per_client = [(sorted(clients.active[c]), sorted(clients.standby[c])) for c in range(len(clients))]
+        split = split_over_consumers(parsed, merged, high_availability_orders(parsed, clients))
         return _answer(parsed, per_client, split, False)
     assignor = HighAvailabilityAssignor(parsed, lag_matrix(parsed, merged))
     probing = assignor.assign()
