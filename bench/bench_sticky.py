@@ -18,6 +18,14 @@ decoding every member's history, settling claims, assigning, and building the re
 (``TopicPartition`` objects, or the dict API's tuples from the scenario dict). kafka-python is timed
 in a subprocess with a time cap, on a small group (for a ratio) and on the full group (usually
 "did not finish").
+
+**The dict API's input is freshly parsed from JSON.** Each timed ``kassign.assign`` call gets the
+scenario decoded afresh from its JSON text, serialised once beforehand: ``json.loads`` runs before
+the clock starts, for every timed call (``kafka_java.FromJson``), so every member has its own topics
+list and owned pairs of its own strings, as the CLI's JSON, a live describe and a user's own dicts
+give them (a document built once in Python shares one list and one string per name among all
+members, which identity shortcuts exploit). The assignor-class rows (``StickyAssignor.assign``) time
+the classes on subscriptions built beforehand, as a leader holds them after decoding the JoinGroup.
 """
 
 from __future__ import annotations
@@ -31,10 +39,12 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from functools import partial
 from types import SimpleNamespace
 
 from kafka_java import (
     NEEDS_CLASSPATH,
+    FromJson,
     KafkaHarness,
     alternate,
     assignment_digest,
@@ -126,15 +136,16 @@ def versus_kafka(topics: int, partitions: int, members: int, classpath: str | No
     eager_subs = {m: sticky.subscription(topic_names, owned_partitions=fresh[m], generation=1) for m in member_names}
     coop_subs = {m: cooperative.subscription(topic_names, owned_partitions=fresh[m], generation=1)
                  for m in member_names}
-    cases: list[tuple[str, str, dict, dict[str, Callable[[], object]]]] = [
-        ("fresh", "sticky", fresh_doc, {
-            "kassign.assign (dict)": lambda: kassign.assign("sticky", fresh_doc),
+    fresh_text, follow_text = json.dumps(fresh_doc), json.dumps(follow_doc)
+    cases: list[tuple[str, str, dict, str, dict[str, Callable[[], object] | FromJson]]] = [
+        ("fresh", "sticky", fresh_doc, fresh_text, {
+            "kassign.assign (dict, fresh JSON)": FromJson(fresh_text, partial(kassign.assign, "sticky")),
             "StickyAssignor.assign": lambda: sticky.assign(cluster, fresh_subs)}),
-        ("follow-up (eager, user data)", "sticky", follow_doc, {
-            "kassign.assign (dict)": lambda: kassign.assign("sticky", follow_doc),
+        ("follow-up (eager, user data)", "sticky", follow_doc, follow_text, {
+            "kassign.assign (dict, fresh JSON)": FromJson(follow_text, partial(kassign.assign, "sticky")),
             "StickyAssignor.assign": lambda: sticky.assign(cluster, eager_subs)}),
-        ("follow-up (cooperative)", "cooperative-sticky", follow_doc, {
-            "kassign.assign (dict)": lambda: kassign.assign("cooperative-sticky", follow_doc),
+        ("follow-up (cooperative)", "cooperative-sticky", follow_doc, follow_text, {
+            "kassign.assign (dict, fresh JSON)": FromJson(follow_text, partial(kassign.assign, "cooperative-sticky")),
             "CooperativeSticky.assign": lambda: cooperative.assign(cluster, coop_subs)}),
     ]
     table = Table(title=f"{topics * partitions:,} partitions, {members:,} members: kassign beside Kafka "
@@ -142,12 +153,12 @@ def versus_kafka(topics: int, partitions: int, members: int, classpath: str | No
     for column in ("case", "implementation", "best s", "median s", "vs Kafka (best / median)"):
         table.add_column(column)
     agreement: list[str] = []
-    for case, strategy, document, calls in cases:
+    for case, strategy, document, text, calls in cases:
         console.print(f"timing {case} ...")
         kafka = KafkaHarness(classpath, strategy, document) if classpath else None
         try:
             times = alternate(calls, kafka, runs)
-            agrees = kafka.digest() == assignment_digest(kassign.assign(strategy, document)) if kafka else None
+            agrees = kafka.digest() == assignment_digest(kassign.assign(strategy, json.loads(text))) if kafka else None
         finally:
             if kafka is not None:
                 kafka.close()

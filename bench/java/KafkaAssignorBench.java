@@ -330,6 +330,12 @@ public final class KafkaAssignorBench {
             return partitions != null && partitions.contains(partitionId);
         }
 
+        /** Kafka 4.2+ asks this too (every partition may be assigned here); no {@code @Override}, so the
+         * harness still compiles against Kafka 3.9 and 4.0, whose GroupSpec lacks it. */
+        public boolean isPartitionAssignable(Uuid topicId, int partitionId) {
+            return true;
+        }
+
         @Override
         public MemberSubscription memberSubscription(String memberId) {
             return subscriptions.get(memberId);

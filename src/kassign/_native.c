@@ -6,7 +6,14 @@
  * unknown field, a missing "topics", a number outside Java's int range ...), and the Python readers
  * then decide, so every error message still comes from one place. What it accepts it reads to the
  * same columns as the Python readers (tests/groups/test_scenario_members.py runs every near miss and
- * generated documents through all of them).
+ * generated documents through all of them), and while each member id is at hand, three things the Python side
+ * would otherwise walk the ids again for: each id's Java String.hashCode(), whether every id and owned topic is
+ * ASCII, and whether the ids come in ascending order. Given topic_numbers ({name: number}), each distinct
+ * subscription's names are numbered by it as the subscription is first read, while its strings are at hand.
+ *
+ * Real input (JSON, a live describe) gives every member a topics list of its own strings, so a member's list
+ * is first compared text by text with the subscription numbered last (no hash: a fresh string has none yet,
+ * and hashing a million of them is most of the cost); only a list that differs is hashed and looked up.
  *
  * member_pairs(names, bounds, topic, partition, topic_names, flat, pairs, pair_type=None) builds the dict
  * API's result {names[i]: [(topic, partition), ...]} from the grouped integer columns of kassign.groups.flat:
@@ -33,6 +40,12 @@
 #if defined(__linux__)
 #include <dlfcn.h>
 #include <sys/mman.h>
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch((const void *)(address))
+#else
+#define PREFETCH(address) ((void)(address))
 #endif
 
 #define JAVA_INT_MIN (-2147483647LL - 1)
@@ -101,7 +114,75 @@ typedef struct {
     Numbering lists;
     PyObject *last;    /* the list object numbered last (a strong reference), or NULL */
     int64_t last_number;
+    PyObject *topic_numbers; /* borrowed: {topic name: its number}, or NULL */
+    Column start, codes;     /* with topic_numbers: list n's names numbered at codes[start[n] .. start[n+1]-1] */
 } Subscriptions;
+
+/* A newly numbered list's names as topic numbers (-1: a name that is not a topic), while its strings are hot. */
+static int code_names(Subscriptions *subs, PyObject *key) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+        PyObject *known = PyDict_GetItemWithError(subs->topic_numbers, PyTuple_GET_ITEM(key, i));
+        if (known == NULL && PyErr_Occurred())
+            return FAILED;
+        if (column_push(&subs->codes, known == NULL ? -1 : PyLong_AsLongLong(known)) < 0)
+            return FAILED;
+    }
+    return column_push(&subs->start, subs->codes.length) < 0 ? FAILED : READ;
+}
+
+/* Whether two exact str objects hold the same text (no hash needed: a fresh string has none yet). */
+static int same_text(PyObject *a, PyObject *b) {
+    if (a == b)
+        return 1;
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyUnicode_IS_READY(a) || !PyUnicode_IS_READY(b)) /* a legacy string: Python compares it */
+        return PyUnicode_Compare(a, b) == 0;
+#endif
+    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
+    int kind = PyUnicode_KIND(a);
+    return length == PyUnicode_GET_LENGTH(b) && kind == PyUnicode_KIND(b) &&
+           memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * (size_t)kind) == 0;
+}
+
+/* Whether the list or tuple `topics` holds, item by item, exact str objects with the texts of `key` (a tuple of
+   exact str, numbered already): then the dict would number it as `key`, whose hash and equality are its texts'. */
+static int same_names(PyObject *topics, PyObject *key) {
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(topics);
+    if (count != PyTuple_GET_SIZE(key))
+        return 0;
+    PyObject **items = PySequence_Fast_ITEMS(topics);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = items[i];
+        if (!PyUnicode_CheckExact(item) || !same_text(item, PyTuple_GET_ITEM(key, i)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Java's String.hashCode() of an exact str, unsigned 32-bit: over its UTF-16 code units (a character beyond
+   U+FFFF is two of them; a lone surrogate is its own unit, as kassign.core.javaorder.java_string_hashes has it). */
+static int64_t java_string_hash(PyObject *text) {
+    uint32_t hash = 0;
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *units = data;
+        for (Py_ssize_t i = 0; i < length; i++)
+            hash = 31 * hash + units[i];
+    } else {
+        for (Py_ssize_t i = 0; i < length; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c >= 0x10000) {
+                c -= 0x10000;
+                hash = 31 * hash + (0xD800 + (c >> 10));
+                c = 0xDC00 + (c & 0x3FF);
+            }
+            hash = 31 * hash + c;
+        }
+    }
+    return (int64_t)hash;
+}
 
 static int subscription_number(Subscriptions *subs, PyObject *topics, int64_t *number) {
     if (topics == subs->last) {
@@ -110,14 +191,25 @@ static int subscription_number(Subscriptions *subs, PyObject *topics, int64_t *n
     }
     if (!PyList_CheckExact(topics) && !PyTuple_CheckExact(topics))
         return DECLINE;
+    /* Real input gives every member a list of its own, of strings of its own, usually the same names as the
+       member before: compared text by text with that subscription, it is numbered without hashing a name. */
+    if (subs->last != NULL && same_names(topics, PyList_GET_ITEM(subs->lists.values, subs->last_number))) {
+        Py_INCREF(topics);
+        Py_XSETREF(subs->last, topics);
+        *number = subs->last_number;
+        return READ;
+    }
     PyObject *key = PySequence_Tuple(topics);
     if (key == NULL)
         return FAILED;
     int outcome = READ;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key) && outcome == READ; i++)
         outcome = PyUnicode_CheckExact(PyTuple_GET_ITEM(key, i)) ? READ : DECLINE;
+    Py_ssize_t known = PyList_GET_SIZE(subs->lists.values);
     if (outcome == READ)
         outcome = number_of(&subs->lists, key, number);
+    if (outcome == READ && subs->topic_numbers != NULL && *number == known)
+        outcome = code_names(subs, key);
     Py_DECREF(key);
     if (outcome != READ)
         return outcome;
@@ -131,6 +223,7 @@ typedef struct {
     PyObject *topics; /* list of str: each owned pair's topic */
     Numbering names;  /* the distinct owned topics, in order of first listing */
     Column start, partitions, codes; /* codes: each owned pair's topic as its number in `names` */
+    int ascii;        /* whether every owned topic is ASCII */
 } Owned;
 
 /* A whole number as kassign.groups.scenario._java_int takes it on this path: an exact int in Java's range. */
@@ -168,8 +261,17 @@ static int read_owned(Owned *owned, PyObject *list, PyTypeObject *pair_type) {
         int64_t number, code;
         if (!PyUnicode_CheckExact(topic) || java_int(partition, &number) != READ)
             return DECLINE;
-        if (number_of(&owned->names, topic, &code) != READ || PyList_Append(owned->topics, topic) < 0 ||
-            column_push(&owned->partitions, number) < 0 || column_push(&owned->codes, code) < 0)
+        /* pairs of one topic usually follow one another: the last pair's topic needs no hash */
+        Py_ssize_t listed = owned->codes.length;
+        if (listed > 0 && same_text(topic, PyList_GET_ITEM(owned->topics, listed - 1))) {
+            code = owned->codes.values[listed - 1];
+        } else {
+            if (number_of(&owned->names, topic, &code) != READ) /* hashing it readies a legacy string */
+                return FAILED;
+            owned->ascii &= PyUnicode_IS_ASCII(topic) != 0;
+        }
+        if (PyList_Append(owned->topics, topic) < 0 || column_push(&owned->partitions, number) < 0 ||
+            column_push(&owned->codes, code) < 0)
             return FAILED;
     }
     return READ;
@@ -240,44 +342,80 @@ static PyObject *repeated(PyObject *value, Py_ssize_t count) {
 }
 
 static PyObject *read_members(PyObject *module, PyObject *args) {
-    PyObject *doc;
+    PyObject *doc, *topic_numbers = Py_None;
     PyTypeObject *pair_type;
-    if (!PyArg_ParseTuple(args, "OO!:read_members", &doc, &PyType_Type, &pair_type))
+    if (!PyArg_ParseTuple(args, "OO!|O:read_members", &doc, &PyType_Type, &pair_type, &topic_numbers))
         return NULL;
+    if (topic_numbers != Py_None && !PyDict_CheckExact(topic_numbers)) {
+        PyErr_SetString(PyExc_TypeError, "read_members: topic_numbers must be a dict or None");
+        return NULL;
+    }
     if (!PyDict_CheckExact(doc))
         Py_RETURN_NONE;
     /* the keys and values as lists of their own: nothing done while reading can change what is read */
     PyObject *ids = PyDict_Keys(doc), *entries = PyDict_Values(doc);
     Py_ssize_t count = entries == NULL ? 0 : PyList_GET_SIZE(entries);
-    Subscriptions subs = {{PyList_New(0), PyDict_New()}, NULL, -1};
-    Owned owned = {PyList_New(0), {PyList_New(0), PyDict_New()}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}};
+    Subscriptions subs = {{PyList_New(0), PyDict_New()}, NULL, -1, topic_numbers == Py_None ? NULL : topic_numbers,
+                          {NULL, 0, 0}, {NULL, 0, 0}};
+    Owned owned = {PyList_New(0), {PyList_New(0), PyDict_New()}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, 1};
     /* each field's default in every place: an entry without the field leaves it */
     PyObject *generations = repeated(MINUS_ONE, count), *racks = repeated(Py_None, count),
              *instance_ids = repeated(Py_None, count);
     int64_t *subscription = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    int64_t *id_hashes = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    int ids_ascii = 1, ids_ascending = 1;
     PyObject *result = NULL;
     int outcome = FAILED;
     if (ids == NULL || entries == NULL || subs.lists.values == NULL || subs.lists.number_of == NULL ||
         owned.topics == NULL || owned.names.values == NULL || owned.names.number_of == NULL || generations == NULL ||
         racks == NULL || instance_ids == NULL)
         goto done;
-    if (subscription == NULL) {
+    if (subscription == NULL || id_hashes == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    outcome = column_push(&owned.start, 0) < 0 ? FAILED : READ;
+    outcome = column_push(&owned.start, 0) < 0 || column_push(&subs.start, 0) < 0 ? FAILED : READ;
     for (Py_ssize_t i = 0; i < count && outcome == READ; i++) {
-        outcome = !PyUnicode_CheckExact(PyList_GET_ITEM(ids, i))
-                      ? DECLINE
-                      : read_entry(PyList_GET_ITEM(entries, i), i, &subs, subscription, &owned, generations, racks,
-                                   instance_ids, pair_type);
+        PyObject *id = PyList_GET_ITEM(ids, i);
+        if (!PyUnicode_CheckExact(id)) {
+            outcome = DECLINE;
+            break;
+        }
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(id) < 0) { /* a legacy string (made by a deprecated C call): its data first */
+            outcome = FAILED;
+            break;
+        }
+#endif
+        /* while the id is at hand: its Java hash (the coordinator's member map), whether it is ASCII (then
+           UTF-8 carries it) and whether the ids come sorted (the result lists members sorted) */
+        id_hashes[i] = java_string_hash(id);
+        ids_ascii &= PyUnicode_IS_ASCII(id) != 0;
+        if (ids_ascending && i > 0) {
+            int order = PyUnicode_Compare(PyList_GET_ITEM(ids, i - 1), id);
+            if (order == -1 && PyErr_Occurred()) {
+                outcome = FAILED;
+                break;
+            }
+            ids_ascending = order < 0;
+        }
+        outcome = read_entry(PyList_GET_ITEM(entries, i), i, &subs, subscription, &owned, generations, racks,
+                             instance_ids, pair_type);
     }
     if (outcome == READ) {
-        result = Py_BuildValue("(OONNONOOOON)", ids, subs.lists.values, column_bytes(subscription, count),
+        PyObject *codes = Py_None;
+        if (subs.topic_numbers != NULL)
+            codes = Py_BuildValue("(NN)", column_bytes(subs.start.values, subs.start.length),
+                                  column_bytes(subs.codes.values, subs.codes.length));
+        else
+            Py_INCREF(codes);
+        result = Py_BuildValue("(OONNONOOOONNOON)", ids, subs.lists.values, column_bytes(subscription, count),
                                column_bytes(owned.start.values, owned.start.length), owned.topics,
                                column_bytes(owned.partitions.values, owned.partitions.length),
                                generations, racks, instance_ids, owned.names.values,
-                               column_bytes(owned.codes.values, owned.codes.length));
+                               column_bytes(owned.codes.values, owned.codes.length),
+                               column_bytes(id_hashes, count), ids_ascii && owned.ascii ? Py_True : Py_False,
+                               ids_ascending ? Py_True : Py_False, codes);
     } else if (outcome == DECLINE) {
         result = Py_NewRef(Py_None);
     }
@@ -296,7 +434,10 @@ done:
     PyMem_Free(owned.start.values);
     PyMem_Free(owned.partitions.values);
     PyMem_Free(owned.codes.values);
+    PyMem_Free(subs.start.values);
+    PyMem_Free(subs.codes.values);
     PyMem_Free(subscription);
+    PyMem_Free(id_hashes);
     return result;
 }
 
@@ -465,6 +606,19 @@ static PyObject *new_pair(PyTypeObject *pair_type, PyObject *topic, PyObject *nu
     return pair;
 }
 
+/* Members this far ahead have their name (its type and cached hash, read by the dict) and first kept pair
+   (its reference count) asked for early: a result of ten thousand short lists is otherwise one cache miss
+   after another, each waited for in turn (the names were last read long before, the kept pairs a call ago). */
+#define PREFETCH_AHEAD 8
+
+static void prefetch_ahead(PyObject *names, Py_ssize_t i, PyObject *kept, const Int64s *flat, const Int64s *bounds) {
+    PyObject *name = PyList_GET_ITEM(names, i);
+    PREFETCH(name);
+    PREFETCH((const char *)name + sizeof(PyASCIIObject) - 1); /* the header's end: the hash and the state */
+    if (kept != NULL && bounds->values[i] < bounds->values[i + 1])
+        PREFETCH(PyList_GET_ITEM(kept, flat->values[bounds->values[i]]));
+}
+
 static PyObject *member_pairs(PyObject *module, PyObject *args) {
     PyObject *names, *bounds_object, *topic_object, *partition_object, *topic_names, *flat_object, *kept;
     PyObject *pair_type_object = Py_None;
@@ -559,6 +713,8 @@ static PyObject *member_pairs(PyObject *module, PyObject *args) {
     huge = huge_arenas_begin(share ? 0 : rows);
     for (Py_ssize_t i = 0; i < members; i++) {
         const Py_ssize_t first = (Py_ssize_t)bounds.values[i], size = (Py_ssize_t)bounds.values[i + 1] - first;
+        if (i + PREFETCH_AHEAD < members)
+            prefetch_ahead(names, i + PREFETCH_AHEAD, share ? kept : NULL, share ? &flat : NULL, &bounds);
         PyObject *list = PyList_New(size);
         if (list == NULL || PyDict_SetItem(result, PyList_GET_ITEM(names, i), list) < 0) {
             Py_XDECREF(list);
@@ -609,7 +765,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"read_members", read_members, METH_VARARGS,
-     "read_members(doc, pair_type) -> columns tuple, or None when the document is not of the plainest shape"},
+     "read_members(doc, pair_type, topic_numbers=None) -> columns tuple (and id hashes, all ASCII, ids ascending, "
+     "the subscriptions' topic numbers), or None when the document is not of the plainest shape"},
     {"member_pairs", member_pairs, METH_VARARGS,
      "member_pairs(names, bounds, topic, partition, topic_names, flat, kept, pair_type=None) -> "
      "{name: [(topic, partition)]}"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -123,6 +124,23 @@ def test_dict_and_table_equal_the_pair_by_pair_reference(flat: FlatAssignment, e
     assert list(got) == list(expected)  # members sorted
     assert all(type(pair) is tuple for pairs in got.values() for pair in pairs)
     assert table_rows(flat.to_table()) == rows({m: p for m, p in expected.items() if p})
+
+
+@settings(max_examples=200, deadline=None)
+@given(flat_assignments(), st.lists(st.sampled_from(["a", "new", "zz"]), max_size=2))
+def test_members_known_sorted_skip_the_sort_with_the_same_result(flat: FlatAssignment, extra: list[str]) -> None:
+    """A reader that saw the ids in ascending order says so (members_sorted): no sort, the same answer."""
+    ordered = dataclasses.replace(flat, members=sorted(flat.members))
+    ordered = dataclasses.replace(ordered, owner=_renumbered(flat, ordered.members), shared=None)
+    known = dataclasses.replace(ordered, members_sorted=True)
+    assert known.to_dict(extra) == ordered.to_dict(extra) and list(known.to_dict(extra)) == list(ordered.to_dict(extra))
+    assert known.to_table().equals(ordered.to_table())
+
+
+def _renumbered(flat: FlatAssignment, members: list[str]) -> np.ndarray:
+    """``flat``'s owner array with members numbered by their place in ``members``."""
+    place = np.array([members.index(m) for m in flat.members] + [-1], dtype=np.int64)
+    return place[np.asarray(flat.owner, dtype=np.int64)]
 
 
 @settings(max_examples=200, deadline=None)

@@ -5,9 +5,11 @@ one place with one message."""
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from enum import IntEnum
 from types import MappingProxyType
+import sys
 from typing import Any
 
 import numpy as np
@@ -16,8 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kassign
-from kassign.groups.classic.assignors.base import TopicPartition
+from kassign.groups.classic.assignors import get_assignor
+from kassign.groups.classic.assignors.base import Assignment, TopicPartition
+from kassign.groups.classic.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kassign.groups.classic.assignors.eager_sticky import StickyAssignor
 from kassign.core.errors import ScenarioError
+from kassign.core.javaorder import java_string_hashes
 from kassign.groups.scenario import (
     Members,
     MemberSpec,
@@ -123,6 +129,12 @@ def assert_same(bulk: Members, one_by_one: Members) -> None:
     assert [names[c] for c in code.tolist()] == one_by_one.owned_topics
     assert names == list(dict.fromkeys(one_by_one.owned_topics))  # distinct, in order of first listing
     assert dict(bulk.items()) == dict(one_by_one.items())
+    # what a reader learnt on the way, where it says it did
+    assert np.array_equal(bulk.java_id_hashes(), java_string_hashes(one_by_one.ids))
+    if bulk.ids_ascending is not None:
+        assert bulk.ids_ascending == (one_by_one.ids == sorted(one_by_one.ids))
+    if bulk.ascii:
+        assert all(text.isascii() for text in [*one_by_one.ids, *one_by_one.owned_topics])
 
 
 def assert_readers_agree(members: Any) -> None:
@@ -231,3 +243,109 @@ def test_plain_documents_take_the_native_path_where_it_is_built() -> None:
     assert _members_natively(members) is not None
     assert _members_at_once(members).owned_topic_codes is not None  # the native reader numbered them
     assert _members_natively({"a": {"topics": ["t0"], "generation": np.int32(3)}}) is None  # left to Python
+
+
+# Names as real input spells them: ASCII, Latin-1, beyond (kind 2), beyond the BMP (a surrogate pair in Java).
+TEXTS = st.sampled_from(["t0", "t1", "t10", "t", "", "tö", "t\u0394", "t\U0001F642", "topic-0001", "topic-0002"])
+
+
+def fresh(text: str) -> str:
+    """An equal string that is a new object, as every string JSON decodes is."""
+    return json.loads(json.dumps(text))
+
+
+@st.composite
+def fresh_member_documents(draw: Any) -> dict[str, Any]:
+    """Members as decoded JSON gives them: each its own topics list of its own strings, equal by value to
+    another member's or differing from it in one place, in order, in length; owned pairs of equal topics
+    as distinct objects; ids in any order, some non-ASCII."""
+    base = draw(st.lists(TEXTS, max_size=5))
+    members: dict[str, Any] = {}
+    for i in range(draw(st.integers(0, 8))):
+        topics = list(base)
+        change = draw(st.sampled_from(["same", "same", "reversed", "one other", "shorter", "longer", "own"]))
+        if change == "reversed":
+            topics.reverse()
+        elif change == "one other" and topics:
+            topics[draw(st.integers(0, len(topics) - 1))] = draw(TEXTS)
+        elif change == "shorter":
+            topics = topics[:-1]
+        elif change == "longer":
+            topics.append(draw(TEXTS))
+        elif change == "own":
+            topics = draw(st.lists(TEXTS, max_size=5))
+        entry: dict[str, Any] = {"topics": [fresh(name) for name in topics]}
+        if draw(st.booleans()):
+            entry["owned"] = [[fresh(draw(TEXTS)), draw(st.integers(0, 3))] for _ in range(draw(st.integers(0, 3)))]
+        members[fresh(draw(st.sampled_from(["m", "a", "z", "m\u00e9", "m\U0001F642", "m\u4e2d"])) + str(i))] = entry
+    return members
+
+
+@settings(max_examples=500, deadline=None)
+@given(fresh_member_documents())
+def test_lists_equal_by_value_are_read_as_lists_equal_by_identity(members: dict[str, Any]) -> None:
+    """The native reader numbers a member's list by comparing it text by text with the subscription before;
+    the result must be what numbering every list by value gives, and what the same document read from
+    JSON (every string new) and as shared objects gives."""
+    assert_readers_agree(members)
+    shared = {member: {**entry, "topics": list(map(sys.intern, entry["topics"]))} for member, entry in members.items()}
+    for reader in bulk_readers():
+        bulk, again = reader(members), reader(shared)
+        assert bulk is not None and again is not None
+        assert_same(bulk, read_member_by_member(shared))
+        assert bulk.subscription.tolist() == again.subscription.tolist()
+
+
+def test_a_list_equal_to_the_one_before_but_for_one_name_is_a_subscription_of_its_own() -> None:
+    names = [f"topic-{t:03d}" for t in range(100)]
+    members = json.loads(json.dumps({f"m{i}": {"topics": names} for i in range(5)}))
+    members["m3"]["topics"][99] = "topic-100"
+    members["m4"]["topics"] = members["m4"]["topics"][::-1]
+    for reader in bulk_readers():
+        bulk = reader(members)
+        assert bulk is not None and bulk.subscription.tolist() == [0, 0, 0, 1, 2]
+        assert bulk.subscriptions[2] == tuple(reversed(names))
+        assert_same(bulk, read_member_by_member(members))
+
+
+def test_the_native_reader_says_what_it_learnt_from_the_ids() -> None:
+    if _accel.native is None:
+        pytest.skip("kassign._native is not built here (or KASSIGN_NO_NATIVE is set): the Python readers serve")
+    plain = _members_natively({"a": {"topics": []}, "b": {"topics": [], "owned": [["t0", 1]]}})
+    assert plain.ids_ascending and plain.ascii and plain.java_id_hashes().tolist() == [97, 98]
+    unsorted = _members_natively({"b": {"topics": []}, "a": {"topics": []}})
+    assert unsorted.ids_ascending is False and unsorted.ascii
+    astral = _members_natively({"m\U0001F642": {"topics": []}, "n": {"topics": [], "owned": [["t\u00e9", 0]]}})
+    assert astral.ascii is False
+    assert astral.java_id_hashes().tolist() == java_string_hashes(["m\U0001F642", "n"]).tolist()
+    assert astral.java_id_hashes()[1] == 110
+
+
+class _OwnBytes(StickyAssignor):
+    def subscription_user_data(self, topics, owned_partitions, generation):  # type: ignore[override]
+        return f"{len(owned_partitions)}/{generation}".encode()
+
+
+def _assignors() -> list[Any]:
+    remembering = StickyAssignor()
+    remembering.on_assignment(Assignment((TopicPartition("t1", 2), TopicPartition("t0", 0))), 4)
+    return [StickyAssignor(), remembering, CooperativeStickyAssignor(), get_assignor("range"), _OwnBytes()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(member_documents(), fresh_member_documents()))
+def test_subscriptions_on_columns_are_those_each_member_sends(members: dict[Any, Any]) -> None:
+    """Scenario.subscriptions builds every member's subscription from the columns (the eager sticky
+    assignor's user data encoded for all members at once, owned lists built in one pass): each equals
+    what the member's own copy of the assignor sends, member by member."""
+    try:
+        scenario = parse_scenario({"topics": {"t0": 3, "t1": 1}, "members": members})
+    except ScenarioError:
+        return
+    for assignor in _assignors():
+        expected = {member: assignor.subscription(spec.topics, owned_partitions=spec.owned, generation=spec.generation,
+                                                  rack=spec.rack, group_instance_id=spec.instance_id)
+                    for member, spec in scenario.members.items()}
+        got = scenario.subscriptions(assignor)
+        assert got == expected and list(got) == list(expected)
+        assert all(type(tp) is TopicPartition for s in got.values() for tp in s.owned_partitions)

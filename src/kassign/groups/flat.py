@@ -56,12 +56,16 @@ class FlatAssignment:
     offsets: np.ndarray
     owner: np.ndarray
     shared: tuple[np.ndarray, np.ndarray] | None = None
+    members_sorted: bool = False  # the caller knows ``members`` are in ascending order (a reader saw them)
 
     def grouped(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
         """``(names, bounds, topic, partition)``: member ``names`` sorted; ``names[i]`` holds the
         pairs ``bounds[i] .. bounds[i+1]-1`` of the ``topic`` (index into ``topics``) and
         ``partition`` columns, by topic name, then partition."""
-        names, member_rank = _sorted_with_ranks(self.members)
+        if self.members_sorted:
+            names, member_rank = self.members, np.arange(len(self.members), dtype=np.int64)
+        else:
+            names, member_rank = _sorted_with_ranks(self.members)
         topic_order = np.array(sorted(range(len(self.topics)), key=self.topics.__getitem__), dtype=np.int64)
         offsets = np.asarray(self.offsets, dtype=np.int64)
         if self.shared is not None:
@@ -101,7 +105,7 @@ class FlatAssignment:
         if native is not None:
             topics = list(self.topics)  # the C pass takes lists (a few hundred names: no cost to speak of)
             flat = offsets[topic] + partition
-            return native.member_pairs(names, bounds, None, None, topics, flat, layout_pairs(topics, offsets).tolist())
+            return native.member_pairs(names, bounds, None, None, topics, flat, layout_pair_list(topics, offsets))
         return dict(zip(names, member_lists(layout_pairs(self.topics, offsets)[offsets[topic] + partition], bounds)))
 
     def to_table(self) -> pa.Table:
@@ -241,6 +245,7 @@ def member_lists(pairs: np.ndarray, bounds: np.ndarray) -> list[list[Any]]:
 # this many partitions: a group's topics change far less often than its assignment is asked for.
 _KEPT_PAIRS_AT_MOST = 1 << 17
 _kept_pairs: tuple[tuple[tuple[str, ...], bytes], np.ndarray] | None = None
+_kept_pair_list: tuple[np.ndarray, list[tuple[str, int]]] | None = None  # the same tuples as a list, for the C pass
 
 
 def layout_pairs(topics: list[str], offsets: np.ndarray) -> np.ndarray:
@@ -258,6 +263,19 @@ def layout_pairs(topics: list[str], offsets: np.ndarray) -> np.ndarray:
     pairs = np.fromiter(pair_objects(topics, topic, flat - offsets[topic]), dtype=object, count=len(flat))
     _kept_pairs = (key, pairs)
     return pairs
+
+
+def layout_pair_list(topics: list[str], offsets: np.ndarray) -> list[tuple[str, int]]:
+    """:func:`layout_pairs` as a list, kept with it: a result built again for the same layout takes the list
+    as it is, instead of listing ten thousand tuples (and releasing them) on every call."""
+    global _kept_pair_list
+    pairs = layout_pairs(topics, offsets)
+    kept = _kept_pair_list
+    if kept is not None and kept[0] is pairs:
+        return kept[1]
+    listed = pairs.tolist()
+    _kept_pair_list = (pairs, listed)
+    return listed
 
 
 def sliced(items: list[Any], bounds: np.ndarray) -> Iterator[list[Any]]:

@@ -39,6 +39,7 @@ from kassign.groups.classic.assignors.base import (
 from kassign.core.cluster import Cluster
 from kassign.core.documents import load_json
 from kassign.core.errors import KassignError, ScenarioError, shown
+from kassign.core.javaorder import java_string_hashes
 from kassign.core.limits import JAVA_INT_MAX, JAVA_INT_MIN, is_whole_number, partition_budget
 from kassign.core.text import all_utf8, escaped, utf8_problem
 
@@ -68,7 +69,13 @@ class Members(Mapping[str, MemberSpec]):
     * ``generations``, ``racks``, ``instance_ids``: one entry per member;
     * ``owned_topic_codes``: where a reader numbered the owned topics as it read them, ``(names, code)``
       with ``owned_topics[j] == names[code[j]]``, the names distinct and in order of first listing;
-      else None (see :meth:`owned_topics_coded`).
+      else None (see :meth:`owned_topics_coded`);
+    * what a reader learnt while each id was at hand (the native one does), else None / False:
+      ``id_hashes`` (each id's Java ``String.hashCode()``, see :meth:`java_id_hashes`), ``ids_ascending``
+      (the ids are in Python's ascending order) and ``ascii`` (every id and owned topic is ASCII);
+    * ``subscription_topics``: where a reader numbered the subscriptions' names, ``(names, start, code)``:
+      subscription ``s`` lists ``names[code[j]]`` for ``j`` in ``start[s] .. start[s+1]-1``, -1 for a
+      name not among ``names`` (the scenario's topics); else None.
 
     As a mapping it is ``{member id: MemberSpec}``. The MemberSpecs are built on first
     use: the consumer protocol's assignors never ask for them. The columns are read-only.
@@ -77,7 +84,9 @@ class Members(Mapping[str, MemberSpec]):
     def __init__(self, ids: list[str], subscriptions: list[tuple[str, ...]], subscription: np.ndarray,
                  owned_start: np.ndarray, owned_topics: list[str], owned_partitions: np.ndarray,
                  generations: list[int], racks: list[str | None], instance_ids: list[str | None],
-                 owned_topic_codes: tuple[list[str], np.ndarray] | None = None) -> None:
+                 owned_topic_codes: tuple[list[str], np.ndarray] | None = None, id_hashes: np.ndarray | None = None,
+                 ids_ascending: bool | None = None, ascii: bool = False,
+                 subscription_topics: tuple[list[str], np.ndarray, np.ndarray] | None = None) -> None:
         self.ids = ids
         self.subscriptions = subscriptions
         self.subscription = subscription
@@ -88,6 +97,17 @@ class Members(Mapping[str, MemberSpec]):
         self.racks = racks
         self.instance_ids = instance_ids
         self.owned_topic_codes = owned_topic_codes
+        self.id_hashes = id_hashes
+        self.ids_ascending = ids_ascending
+        self.ascii = ascii
+        self.subscription_topics = subscription_topics
+
+    def java_id_hashes(self) -> np.ndarray:
+        """Each member id's Java ``String.hashCode()`` (unsigned 32-bit, int64): the coordinator's member map
+        is a ``HashMap`` of the ids."""
+        if self.id_hashes is None:
+            self.id_hashes = java_string_hashes(self.ids)
+        return self.id_hashes
 
     def owned_topics_coded(self) -> tuple[list[str], np.ndarray]:
         """``(names, code)``: the distinct owned topics in order of first listing, and each owned pair's
@@ -130,6 +150,16 @@ class Members(Mapping[str, MemberSpec]):
 
     def owned_lists(self) -> list[tuple[TopicPartition, ...]]:
         """Each member's owned partitions, as listed."""
+        native = _accel.native
+        partitions = self.owned_partitions
+        if native is not None and native.PAIR_TYPES and len(partitions) and partitions.min() >= 0:
+            # in one C pass (the result dict's builder), each topic's name shared by its pairs
+            names, code = self.owned_topics_coded()
+            built = native.member_pairs(list(self.ids), np.asarray(self.owned_start, dtype=np.int64),
+                                        np.asarray(code, dtype=np.int64), np.asarray(partitions, dtype=np.int64),
+                                        list(names), None, None, TopicPartition)
+            if len(built) == len(self.ids):  # ids are distinct (a document's keys are)
+                return list(map(tuple, built.values()))
         pairs = list(map(new_topic_partition, zip(self.owned_topics, self.owned_partitions.tolist())))
         cut = self.owned_start.tolist()
         return list(map(tuple, map(pairs.__getitem__, map(slice, cut[:-1], cut[1:]))))
@@ -187,13 +217,27 @@ class Scenario:
     def subscriptions(self, assignor: ConsumerPartitionAssignor) -> dict[str, Subscription]:
         """Each member's subscription as that member's copy of ``assignor`` would send it."""
         members = self.members
-        rows = zip(members.ids, members.topic_lists(), members.owned_lists(), members.generations, members.racks,
-                   members.instance_ids)
+        topic_lists, owned_lists = members.topic_lists(), members.owned_lists()
+        columns = (members.ids, topic_lists, owned_lists, members.generations, members.racks, members.instance_ids)
+        if not (isinstance(assignor, ConsumerPartitionAssignor)
+                and type(assignor).subscription is ConsumerPartitionAssignor.subscription):
+            return {
+                member_id: assignor.subscription(
+                    topics, owned_partitions=owned, generation=generation, rack=rack, group_instance_id=instance_id
+                )
+                for member_id, topics, owned, generation, rack, instance_id in zip(*columns)
+            }
+        # The base class's subscription on columns (the lists are tuples of TopicPartition already), with
+        # every member's user data at once where the assignor can encode it so (the eager sticky one).
+        names, code = members.owned_topics_coded()
+        user_data = assignor.batch_user_data(members.owned_start, code, names, members.owned_partitions,
+                                             members.generations)
+        if user_data is None:
+            user_data = list(map(assignor.subscription_user_data, topic_lists, owned_lists, members.generations))
         return {
-            member_id: assignor.subscription(
-                topics, owned_partitions=owned, generation=generation, rack=rack, group_instance_id=instance_id
-            )
-            for member_id, topics, owned, generation, rack, instance_id in rows
+            member_id: Subscription(topics=topics, user_data=data, owned_partitions=owned, generation=generation,
+                                    rack=rack, group_instance_id=instance_id)
+            for member_id, topics, owned, generation, rack, instance_id, data in zip(*columns, user_data)
         }
 
 
@@ -335,27 +379,36 @@ def _members_one_by_one(doc: Mapping[Any, Any]) -> Members:
     return Members.from_rows(list(doc), parse.subscriptions.lists, rows)
 
 
-def _members_at_once(doc: Mapping[Any, Any]) -> Members | None:
+def _members_at_once(doc: Mapping[Any, Any], topics: Mapping[str, int] | None = None) -> Members | None:
     """The members read column by column if every entry has the plain shape JSON gives, else None
-    (see :func:`_members_column_by_column`)."""
-    members = _members_natively(doc)
+    (see :func:`_members_column_by_column`). ``topics``: the scenario's, whose names the native reader
+    numbers the subscriptions by as it reads them."""
+    members = _members_natively(doc, topics)
     return members if members is not None else _members_column_by_column(doc)
 
 
-def _members_natively(doc: Mapping[Any, Any]) -> Members | None:
+def _members_natively(doc: Mapping[Any, Any], topics: Mapping[str, int] | None = None) -> Members | None:
     """:func:`_members_column_by_column` in one C pass (``kassign._native.read_members``), for the plainest
     shape only: exact ``dict``, ``str``, ``int``, ``list`` and ``tuple`` (and :class:`TopicPartition` pairs).
     None where the compiled part is not built or the document has any other shape (a numpy integer, a
-    ``str`` subclass ...): the Python readers then decide."""
+    ``str`` subclass ...): the Python readers then decide. With ``topics``, each distinct subscription's
+    names are numbered by their place in ``topics`` as the reader first meets them
+    (:attr:`Members.subscription_topics`)."""
     native = _accel.native
-    columns = None if native is None else native.read_members(doc, TopicPartition)
+    if native is None:
+        return None
+    names = None if topics is None else list(topics)
+    numbers = None if names is None else dict(zip(names, range(len(names))))
+    columns = native.read_members(doc, TopicPartition, numbers)
     if columns is None:
         return None
     (ids, subscriptions, subscription, owned_start, owned_topics, owned_partitions, generations, racks,
-     instance_ids, owned_names, owned_code) = columns
+     instance_ids, owned_names, owned_code, id_hashes, ascii, ascending, codes) = columns
     return Members(ids, subscriptions, _int64s(subscription), _int64s(owned_start), owned_topics,
                    _int64s(owned_partitions), generations, racks, instance_ids,
-                   owned_topic_codes=(owned_names, _int64s(owned_code)))
+                   owned_topic_codes=(owned_names, _int64s(owned_code)), id_hashes=_int64s(id_hashes),
+                   ids_ascending=ascending, ascii=ascii,
+                   subscription_topics=None if codes is None else (names, *map(_int64s, codes)))
 
 
 def _int64s(buffer: bytearray) -> np.ndarray:
@@ -554,7 +607,9 @@ def _check_names_are_utf8(topics: dict[str, int], members: Members, partition_ra
     replica_racks = chain.from_iterable(chain.from_iterable(partition_racks.values()))
     small = chain(topics, chain.from_iterable(members.subscriptions), partition_racks, replica_racks, topic_ids,
                   topic_ids.values())
-    columns = (members.ids, members.owned_topics, _stated(members.racks), _stated(members.instance_ids), small)
+    # ASCII is UTF-8: the long columns need no join when the reader saw them all ASCII
+    long_columns = () if members.ascii else (members.ids, members.owned_topics)
+    columns = (*long_columns, _stated(members.racks), _stated(members.instance_ids), small)
     if all(map(all_utf8, columns)):
         return
     for path, what, names in _named_texts(topics, members, partition_racks, topic_ids):
@@ -613,7 +668,7 @@ def parse_scenario(doc: Any) -> Scenario:
     members_doc = doc["members"]
     if not isinstance(members_doc, Mapping):
         raise _fail("members", 'expected an object of member id -> subscription, e.g. {"C0": {"topics": ["t0"]}}')
-    members = _members_at_once(members_doc)
+    members = _members_at_once(members_doc, topics)
     if members is None:
         members = _members_one_by_one(members_doc)
     _check_instance_ids(members)

@@ -67,4 +67,5 @@ def assign_server_side(name: object, scenario: Scenario,
     # members back in the document's order, which is often sorted already: the result lists them sorted
     held = owners >= 0
     owners[held] = group.given_position[owners[held]]
-    return FlatAssignment(scenario.members.ids, group.topic_names, group.offsets, owners)
+    return FlatAssignment(scenario.members.ids, group.topic_names, group.offsets, owners,
+                          members_sorted=bool(scenario.members.ids_ascending))

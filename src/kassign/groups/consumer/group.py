@@ -403,10 +403,11 @@ def _with_tree_bins(group: ServerGroup, members: np.ndarray, start: np.ndarray, 
     return new_start, np.concatenate(keys), np.concatenate(partitions)
 
 
-def member_positions(member_ids: Sequence[str]) -> np.ndarray:
+def member_positions(member_ids: Sequence[str], hashes: np.ndarray | None = None) -> np.ndarray:
     """The coordinator's members ``HashMap`` (filled in the order given), as Java iterates it:
-    the position in ``member_ids`` of the first member it yields, the second, ..."""
-    return hash_iteration_order(java_string_hashes(member_ids))
+    the position in ``member_ids`` of the first member it yields, the second, ...; ``hashes``: the
+    ids' ``String.hashCode()`` where known already."""
+    return hash_iteration_order(java_string_hashes(member_ids) if hashes is None else hashes)
 
 
 def build_server_group(scenario: Scenario) -> ServerGroup:
@@ -415,6 +416,8 @@ def build_server_group(scenario: Scenario) -> ServerGroup:
     owned_names, owned_name = _owned_topic_numbers(members, scenario.topics)
     return assemble_server_group(
         member_ids=members.ids,
+        member_hashes=members.java_id_hashes(),
+        subscription_topics=members.subscription_topics,
         instance_ids=members.instance_ids,
         subscriptions=members.subscriptions,
         subscription=members.subscription,
@@ -444,7 +447,9 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
                           subscriptions: Sequence[tuple[str, ...]], subscription: np.ndarray,
                           topics: Mapping[str, int], uuid_of_name: Mapping[str, tuple[int, int]],
                           owned_member: np.ndarray, owned_name: np.ndarray, owned_names: Sequence[str],
-                          owned_partitions: np.ndarray) -> ServerGroup:
+                          owned_partitions: np.ndarray, member_hashes: np.ndarray | None = None,
+                          subscription_topics: tuple[Sequence[str], np.ndarray, np.ndarray] | None = None,
+                          ) -> ServerGroup:
     """Number a group given as columns, members in the order the coordinator put them in its map.
 
     ``subscriptions``: the distinct topic lists, member ``i`` listing ``subscriptions[subscription[i]]``;
@@ -452,11 +457,13 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
     ``topics`` and ``owned_names``; the current targets are pairs, pair ``j`` of member ``owned_member[j]``
     (each member's in the order listed): topic ``owned_names[owned_name[j]]``, partition ``owned_partitions[j]``.
     The distinct subscriptions are the subscription classes, so the members are never visited one
-    by one here: their columns are permuted into member order."""
+    by one here: their columns are permuted into member order. ``member_hashes``: the ids' Java hashes,
+    where the caller has them (computed otherwise); ``subscription_topics``: the subscriptions' names as
+    numbers, where a reader numbered them (:attr:`kassign.groups.scenario.Members.subscription_topics`)."""
     existing = sorted(topics, key=lambda name: _uuid_sort_key(uuid_of_name[name]))
     topic_index = {name: i for i, name in enumerate(existing)}
-    position = member_positions(member_ids)
-    class_start, class_topics = _class_topics(subscriptions, topic_index)
+    position = member_positions(member_ids, member_hashes)
+    class_start, class_topics = _class_topics(subscriptions, topic_index, subscription_topics)
     return ServerGroup(
         given_member_ids=member_ids,
         given_instance_ids=instance_ids,
@@ -499,9 +506,17 @@ class _TopicNumbers(dict):
         return -1
 
 
-def _class_topics(distinct: list[tuple[str, ...]], topic_index: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of each class's topic numbers, distinct, in listing order, names that do not exist dropped."""
+def _class_topics(distinct: list[tuple[str, ...]], topic_index: Mapping[str, int],
+                  coded: tuple[Sequence[str], np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of each class's topic numbers, distinct, in listing order, names that do not exist dropped.
+    ``coded``: ``(names, start, code)``, the classes' names already numbered by ``names`` (-1: none of
+    them): then only ``names`` are looked up, not every name of every class."""
     lookup = _TopicNumbers(topic_index)
+    if coded is not None:
+        names, start, code = coded
+        number = np.fromiter(map(lookup.__getitem__, chain(names, [""])), dtype=np.int64, count=len(names) + 1)
+        number[-1] = -1  # code -1 (a name none of ``names`` is) picks it
+        return _distinct_per_class(number[code], np.diff(start), len(topic_index))
     lengths = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
     topics = np.fromiter(map(lookup.__getitem__, chain.from_iterable(distinct)), dtype=np.int64,
                          count=int(lengths.sum()))

@@ -15,6 +15,7 @@ from kassign.groups.classic.assignors.sticky.userdata import (
     decode_cooperative_user_data,
     decode_sticky_user_data,
     encode_cooperative_user_data,
+    encode_many,
     encode_sticky_user_data,
 )
 from kassign.groups.classic.assignors.base import TopicPartition
@@ -243,3 +244,21 @@ def test_the_sticky_assignor_treats_missing_or_unreadable_user_data_as_no_histor
 def test_encoding_a_topic_name_utf8_cannot_carry_is_a_kassign_error() -> None:
     with pytest.raises(KassignError, match="topic name '\\\\ud800' has a lone surrogate"):
         encode_sticky_user_data([("\ud800", 0)], 1)
+
+
+OWNED_TOPICS = st.sampled_from(["t0", "t1", "t\u00e9", "t\U0001F642", "topic-0001"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.tuples(OWNED_TOPICS, st.integers(-(2**31), 2**31 - 1)), max_size=8),
+                          st.integers(-(2**31), 2**31 - 1)), max_size=6), st.sampled_from([0, 1]))
+def test_many_members_encoded_at_once_send_the_bytes_each_would(members, version):
+    """encode_many on the owned columns: each member's bytes equal encode_sticky_user_data of its own
+    pairs (topics in order of first listing, a topic's partitions as listed, repeats kept)."""
+    names = list(dict.fromkeys(topic for owned, _ in members for topic, _ in owned))
+    code = np.array([names.index(topic) for owned, _ in members for topic, _ in owned], dtype=np.int64)
+    partitions = np.array([p for owned, _ in members for _, p in owned], dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum([len(owned) for owned, _ in members])]).astype(np.int64)
+    generations = [generation for _, generation in members]
+    assert encode_many(start, code, names, partitions, generations, version=version) == [
+        encode_sticky_user_data(owned, generation, version=version) for owned, generation in members]

@@ -19,11 +19,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kassign.core.cluster import Cluster
 from kassign.groups.flat import FlatAssignment
 from kassign.core.javaorder import java_string_key
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +122,13 @@ class ConsumerPartitionAssignor(ABC):
         gives everything up before it joins.
         """
         return b""
+
+    def batch_user_data(self, owned_start: np.ndarray, owned_code: np.ndarray, owned_names: Sequence[str],
+                        owned_partitions: np.ndarray, generations: Sequence[int]) -> list[bytes] | None:
+        """Every member's :meth:`subscription_user_data` at once, from the owned columns of
+        :class:`kassign.groups.scenario.Members`, where an assignor can do it faster than member by member
+        (the same bytes); None (this default): ask member by member."""
+        return None
 
     def subscription(
         self,

@@ -28,12 +28,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import numpy as np
+
 from kassign.groups.classic.assignors.sticky.claims import Claim
 from kassign.groups.classic.assignors.sticky.engine import EngineAssignor, GroupView
 from kassign.groups.classic.assignors.sticky.userdata import (
     DEFAULT_GENERATION,
     UserDataError,
     decode_sticky_user_data,
+    encode_many,
     encode_sticky_user_data,
 )
 from kassign.groups.classic.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
@@ -92,6 +95,21 @@ class StickyAssignor(EngineAssignor):
         if self._last_partitions is None:
             return b""  # a new member has no history (Kafka sends null)
         return encode_sticky_user_data(self._last_partitions, self._last_generation)
+
+    def batch_user_data(self, owned_start: np.ndarray, owned_code: np.ndarray, owned_names: Sequence[str],
+                        owned_partitions: np.ndarray, generations: Sequence[int]) -> list[bytes] | None:
+        """:meth:`subscription_user_data` of every member, encoded in one pass (:func:`encode_many`)."""
+        if type(self).subscription_user_data is not StickyAssignor.subscription_user_data:
+            return None  # a subclass says what its members send
+        data = encode_many(owned_start, owned_code, owned_names, owned_partitions, generations)
+        # a member with nothing to tell sends what subscription_user_data sends then
+        silent = np.flatnonzero((np.diff(owned_start) == 0) & (np.asarray(generations) == DEFAULT_GENERATION))
+        if len(silent):
+            said = b"" if self._last_partitions is None else encode_sticky_user_data(self._last_partitions,
+                                                                                      self._last_generation)
+            for m in silent.tolist():
+                data[m] = said
+        return data
 
     def on_assignment(self, assignment: Assignment, generation: int) -> None:
         self._last_partitions = tuple(assignment.partitions)

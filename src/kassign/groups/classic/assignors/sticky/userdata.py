@@ -109,6 +109,109 @@ def _topic_header(topic: str) -> bytes:
     return _INT16.pack(len(name)) + name
 
 
+def encode_many(start: np.ndarray, code: np.ndarray, names: Sequence[str], partitions: np.ndarray,
+                generations: Sequence[int], *, version: int = 1) -> list[bytes]:
+    """:func:`encode_sticky_user_data` of many members at once, from integer columns: member ``m`` owned
+    the pairs ``start[m] .. start[m+1]-1``, pair ``j`` of topic ``names[code[j]]`` and partition
+    ``partitions[j]`` (as :class:`kassign.groups.scenario.Members` keeps them), in generation
+    ``generations[m]``. The same bytes, member by member: topic entries in order of first listing, each
+    topic's partitions as listed. A leader replaying two thousand members' histories of five hundred
+    partitions each would otherwise pack a million numbers one topic entry at a time. Numbers must be
+    Java ints (a scenario's are)."""
+    if version not in (0, 1):
+        raise KassignError(f"sticky user data version must be 0 or 1, got {version}")
+    members = len(start) - 1
+    if members <= 0:
+        return []
+    headers = [_topic_header(name) for name in names]
+    header_start = np.zeros(len(headers) + 1, dtype=np.int64)
+    np.cumsum([len(h) for h in headers], out=header_start[1:])
+    header_bytes = np.frombuffer(b"".join(headers), dtype=np.uint8)
+    start = np.asarray(start, dtype=np.int64)
+    code = np.asarray(code, dtype=np.int64)
+    generation = np.asarray(generations, dtype=np.int64)
+    sizes_kernel, fill_kernel = _encoders()
+    sizes = np.empty(members, dtype=np.int64)
+    slot = np.full(max(len(headers), 1), -1, dtype=np.int64)  # scratch: a topic's entry in the member at hand
+    sizes_kernel(start, code, np.diff(header_start), version, slot, sizes)
+    offsets = np.zeros(members + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    buf = np.empty(int(offsets[-1]), dtype=np.uint8)
+    scratch = np.empty((3, max(len(headers), 1)), dtype=np.int64)
+    fill_kernel(start, code, np.asarray(partitions, dtype=np.int64), header_bytes, header_start, generation, version,
+                offsets, buf, slot, scratch[0], scratch[1], scratch[2])
+    data = buf.tobytes()
+    cut = offsets.tolist()
+    return [data[a:b] for a, b in zip(cut[:-1], cut[1:])]
+
+
+def _encoded_sizes(start, code, header_length, version, slot, sizes):  # pragma: no cover - compiled by numba
+    for m in range(len(start) - 1):
+        total = 4 + (4 if version == 1 else 0)
+        for j in range(start[m], start[m + 1]):
+            c = code[j]
+            if slot[c] < 0:
+                slot[c] = 0
+                total += header_length[c] + 4
+            total += 4
+        for j in range(start[m], start[m + 1]):
+            slot[code[j]] = -1
+        sizes[m] = total
+
+
+def _write_i32(buf, pos, value):  # pragma: no cover - compiled by numba
+    value &= 0xFFFFFFFF
+    buf[pos] = (value >> 24) & 0xFF
+    buf[pos + 1] = (value >> 16) & 0xFF
+    buf[pos + 2] = (value >> 8) & 0xFF
+    buf[pos + 3] = value & 0xFF
+
+
+def _encode_fill(start, code, partitions, header_bytes, header_start, generation, version, offsets, buf, slot,
+                 entry_topic, entry_count, cursor):  # pragma: no cover - compiled by numba
+    for m in range(len(start) - 1):
+        pos = offsets[m]
+        entries = 0
+        for j in range(start[m], start[m + 1]):  # the member's topics in order of first listing, and their counts
+            c = code[j]
+            if slot[c] < 0:
+                slot[c] = entries
+                entry_topic[entries] = c
+                entry_count[entries] = 0
+                entries += 1
+            entry_count[slot[c]] += 1
+        _write_i32(buf, pos, entries)
+        pos += 4
+        for e in range(entries):
+            c = entry_topic[e]
+            for i in range(header_start[c], header_start[c + 1]):
+                buf[pos] = header_bytes[i]
+                pos += 1
+            _write_i32(buf, pos, entry_count[e])
+            pos += 4
+            cursor[e] = pos
+            pos += 4 * entry_count[e]
+        for j in range(start[m], start[m + 1]):  # each partition into its topic's entry, as listed
+            e = slot[code[j]]
+            _write_i32(buf, cursor[e], partitions[j])
+            cursor[e] += 4
+        if version == 1:
+            _write_i32(buf, pos, generation[m])
+        for e in range(entries):
+            slot[entry_topic[e]] = -1
+
+
+@functools.cache
+def _encoders() -> tuple[Callable[..., None], Callable[..., None]]:
+    """Compiled on first use, as :func:`_kernels`."""
+    import numba
+
+    global _write_i32  # the fill kernel calls it, so it must be compiled first
+    jit = numba.njit(cache=True, nogil=True)
+    _write_i32 = jit(_write_i32)
+    return jit(_encoded_sizes), jit(_encode_fill)
+
+
 def _need(data: bytes, pos: int, size: int, what: str) -> None:
     if pos + size > len(data):
         raise UserDataError(f"user data ends at byte {len(data)} while reading {what} at byte {pos}")
