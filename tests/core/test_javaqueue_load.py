@@ -15,12 +15,16 @@ from kassign.core.javaorder import hash_iteration_order, table_size_for
 from kassign.core.javaqueue import JavaPriorityQueue, LoadPriorityQueue
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_load_queue_moves_as_the_general_queue_while_weights_change(seed: int) -> None:
+def _clients(seed: int) -> tuple[random.Random, int, list[int], list[int]]:
+    """A generator, a number of clients, their task counts and their thread counts."""
     rng = random.Random(seed)
     n = rng.randrange(1, 40)
-    counts = [rng.randrange(6) for _ in range(n)]
-    capacity = [rng.randrange(1, 4) for _ in range(n)]
+    return rng, n, [rng.randrange(6) for _ in range(n)], [rng.randrange(1, 4) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_load_queue_moves_as_the_general_queue_while_weights_change(seed: int) -> None:
+    rng, n, counts, capacity = _clients(seed)
     general = JavaPriorityQueue(lambda c: (counts[c] / capacity[c], c))
     load = LoadPriorityQueue(counts, capacity)
     for _ in range(300):
@@ -42,10 +46,7 @@ def test_load_queue_moves_as_the_general_queue_while_weights_change(seed: int) -
 
 @pytest.mark.parametrize("seed", range(20))
 def test_poll_first_is_polling_until_a_head_is_accepted(seed: int) -> None:
-    rng = random.Random(seed)
-    n = rng.randrange(1, 40)
-    counts = [rng.randrange(6) for _ in range(n)]
-    capacity = [rng.randrange(1, 4) for _ in range(n)]
+    rng, n, counts, capacity = _clients(seed)
     one, other = LoadPriorityQueue(counts, capacity), LoadPriorityQueue(counts, capacity)
     for c in rng.sample(range(n), rng.randrange(n + 1)):
         one.offer(c)
