@@ -30,9 +30,7 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Mapping
@@ -40,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kafka_java import NEEDS_CLASSPATH, ratio
+from kafka_java import NEEDS_CLASSPATH, JavaHarness, ratio
 
 from kassign.groups.flat import no_cyclic_gc
 from kassign.groups.streams.sticky import assign_streams, sticky_assign
@@ -92,36 +90,14 @@ def write_scenario_file(scenario: Mapping, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-class KafkaStreamsHarness:
+class KafkaStreamsHarness(JavaHarness):
     """One JVM running Kafka's ``StickyTaskAssignor``; ``load`` switches scenario, ``run`` times one call."""
 
     def __init__(self, classpath: str) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="kassign-kafka-streams-bench-")
-        folder = Path(self._folder.name)
-        compiled = subprocess.run(["javac", "-nowarn", "-d", str(folder), "-cp", classpath, str(HARNESS)],
-                                  capture_output=True, text=True, check=False)
-        if compiled.returncode != 0:
-            raise RuntimeError(f"compiling the Kafka harness against {classpath!r} failed:\n{compiled.stderr}")
-        self._scenario = folder / "scenario.txt"
+        super().__init__(classpath, HARNESS, heap="1g")
+        self._scenario = self.folder / "scenario.txt"
         write_scenario_file({"subtopologies": {}, "members": {}}, self._scenario)
-        self._log = open(folder / "jvm.log", "w+")  # noqa: SIM115 (open for the JVM's life; closed in close())
-        self._jvm = subprocess.Popen(["java", "-Xmx1g", "-cp", f"{folder}:{classpath}", "KafkaStreamsAssignorBench",
-                                      str(self._scenario)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._log, text=True)
-        self._answer(expect="ready")
-
-    def _answer(self, expect: str | None = None) -> str:
-        line = self._jvm.stdout.readline().strip() if self._jvm.stdout else ""
-        if not line or line.startswith("error") or (expect and line != expect):
-            self._log.seek(0)
-            raise RuntimeError(f"Kafka harness answered {line!r}; its log:\n{self._log.read()[-4000:]}")
-        return line
-
-    def _ask(self, command: str, expect: str | None = None) -> str:
-        assert self._jvm.stdin is not None
-        self._jvm.stdin.write(command + "\n")
-        self._jvm.stdin.flush()
-        return self._answer(expect)
+        self.start(str(self._scenario))
 
     def load(self, scenario: Mapping) -> None:
         write_scenario_file(scenario, self._scenario)
@@ -129,21 +105,6 @@ class KafkaStreamsHarness:
 
     def run(self) -> float:
         return float(self._ask("run"))
-
-    def digest(self) -> str:
-        return self._ask("digest")
-
-    def close(self) -> None:
-        if self._jvm.poll() is None and self._jvm.stdin is not None:
-            self._jvm.stdin.write("quit\n")
-            self._jvm.stdin.close()
-            try:
-                self._jvm.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._jvm.kill()
-                self._jvm.wait()
-        self._log.close()
-        self._folder.cleanup()
 
 
 def time_case(text: str, kafka: KafkaStreamsHarness | None, runs: int, warmups: int = 5) -> dict[str, list[float]]:

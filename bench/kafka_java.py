@@ -61,39 +61,70 @@ def assignment_digest(assignment: Mapping[str, Iterable[tuple[str, int]]]) -> st
     return sha.hexdigest()
 
 
-class KafkaHarness:
+class JavaHarness:
+    """One JVM running a harness from ``bench/java`` (its class is named after the file), compiled against
+    ``classpath`` into a temporary folder; it answers one line per command line on stdin, ``error ...`` on
+    failure. Subclasses write their scenario into :attr:`folder`, then :meth:`start` the JVM."""
+
+    def __init__(self, classpath: str, harness: Path, heap: str = "4g") -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="kassign-kafka-bench-")
+        self.folder = Path(self._folder.name)
+        compiled = subprocess.run(["javac", "-nowarn", "-d", str(self.folder), "-cp", classpath, str(harness)],
+                                  capture_output=True, text=True, check=False)
+        if compiled.returncode != 0:
+            self._folder.cleanup()
+            raise RuntimeError(f"compiling the Kafka harness against {classpath!r} failed:\n{compiled.stderr}")
+        self._command = ["java", f"-Xmx{heap}", "-cp", f"{self.folder}:{classpath}", harness.stem]
+        self._jvm: subprocess.Popen | None = None
+        self._log = open(self.folder / "jvm.log", "w+")  # noqa: SIM115 (open for the JVM's life; closed in close())
+
+    def start(self, *args: str) -> None:
+        """Starts the JVM with ``args`` and waits for its ``ready``."""
+        self._jvm = subprocess.Popen([*self._command, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._log, text=True)
+        self._answer(expect="ready")
+
+    def _answer(self, expect: str | None = None) -> str:
+        line = self._jvm.stdout.readline().strip() if self._jvm and self._jvm.stdout else ""
+        if not line or line.startswith("error") or (expect and line != expect):
+            self._log.seek(0)
+            raise RuntimeError(f"Kafka harness answered {line!r}; its log:\n{self._log.read()[-4000:]}")
+        return line
+
+    def _ask(self, command: str, expect: str | None = None) -> str:
+        assert self._jvm is not None and self._jvm.stdin is not None
+        self._jvm.stdin.write(command + "\n")
+        self._jvm.stdin.flush()
+        return self._answer(expect)
+
+    def digest(self) -> str:
+        """The harness's digest of Kafka's last result."""
+        return self._ask("digest")
+
+    def close(self) -> None:
+        if self._jvm is not None and self._jvm.poll() is None and self._jvm.stdin is not None:
+            self._jvm.stdin.write("quit\n")
+            self._jvm.stdin.close()
+            try:
+                self._jvm.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._jvm.kill()
+                self._jvm.wait()
+        self._log.close()
+        self._folder.cleanup()
+
+
+class KafkaHarness(JavaHarness):
     """One JVM running Kafka's ``assignor`` (``sticky`` or ``uniform``) over one scenario."""
 
     def __init__(self, classpath: str, assignor: str, scenario: Mapping[str, Any], heap: str = "4g",
                  harness: Path = HARNESS) -> None:
         """``harness``: the Java source to run (its class is named after the file), e.g.
         ``java/KafkaShareAssignorBench.java`` for share groups."""
-        self._folder = tempfile.TemporaryDirectory(prefix="kassign-kafka-bench-")
-        folder = Path(self._folder.name)
-        compiled = subprocess.run(["javac", "-nowarn", "-d", str(folder), "-cp", classpath, str(harness)],
-                                  capture_output=True, text=True, check=False)
-        if compiled.returncode != 0:
-            raise RuntimeError(f"compiling the Kafka harness against {classpath!r} failed:\n{compiled.stderr}")
-        scenario_file = folder / "scenario.txt"
+        super().__init__(classpath, harness, heap)
+        scenario_file = self.folder / "scenario.txt"
         write_scenario_file(scenario, scenario_file)
-        self._log = open(folder / "jvm.log", "w+")  # noqa: SIM115 (open for the JVM's life; closed in close())
-        self._jvm = subprocess.Popen(
-            ["java", f"-Xmx{heap}", "-cp", f"{folder}:{classpath}", harness.stem, assignor, str(scenario_file)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True)
-        self._answer(expect="ready")
-
-    def _answer(self, expect: str | None = None) -> str:
-        line = self._jvm.stdout.readline().strip() if self._jvm.stdout else ""
-        if not line or line.startswith("error") or (expect and line != expect):
-            self._log.seek(0)
-            raise RuntimeError(f"Kafka harness answered {line!r}; its log:\n{self._log.read()[-4000:]}")
-        return line
-
-    def _ask(self, command: str) -> str:
-        assert self._jvm.stdin is not None
-        self._jvm.stdin.write(command + "\n")
-        self._jvm.stdin.flush()
-        return self._answer()
+        self.start(assignor, str(scenario_file))
 
     def run(self) -> float:
         """Seconds Kafka's assignor took for one assignment (timed inside the JVM)."""
@@ -102,22 +133,6 @@ class KafkaHarness:
     def digest(self) -> str:
         """:func:`assignment_digest` of Kafka's last result."""
         return self._ask("digest")
-
-    def close(self) -> None:
-        if self._jvm.poll() is None:
-            self._ask_quit()
-        self._log.close()
-        self._folder.cleanup()
-
-    def _ask_quit(self) -> None:
-        assert self._jvm.stdin is not None
-        self._jvm.stdin.write("quit\n")
-        self._jvm.stdin.close()
-        try:
-            self._jvm.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self._jvm.kill()
-            self._jvm.wait()
 
 
 @dataclass(frozen=True)

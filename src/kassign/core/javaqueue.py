@@ -65,6 +65,20 @@ class JavaPriorityQueue:
             self._sift_down(0, last)
         return result
 
+    def poll_first(self, accept: Callable[[Any], bool]) -> tuple[Any, list]:
+        """``poll`` until ``accept(head)`` holds: that head (None when the queue runs out) and the
+        heads polled before it, in order (they are out of the queue)."""
+        heap, passed = self._heap, []
+        while heap:
+            head = heap[0]
+            last = heap.pop()
+            if heap:
+                self._sift_down(0, last)
+            if accept(head):
+                return head, passed
+            passed.append(head)
+        return None, passed
+
     def remove(self, element: Hashable) -> bool:
         """``remove(Object)``: the first array slot equal to ``element`` goes, as ``removeAt`` does it."""
         try:
@@ -112,6 +126,55 @@ class JavaPriorityQueue:
                     c = heap[right]
                     kc = kr
             if kx <= kc:
+                break
+            heap[k] = c
+            k = child
+        heap[k] = x
+
+
+class LoadPriorityQueue(JavaPriorityQueue):
+    """:class:`JavaPriorityQueue` of client indexes ordered by ``(counts[c] / capacity[c], c)``, the
+    weights read afresh from the two lists at every comparison, as Java's comparator reads them.
+
+    The same steps as the general queue, with the comparison written out: the assignors' hot loop
+    spends most of its time here, and a key function building a tuple per comparison doubles it."""
+
+    __slots__ = ("_counts", "_capacity")
+
+    def __init__(self, counts: list[int], capacity: list[int]) -> None:
+        self._counts = counts
+        self._capacity = capacity
+        super().__init__(None)
+
+    def _sift_up(self, k: int, x: Any) -> None:
+        heap, counts, capacity = self._heap, self._counts, self._capacity
+        wx = counts[x] / capacity[x]
+        while k > 0:
+            parent = (k - 1) >> 1
+            e = heap[parent]
+            we = counts[e] / capacity[e]
+            if wx > we or (wx == we and x >= e):
+                break
+            heap[k] = e
+            k = parent
+        heap[k] = x
+
+    def _sift_down(self, k: int, x: Any) -> None:
+        heap, counts, capacity = self._heap, self._counts, self._capacity
+        n = len(heap)
+        half = n >> 1
+        wx = counts[x] / capacity[x]
+        while k < half:
+            child = 2 * k + 1
+            c = heap[child]
+            wc = counts[c] / capacity[c]
+            right = child + 1
+            if right < n:
+                r = heap[right]
+                wr = counts[r] / capacity[r]
+                if wc > wr or (wc == wr and c > r):
+                    child, c, wc = right, r, wr
+            if wx < wc or (wx == wc and x <= c):
                 break
             heap[k] = c
             k = child

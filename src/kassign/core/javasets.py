@@ -25,6 +25,7 @@ import numpy as np
 from kassign.core.javaorder import hash_iteration_order, hashmap_positions, insert_only_capacity, table_size_for
 
 _SMALL = 8  # up to 8 keys: one 16-bucket table, no bucket can reach 9
+_MEDIUM = 64  # up to this many keys plain Python beats numpy's call overheads
 
 
 def hash_set_order(hashes: Sequence[int], items: Sequence, capacity: int | None = None) -> list:
@@ -40,6 +41,10 @@ def hash_set_order(hashes: Sequence[int], items: Sequence, capacity: int | None 
         mask = table - 1
         buckets = [(h ^ (h >> 16)) & mask for h in hashes]
         return [items[i] for i in sorted(range(n), key=buckets.__getitem__)]
+    if n <= _MEDIUM and table >= 16:
+        order = _load_factor_order(hashes, items, table)
+        if order is not None:
+            return order
     spread = np.asarray(hashes, dtype=np.int64)
     spread ^= spread >> 16
     if may_have_tree_bins(spread, table):
@@ -47,6 +52,26 @@ def hash_set_order(hashes: Sequence[int], items: Sequence, capacity: int | None 
     else:
         positions = hash_iteration_order(np.asarray(hashes, dtype=np.int64), capacity).tolist()
     return [items[i] for i in positions]
+
+
+def _load_factor_order(hashes: Sequence[int], items: Sequence, table: int) -> list | None:
+    """The iteration order where no bucket of the first table (``table`` buckets) gets 9 keys: then
+    none does in the larger tables either (they split buckets), so the table only grows by its load
+    factor and the order is by bucket of the final table, then insertion. None where a bucket is
+    that full (the general path decides)."""
+    spread = [h ^ (h >> 16) for h in hashes]
+    mask = table - 1
+    filled = [0] * table
+    for h in spread:
+        filled[h & mask] += 1
+    if max(filled) >= 9:
+        return None
+    final = table
+    while len(spread) > final * 3 // 4:
+        final *= 2
+    mask = final - 1
+    buckets = [h & mask for h in spread]
+    return [items[i] for i in sorted(range(len(spread)), key=buckets.__getitem__)]
 
 
 def may_have_tree_bins(spread: np.ndarray, table: int = 16) -> bool:

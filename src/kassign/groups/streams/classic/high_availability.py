@@ -56,7 +56,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from kassign.core.javaqueue import JavaPriorityQueue
+from kassign.core.javaqueue import LoadPriorityQueue
 from kassign.core.javasets import hash_set_order
 from kassign.groups.streams.classic.rack_aware import (STATELESS_COSTS, LegacyRackAwareAssignor,
                                                        high_availability_costs, tag_standby_predicate)
@@ -115,7 +115,7 @@ class ConstrainedPrioritySet:
     def __init__(self, constraint: Callable[[int, int], bool], counts: list[int], capacity: list[int],
                  hash_codes: list[int]) -> None:
         self._constraint = constraint
-        self._queue = JavaPriorityQueue(lambda c: (counts[c] / capacity[c], c))
+        self._queue = LoadPriorityQueue(counts, capacity)
         self._present: set[int] = set()
         self._hash_codes = hash_codes
 
@@ -131,19 +131,21 @@ class ConstrainedPrioritySet:
             self.offer(client)
 
     def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
-        passed_over: list[int] = []
-        found = None
-        while self._queue:
-            candidate = self._queue.poll()
-            self._present.discard(candidate)
-            if self._constraint(candidate, task) and (extra is None or extra(candidate)):
-                found = candidate
-                break
-            passed_over.append(candidate)
+        constraint = self._constraint
+        if extra is None:
+            found, passed_over = self._queue.poll_first(lambda c: constraint(c, task))
+        else:
+            found, passed_over = self._queue.poll_first(lambda c: constraint(c, task) and extra(c))
+        present = self._present
+        present.discard(found)
         if passed_over:
-            # back in HashSet<ProcessId> order (equal hashes in a tree bin: by UUID, compareTo)
-            hashes = self._hash_codes
-            self.offer_all(hash_set_order([hashes[c] for c in passed_over], passed_over))
+            present.difference_update(passed_over)
+            # back in HashSet<ProcessId> order (equal hashes in a tree bin: by UUID, compareTo);
+            # none of them is in the queue, so each offer is a plain add
+            hashes, offer = self._hash_codes, self._queue.offer
+            for client in hash_set_order([hashes[c] for c in passed_over], passed_over):
+                offer(client)
+            present.update(passed_over)
         return found
 
 

@@ -108,8 +108,13 @@ class StickyAssignor:
         if self.max_pairs < 0:
             raise KassignError(f"Kafka Streams' sticky task assignor fails for {self.n_tasks:,} tasks: the number of "
                                "task pairs it sizes a HashSet for overflows a Java int (its IllegalArgumentException)")
-        self.pairs: set[tuple[int, int]] = set()
+        # Task pairs as ints (lower * n_tasks + higher): cheaper to build and look up than tuples.
+        self.pairs: set[int] = set()
         self._client_order = self._streams_states_order()
+        # The same HashSets of clients are built again and again (the clients without a copy of a
+        # task; the previous standby clients of a task): their orders, worked out once.
+        self._sets_without: dict[frozenset[int], list[int]] = {}
+        self._standby_copies: dict[int, list[int]] = {}
 
     # -- Java's orders ------------------------------------------------------------------------
 
@@ -134,8 +139,8 @@ class StickyAssignor:
         return self.loads[c]
 
     def finalize(self, task: int, client: int, active: bool) -> None:
-        for other in self.held[client]:
-            self.pairs.add((other, task) if other < task else (task, other))
+        n = self.n_tasks
+        self.pairs.update([other * n + task if other < task else task * n + other for other in self.held[client]])
         self.given[client].append(task)
         self.loads[client] = len(self.given[client]) / self.capacity[client]
         self.held[client].add(task)
@@ -149,8 +154,8 @@ class StickyAssignor:
     def has_new_pair(self, task: int, client: int) -> bool:
         if len(self.pairs) == self.max_pairs:
             return False
-        pairs = self.pairs
-        return any(((t, task) if t < task else (task, t)) not in pairs for t in self.held[client])
+        pairs, n = self.pairs, self.n_tasks
+        return any((t * n + task if t < task else task * n + t) not in pairs for t in self.held[client])
 
     # -- choosing a client ----------------------------------------------------------------------
 
@@ -171,9 +176,11 @@ class StickyAssignor:
         return best
 
     def least_loaded_previous_standby(self, task: int, clients: list[int]) -> int | None:
-        ids = self.standby_clients.get(task, [])
-        # new HashSet<>(ids), then retainAll(clients): the copy's table, the survivors in place
-        copy = self._client_set(ids, copy_constructor_capacity(len(ids)))
+        copy = self._standby_copies.get(task)
+        if copy is None:
+            ids = self.standby_clients.get(task, [])
+            # new HashSet<>(ids), then retainAll(clients): the copy's table, the survivors in place
+            copy = self._standby_copies[task] = self._client_set(ids, copy_constructor_capacity(len(ids)))
         within = set(clients)
         return self.least_loaded(task, [c for c in copy if c in within])
 
@@ -312,8 +319,11 @@ class StickyAssignor:
             return
         for task in (t for t, stateful in enumerate(self.scenario.stateful) if stateful):
             for _ in range(wanted):
-                holders = self.locations.get(task, set())
-                candidates = self._client_set([c for c in self._client_order if c not in holders])
+                holders = frozenset(self.locations.get(task, ()))
+                candidates = self._sets_without.get(holders)
+                if candidates is None:
+                    candidates = self._client_set([c for c in self._client_order if c not in holders])
+                    self._sets_without[holders] = candidates
                 if not candidates:
                     break  # Kafka logs that the standbys could not all be placed
                 self.finalize(task, self.best_client(task, candidates), False)
