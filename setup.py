@@ -9,6 +9,9 @@ from setuptools import Extension, setup
 
 FLAGS = ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
 
-setup(ext_modules=[Extension("kassign._native", ["src/kassign/_native.c"], optional=True, extra_compile_args=FLAGS),
+SHARED = ["src/kassign/_column.h"]  # included by both: a change rebuilds both
+
+setup(ext_modules=[Extension("kassign._native", ["src/kassign/_native.c"], depends=SHARED, optional=True,
+                             extra_compile_args=FLAGS),
                    Extension("kassign.groups.streams._native", ["src/kassign/groups/streams/_native.c"],
-                             optional=True, extra_compile_args=FLAGS)])
+                             depends=SHARED, optional=True, extra_compile_args=FLAGS)])

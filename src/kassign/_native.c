@@ -37,6 +37,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include "_column.h"
 #if defined(__linux__)
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -49,36 +50,8 @@
 #endif
 
 #define JAVA_INT_MIN (-2147483647LL - 1)
-#define JAVA_INT_MAX 2147483647LL
 
 static PyObject *TOPICS, *OWNED, *GENERATION, *RACK, *INSTANCE_ID, *MINUS_ONE;
-
-/* ---------------------------------------------------------------------------------------------- */
-/* A growable int64 column, handed to Python as a bytearray (numpy views it without a copy).       */
-
-typedef struct {
-    int64_t *values;
-    Py_ssize_t length, capacity;
-} Column;
-
-static int column_push(Column *column, int64_t value) {
-    if (column->length == column->capacity) {
-        Py_ssize_t capacity = column->capacity ? 2 * column->capacity : 64;
-        int64_t *grown = PyMem_Realloc(column->values, (size_t)capacity * sizeof(int64_t));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        column->values = grown;
-        column->capacity = capacity;
-    }
-    column->values[column->length++] = value;
-    return 0;
-}
-
-static PyObject *column_bytes(const int64_t *values, Py_ssize_t length) {
-    return PyByteArray_FromStringAndSize((const char *)values, length * (Py_ssize_t)sizeof(int64_t));
-}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* read_members                                                                                    */

@@ -22,38 +22,14 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include "../../_column.h"
 
-#define JAVA_INT_MAX 2147483647LL
 
 static PyObject *PROCESS_ID, *KINDS[3], *INSTANCE_ID, *RACK, *CLIENT_TAGS, *ACTIVE, *STANDBY, *WARMUP;
 
 /* Outcome of reading one part: read, not the plain shape (decline), or a Python error. */
 enum { READ = 0, DECLINE = 1, FAILED = -1 };
 
-typedef struct {
-    int64_t *values;
-    Py_ssize_t length, capacity;
-} Column;
-
-static int column_push(Column *column, int64_t value) {
-    if (column->length == column->capacity) {
-        Py_ssize_t capacity = column->capacity ? 2 * column->capacity : 256;
-        int64_t *grown = PyMem_Realloc(column->values, (size_t)capacity * sizeof(int64_t));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        column->values = grown;
-        column->capacity = capacity;
-    }
-    column->values[column->length++] = value;
-    return 0;
-}
-
-static PyObject *column_bytes(const Column *column) {
-    return PyByteArray_FromStringAndSize((const char *)column->values,
-                                         column->length * (Py_ssize_t)sizeof(int64_t));
-}
 
 typedef struct {
     PyObject *position; /* dict: subtopology id -> number */
@@ -212,8 +188,10 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
         member++;
     }
     if (outcome == READ) {
-        PyObject *columns[4] = {column_bytes(&member_process), column_bytes(&tasks.task),
-                                column_bytes(&tasks.owner), column_bytes(&tasks.kind)};
+        PyObject *columns[4] = {column_bytes(member_process.values, member_process.length),
+                                column_bytes(tasks.task.values, tasks.task.length),
+                                column_bytes(tasks.owner.values, tasks.owner.length),
+                                column_bytes(tasks.kind.values, tasks.kind.length)};
         if (columns[0] && columns[1] && columns[2] && columns[3])
             result = PyTuple_Pack(5, columns[0], processes, columns[1], columns[2], columns[3]);
         for (int i = 0; i < 4; i++)
