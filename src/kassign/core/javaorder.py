@@ -40,43 +40,20 @@ Hash codes, as Java computes them: :func:`java_string_hash` (``String``),
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 from numba import njit
 
 from kassign.core.errors import KassignError
+from kassign.core.javastrings import java_sorted_positions, java_string_hash, java_string_key
+
+__all__ = ["java_sorted_positions", "java_string_hash", "java_string_key"]  # re-exported: their home is javastrings
 
 _MASK32 = 0xFFFFFFFF
+
 _TREEIFY_KEYS = 9  # the insertion that makes a bucket this full grows a small table
 _MIN_TREEIFY_CAPACITY = 64
-
-
-def java_string_key(text: str) -> bytes:
-    """Sort key that orders strings as Java's ``String.compareTo`` does."""
-    return text.encode("utf-16-be", "surrogatepass")
-
-
-_BEYOND_BMP = re.compile("[\U00010000-\U0010ffff]")
-
-
-def java_sorted_positions(texts: Sequence[str]) -> list[int]:
-    """Positions of ``texts`` in the order Java's ``String.compareTo`` sorts them (stable). Without
-    characters beyond the Basic Multilingual Plane, code points and UTF-16 code units order alike,
-    so Python's own string order serves; otherwise :func:`java_string_key` does."""
-    if _BEYOND_BMP.search("".join(texts)):
-        return sorted(range(len(texts)), key=list(map(java_string_key, texts)).__getitem__)
-    return sorted(range(len(texts)), key=texts.__getitem__)
-
-
-def java_string_hash(text: str) -> int:
-    """``String.hashCode()`` (31-based polynomial over UTF-16 code units) as an unsigned 32-bit value."""
-    units = text.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & _MASK32
-    return h
 
 
 def signed32(value: int) -> int:

@@ -18,10 +18,10 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kassign.core.cluster import Cluster
+from kassign.groups.classic.subscription import Assignment, Subscription, TopicPartition, new_topic_partition
 from kassign.groups.flat import FlatAssignment
 from kassign.core.javaorder import java_string_key
 
@@ -40,42 +40,10 @@ EAGER = "eager"
 COOPERATIVE = "cooperative"
 
 
-class TopicPartition(NamedTuple):
-    """A partition of a topic; sorts by topic, then partition number."""
-
-    topic: str
-    partition: int
-
-
-# A TopicPartition from a (topic, partition) tuple in C, without the namedtuple's Python-level __new__:
-# the way to build a million of them.
-new_topic_partition = partial(tuple.__new__, TopicPartition)
-
-
-@dataclass(frozen=True)
-class Subscription:
-    """What a member tells the leader when it joins (Kafka's Subscription, protocol v0-v3)."""
-
-    topics: tuple[str, ...]
-    user_data: bytes = b""
-    owned_partitions: tuple[TopicPartition, ...] = ()
-    generation: int = -1
-    rack: str | None = None
-    group_instance_id: str | None = None
-
-
 def client_rack(rack: str | None) -> str | None:
     """The rack a member's ``client.rack`` names for Kafka's rack-aware assignors (KIP-881), or
     None: they drop an empty one, so such a member has no rack."""
     return rack or None
-
-
-@dataclass(frozen=True)
-class Assignment:
-    """What the leader hands one member: its partitions and optional user data."""
-
-    partitions: tuple[TopicPartition, ...] = ()
-    user_data: bytes = b""
 
 
 @dataclass(frozen=True, order=False)

@@ -40,9 +40,9 @@ import struct
 from collections.abc import Iterable, Sequence
 from itertools import repeat
 
-from kassign.groups.classic.assignors.base import Assignment, Subscription, TopicPartition
+from kassign.groups.classic.subscription import Assignment, Subscription, TopicPartition
 from kassign.core.errors import KassignError
-from kassign.core.javaorder import java_string_key
+from kassign.core.javastrings import java_string_key
 from kassign.core.text import utf8_problem
 
 LATEST_VERSION = 3
