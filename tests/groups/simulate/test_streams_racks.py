@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 
 import numpy as np
@@ -17,6 +16,7 @@ from kassign.groups.simulate.streams_metrics import strategy_label, summary_sent
 from kassign.groups.simulate.streams_scenario import parse_streams_timeline, streams_strategy_options
 from tests.conftest import REPO
 from tests.groups.simulate.run_cli import kassign
+from tests.groups.simulate.timelines import changed
 
 # Two instances in two zones; orders-0 has its only replica in az-b, orders-1 in az-a. Kafka's
 # round robin gives 0_0 to the first process (a, in az-a) and 0_1 to b: both read across zones.
@@ -36,17 +36,7 @@ TWO_ZONES = {
 
 
 def doc_with(**changes) -> dict:
-    doc = copy.deepcopy(TWO_ZONES)
-    for path, value in changes.items():
-        *parents, last = path.split("__")
-        where = doc
-        for key in parents:
-            where = where[key]
-        if value is None:
-            where.pop(last, None)
-        else:
-            where[last] = value
-    return doc
+    return changed(TWO_ZONES, **changes)
 
 
 def run(doc: dict, strategy: str):

@@ -135,6 +135,17 @@ def assert_balanced_stateful(answer: dict, doc: dict) -> None:
     assert max(loads) - min(loads) <= 1.0
 
 
+def run_balanced(doc: dict, calls: Calls) -> dict:
+    """The assignment of a case Kafka checks as stable and balanced: no probing rebalance, every task
+    placed once, active and stateful loads per thread within one of each other."""
+    answer = run_ha(doc, calls)
+    assert not answer["probing_rebalance"]
+    assert_valid(answer, doc)
+    assert_balanced_active(answer, doc)
+    assert_balanced_stateful(answer, doc)
+    return answer
+
+
 def subtopology_skew(answer: dict) -> int:
     """analyzeTaskAssignmentBalance's largest skew: per subtopology, actives per client, max - min."""
     subs = {t.split("_")[0] for c in answer["clients"].values() for t in c["active"]}
@@ -185,11 +196,7 @@ def test_stateful_actives_spread_evenly(case, strategy, calls):
     tasks = tasks_of(subs)
     doc = ha_doc(subs, {p: {"threads": n, "lags": dict.fromkeys(tasks, 10)} for p, n in threads.items()}, strategy,
                  acceptable_recovery_lag=0, max_warmup_replicas=1)
-    answer = run_ha(doc, calls)
-    assert not answer["probing_rebalance"]
-    assert_valid(answer, doc)
-    assert_balanced_active(answer, doc)
-    assert_balanced_stateful(answer, doc)
+    answer = run_balanced(doc, calls)
     if strategy != "min_traffic" or balanced_under_min_traffic:  # min_traffic may pile a subtopology up
         assert subtopology_skew(answer) <= MAX_SKEW[strategy]
 
@@ -200,11 +207,7 @@ def test_uneven_threads_get_actives_by_capacity(strategy, calls):
     tasks = tasks_of(subs)
     doc = ha_doc(subs, {p: {"threads": p, "lags": dict.fromkeys(tasks, 10)} for p in (1, 2, 3)}, strategy,
                  acceptable_recovery_lag=0, max_warmup_replicas=1)
-    answer = run_ha(doc, calls)
-    assert not answer["probing_rebalance"]
-    assert_valid(answer, doc)
-    assert_balanced_active(answer, doc)
-    assert_balanced_stateful(answer, doc)
+    answer = run_balanced(doc, calls)
     assert [len(c["active"]) for c in answer["clients"].values()] == [1, 2, 3]
     assert subtopology_skew(answer) > 1  # Kafka expects a skewed assignment here
 
@@ -215,11 +218,7 @@ def test_best_effort_over_clients(strategy, calls):
     doc = ha_doc(NINE, {1: {"threads": 6, "lags": dict.fromkeys(tasks, 10)},
                         2: {"threads": 3, "lags": dict.fromkeys(tasks, 10)}}, strategy,
                  acceptable_recovery_lag=0, max_warmup_replicas=1)
-    answer = run_ha(doc, calls)
-    assert not answer["probing_rebalance"]
-    assert_valid(answer, doc)
-    assert_balanced_active(answer, doc)
-    assert_balanced_stateful(answer, doc)
+    answer = run_balanced(doc, calls)
     assert [len(c["active"]) for c in answer["clients"].values()] == [6, 3]
 
 
@@ -249,11 +248,7 @@ def test_warmed_up_clients_take_their_share(strategy, calls):
     doc = ha_doc(subs, {1: {"threads": 5, "lags": dict.fromkeys(tasks, 0), "active": tasks},
                         2: {"threads": 5, "lags": {first: 0}}, 3: {"threads": 5, "lags": {second: 0}}}, strategy,
                  acceptable_recovery_lag=0, max_warmup_replicas=len(tasks) // 3 + 1)
-    answer = run_ha(doc, calls)
-    assert not answer["probing_rebalance"]
-    assert_valid(answer, doc)
-    assert_balanced_active(answer, doc)
-    assert_balanced_stateful(answer, doc)
+    answer = run_balanced(doc, calls)
     assert subtopology_skew(answer) <= MAX_SKEW[strategy]
     assert first in answer["clients"][pid(2)]["active"] and second in answer["clients"][pid(3)]["active"]
 
