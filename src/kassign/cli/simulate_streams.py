@@ -2,9 +2,10 @@
 
 Strategies are Kafka Streams' task assignors, ``high-availability`` (the default) and ``sticky``,
 and kassign's own ``optimal``, each optionally ``NAME:standbys=N`` (played with N standby replicas
-instead of the timeline's). Without ``--strategies`` (or the timeline's own list) all three are
-played, and high-availability with one standby too when the timeline has none, so the summary says
-what a standby would save.
+instead of the timeline's) and ``NAME:rack=STRATEGY`` (with that ``rack_aware_assignment_strategy``).
+Without ``--strategies`` (or the timeline's own list) all three are played, and high-availability
+with one standby too when the timeline has none, so the summary says what a standby would save, and
+without rack-aware assignment when the timeline sets a strategy, so it says what that trades.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def strategies_for(option: str | None, timeline: StreamsTimeline) -> list[str]:
         names = ["sticky"] if streams_group else ["high-availability", "sticky", "optimal"]
         if timeline.settings["num_standby_replicas"] == 0:
             names.append(f"{names[0]}:standbys=1")
+        if not streams_group and timeline.settings["rack_aware_assignment_strategy"] != "none":
+            names.append(f"{names[0]}:rack=none")  # what rack-awareness trades
     for name in names:
         parse_streams_strategy(name, timeline.protocol)
     return list(dict.fromkeys(names))
@@ -53,7 +56,17 @@ def caption(timeline: StreamsTimeline, kafka_version: str) -> str:
             f"{_standbys(s['num_standby_replicas'])}, at most {s['max_warmup_replicas']} warm-ups, probing every "
             f"{human_seconds(s['probing_rebalance_interval_ms'] / 1000)}, acceptable recovery lag "
             f"{s['acceptable_recovery_lag']:,}; rounds of {human_seconds(s['round_seconds'])}, session timeout "
-            f"{human_seconds(s['session_timeout'])}")
+            f"{human_seconds(s['session_timeout'])}{_racks(s)}")
+
+
+def _racks(settings: dict) -> str:
+    strategy = settings["rack_aware_assignment_strategy"]
+    if strategy == "none":
+        return ""
+    costs = [settings[f"rack_aware_assignment_{k}_cost"] for k in ("traffic", "non_overlap")]
+    said = "" if costs == [None, None] else (", costs " + " and ".join("default" if c is None else f"{c:,}"
+                                                                      for c in costs))
+    return f"; rack-aware {strategy}{said}"
 
 
 def _standbys(n: int) -> str:

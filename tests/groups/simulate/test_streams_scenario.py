@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 
 import pytest
 
@@ -18,6 +17,7 @@ from kassign.groups.simulate.streams_scenario import (
     size_in_bytes,
 )
 from tests.conftest import REPO
+from tests.groups.simulate.timelines import changed
 
 EXAMPLES = REPO / "examples"
 
@@ -32,17 +32,7 @@ BASE = {
 
 
 def doc(**changes):
-    document = copy.deepcopy(BASE)
-    for path, value in changes.items():
-        target = document
-        *head, last = path.split("__")
-        for key in head:
-            target = target[key]
-        if value is None:
-            target.pop(last, None)
-        else:
-            target[last] = value
-    return document
+    return changed(BASE, **changes)
 
 
 def refused(document) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -104,3 +105,18 @@ def draw_streams_events(draw: Callable, names: Sequence[str], *, kinds: Sequence
             if flags:  # the newcomer may stop later (two at one instant: the second is n...-2, left alone)
                 running.add(f"n{at:g}-1")
     return events
+
+
+def changed(base: dict, **changes: Any) -> dict:
+    """A deep copy of ``base`` with changes by path (``a__b__c=value``; ``None`` removes the key)."""
+    document = copy.deepcopy(base)
+    for path, value in changes.items():
+        target = document
+        *head, last = path.split("__")
+        for key in head:
+            target = target[key]
+        if value is None:
+            target.pop(last, None)
+        else:
+            target[last] = value
+    return document

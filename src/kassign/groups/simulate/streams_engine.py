@@ -53,14 +53,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kassign.core.errors import KassignError
+from kassign.core.errors import KassignError, ScenarioError
 from kassign.groups.simulate.streams_metrics import Outage, Segment, StreamsEventRecord, StreamsRun
 from kassign.groups.simulate.streams_scenario import (
     Action,
     InstancePlan,
     StreamsTimeline,
     derived_process_id,
-    parse_streams_strategy,
+    rack_problem,
+    streams_strategy_options,
 )
 from kassign.core.javaorder import java_string_hash_order, java_uuid_hash
 from kassign.groups.streams.classic.assign import assign_streams_classic, check_kafka_version
@@ -95,6 +96,27 @@ class _Decision:
         self.wanted = (self.active_slot, self.active_thread)  # what the leader gave, before hand-over
 
 
+class CrossRack:
+    """Which tasks read across racks from which rack: ``cross[rack row, task]`` is true when one of the
+    task's source partitions has no replica in that rack (a consumer with ``client.rack`` fetches from a
+    replica in its own rack where there is one, KIP-392). Rows are added as racks turn up."""
+
+    def __init__(self, app) -> None:
+        self.sources = [[(topic, part) for topic in app.source_topics.get(sub, [])] for sub, part in app.tasks]
+        self.partition_racks = app.partition_racks
+        self.rows: dict[str, int] = {}
+        self.cross = np.zeros((0, len(app.tasks)), dtype=bool)
+
+    def row(self, rack: str) -> int:
+        known = self.rows.get(rack)
+        if known is None:
+            line = np.array([any(rack not in self.partition_racks[topic][part] for topic, part in parts)
+                             for parts in self.sources], dtype=bool)
+            self.cross = np.vstack([self.cross, line[None, :]])
+            known = self.rows[rack] = len(self.rows)
+        return known
+
+
 class _Answer:
     """The leader's answer as arrays (before cooperative hand-over): what a repeated input gives again."""
 
@@ -110,13 +132,18 @@ class StreamsTimelineRun:
 
     def __init__(self, timeline: StreamsTimeline, strategy: str, kafka_version: str = "4.3",
                  on_rebalance: Callable[[], None] | None = None, segments: bool = True) -> None:
-        self.assignor, standbys = parse_streams_strategy(strategy)
+        self.assignor, standbys, rack = streams_strategy_options(strategy)
         self.kafka_version = check_kafka_version(kafka_version)
         self.timeline = timeline
         self.strategy = strategy
         self.settings = dict(timeline.settings)
         if standbys is not None:
             self.settings["num_standby_replicas"] = standbys
+        if rack is not None:
+            self.settings["rack_aware_assignment_strategy"] = rack
+            problem = rack_problem(timeline.application, self.settings)
+            if problem:
+                raise ScenarioError(f"strategy {strategy}: {problem[0]}: {problem[1]}")
         self.on_rebalance = on_rebalance
         app = timeline.application
         n_tasks, n_slots = len(app.tasks), len(timeline.names)
@@ -154,6 +181,9 @@ class StreamsTimelineRun:
         self.joins = [0] * n_slots
         self.plans: list[InstancePlan] = [timeline.plans[name] for name in self.names]
         self.process_ids = [p.process_id or derived_process_id(n) for n, p in zip(self.names, self.plans)]
+        self.racks = CrossRack(app) if app.partition_racks else None
+        self.rack_row = np.array([self._rack_row(p.rack) for p in self.plans], dtype=np.int64)
+        self.cross_rack_seconds = 0.0  # cross-rack active tasks, integrated over time
         self.join_order: list[int] = []
         # the chart's view of each replica
         self.shown = np.zeros((n_slots, n_tasks), dtype=np.int8)
@@ -227,7 +257,24 @@ class StreamsTimelineRun:
         run = StreamsRun(self.strategy, self.kafka_version, self.records, self.now, self.unsettled,
                          time.perf_counter() - started, self.segments, self.outages, self.task_names,
                          self.is_stateful.tolist(), int(self.settings["num_standby_replicas"]), capped)
+        if self.racks is not None:
+            run.cross_rack_task_seconds = self.cross_rack_seconds
+            run.rack_strategy = ("ignored" if self.assignor == "optimal"
+                                 else self.settings["rack_aware_assignment_strategy"])
         return run
+
+    # -- racks ---------------------------------------------------------------------------------------
+
+    def _rack_row(self, rack: str | None) -> int:
+        return -1 if rack is None or self.racks is None else self.racks.row(rack)
+
+    def cross_rack_tasks(self) -> int:
+        """Active tasks (delivered) on an instance with a rack where one of their source partitions has no
+        replica in that rack."""
+        tasks = np.flatnonzero(self.active >= 0)
+        rows = self.rack_row[self.active[tasks]]
+        known = rows >= 0
+        return int(np.count_nonzero(self.racks.cross[rows[known], tasks[known]]))
 
     def _quiet_end(self) -> float:
         """With nothing pending, the clock runs on until every restoring task runs."""
@@ -265,6 +312,8 @@ class StreamsTimelineRun:
         self.records[0].moved = 0
         self.records[0].warmups = 0
         self.records[0].settle_seconds = 0.0
+        if self.racks is not None:
+            self.records[0].cross_rack_tasks = self.cross_rack_tasks()
         self.probe_at = None
         self.request = None
 
@@ -287,6 +336,7 @@ class StreamsTimelineRun:
     def _start_instance(self, s: int, action: Action) -> None:
         if action.plan is not None:
             self.plans[s] = action.plan
+            self.rack_row[s] = self._rack_row(action.plan.rack)
         if action.state_lost:
             self.pos[s] = -1.0
             self.incarnation[s] += 1
@@ -382,6 +432,8 @@ class StreamsTimelineRun:
             self._instant, self._instant_followups = self.now, 0
         self._deliver(decision, settled=False)
         record = self.records[decision.cause]
+        if self.racks is not None:
+            record.cross_rack_tasks = self.cross_rack_tasks()
         if decision.withheld:
             self._ask(decision.cause, "followup")
             self.probe_at = None
@@ -543,7 +595,7 @@ class StreamsTimelineRun:
         consumers: list[list[Consumer]] = []
         for s in members:
             ids = self._member_ids(s)
-            consumers.append([Consumer(m, [], {}) for m in ids])
+            consumers.append([Consumer(m, [], {}, self.plans[s].rack) for m in ids])
             for k, m in enumerate(ids):
                 member_of[m] = (s, k)
         for r, k, t, v in zip(rank[si].tolist(), thread.tolist(), ti.tolist(), value.tolist()):
@@ -579,6 +631,12 @@ class StreamsTimelineRun:
             probing_rebalance_interval_ms=int(self.settings["probing_rebalance_interval_ms"]),
             rack_aware_assignment_tags=list(self.settings["rack_aware_assignment_tags"]),
             subscription_order=[where[m] for m in order],
+            rack_aware_assignment_strategy=self.settings["rack_aware_assignment_strategy"],
+            rack_aware_assignment_traffic_cost=self.settings["rack_aware_assignment_traffic_cost"],
+            rack_aware_assignment_non_overlap_cost=self.settings["rack_aware_assignment_non_overlap_cost"],
+            source_topics=app.source_topics,
+            changelog_topics=app.changelog_topics,
+            partition_racks=app.partition_racks,
         )
         return scenario, member_of
 
@@ -690,6 +748,8 @@ class StreamsTimelineRun:
         if (self.request is not None or self.round_end is not None or self.probe_at is not None
                 or (self.ghost != math.inf).any()):
             self.unsettled += dt  # a rebalance is running or bound to come (a session that will time out too)
+        if self.racks is not None:
+            self.cross_rack_seconds += self.cross_rack_tasks() * dt
         st = self.st
         if not len(st):
             self.now = to

@@ -23,6 +23,12 @@ they start, whenever it ends. Definitions:
   outages), ``unavailable_task_seconds`` all of them added up.
 - settle seconds: from the event until the assignment it led to asked for no further rebalance
   (``None`` when another event came first).
+- cross-rack tasks (where the application gives ``partition_racks``): active tasks whose instance
+  has a rack (``client.rack``) and reads one of the task's source partitions from another rack: no
+  replica of it sits in the instance's rack (a consumer fetches from a replica in its own rack
+  where there is one). Per event, as the event's last assignment left them (``None``: it led to no
+  rebalance); in total, their mean over the timeline, weighted by time. Instances without a rack
+  do not count; standbys and changelog writes do not either.
 
 Totals add the events up; ``unsettled_seconds`` is how long, over the whole timeline, a further
 rebalance was pending or running.
@@ -56,6 +62,7 @@ class StreamsEventRecord:
     settle_seconds: float | None = 0.0
     still_unavailable: int = 0  # outages still running when the timeline ended
     cycling: bool = False  # follow-up rebalances came back to an input they had met: tasks went back and forth
+    cross_rack_tasks: int | None = None  # after the event's last assignment (racks modelled only)
     per_task: dict[int, float] = field(default_factory=dict, repr=False)  # task -> seconds without an active
 
     def add_outage(self, task: int, seconds: float) -> None:
@@ -66,7 +73,7 @@ class StreamsEventRecord:
         if total > self.unavailable_seconds:
             self.unavailable_seconds = total
 
-    def to_json(self, task_name=None) -> dict[str, Any]:
+    def to_json(self, task_name=None, racks: bool = False) -> dict[str, Any]:
         doc = {
             "index": self.index, "at": self.at, "kind": self.kind, "description": self.description,
             "instances": list(self.instances), "rebalances": self.rebalances, "probing_rebalances": self.probing,
@@ -79,6 +86,8 @@ class StreamsEventRecord:
             "still_unavailable": self.still_unavailable,
             "cycling": self.cycling,
         }
+        if racks:
+            doc["cross_rack_tasks"] = self.cross_rack_tasks
         if task_name is not None:
             doc["unavailable_per_task"] = {task_name(t): round(s, 6) for t, s in sorted(self.per_task.items())}
         return doc
@@ -119,12 +128,23 @@ class StreamsRun:
     stateful: list[bool] = field(default_factory=list, repr=False)
     num_standby_replicas: int = 0
     capped: bool = False  # the clock stopped at the safety cap before the group settled
+    cross_rack_task_seconds: float | None = None  # None: the timeline gives no partition racks
+    rack_strategy: str | None = None  # the rack-aware strategy played ("ignored" for optimal)
+
+    @property
+    def racks_modelled(self) -> bool:
+        return self.cross_rack_task_seconds is not None
+
+    def cross_rack_mean(self) -> float:
+        """Cross-rack active tasks, on average over the timeline."""
+        return self.cross_rack_task_seconds / self.end if self.end > 0 else float(self.records[0].cross_rack_tasks or 0)
 
     def totals(self) -> dict[str, Any]:
         records = self.records
         per_task: Counter = Counter()
         for record in records:
             per_task.update(record.per_task)
+        racks = {"cross_rack_tasks_mean": round(self.cross_rack_mean(), 6)} if self.racks_modelled else {}
         return {
             "rebalances": sum(r.rebalances for r in records),
             "probing_rebalances": sum(r.probing for r in records),
@@ -136,6 +156,7 @@ class StreamsRun:
             "unavailable_seconds": round(max(per_task.values(), default=0.0), 6),
             "unavailable_task_seconds": round(sum(r.unavailable_task_seconds for r in records), 6),
             "unsettled_seconds": round(self.unsettled_seconds, 6),
+            **racks,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -147,7 +168,8 @@ class StreamsRun:
             "end_seconds": round(self.end, 6),
             "capped": self.capped,
             "totals": self.totals(),
-            "events": [r.to_json(name) for r in self.records],
+            **({"rack_aware_assignment_strategy": self.rack_strategy} if self.racks_modelled else {}),
+            "events": [r.to_json(name, self.racks_modelled) for r in self.records],
             "elapsed_seconds": round(self.elapsed_seconds, 4),
         }
 
@@ -165,6 +187,8 @@ METRIC_MEANINGS = {
     "unavailable_task_seconds": "those times added up over all stateful tasks",
     "unsettled_seconds": "time a further rebalance (probing or follow-up) was pending or running",
     "settle_seconds": "from the event until the assignment asked for no further rebalance",
+    "cross_rack_tasks": "active tasks reading a source partition with no replica in their instance's rack "
+                        "(per event: after its last assignment; in total: the mean over time)",
 }
 
 _KIND_WORDS = {"restart": ("an instance restart", "instance restarts"), "crash": ("a crash", "crashes"),
@@ -180,14 +204,19 @@ _NUMBERS = {1: "one", 2: "two", 3: "three"}
 
 
 def strategy_label(strategy: str) -> str:
-    """``high-availability:standbys=1`` as a sentence says it: ``high-availability with one standby``."""
-    name, _, tail = strategy.partition(":standbys=")
-    if not tail:
-        return strategy
-    n = int(tail)
-    if n == 0:
-        return f"{name} without standbys"
-    return f"{name} with {_NUMBERS.get(n, str(n))} standby" + ("" if n == 1 else "s")
+    """``high-availability:standbys=1`` as a sentence says it: ``high-availability with one standby``;
+    ``sticky:rack=none``: ``sticky without rack-aware assignment``."""
+    name, *options = strategy.split(":")
+    said = []
+    for option in options:
+        key, _, value = option.partition("=")
+        if key == "standbys":
+            n = int(value)
+            said.append("without standbys" if n == 0
+                        else f"with {_NUMBERS.get(n, str(n))} standby" + ("" if n == 1 else "s"))
+        elif key == "rack":
+            said.append("without rack-aware assignment" if value == "none" else f"with rack-aware {value}")
+    return " and ".join([f"{name} {said[0]}", *said[1:]]) if said else name
 
 
 def _run_label(run: StreamsRun) -> str:
@@ -234,7 +263,14 @@ def summary_sentences(runs: list[StreamsRun]) -> list[str]:
         t = run.totals()
         settle = [r.settle_seconds for r in run.records if r.index > 0 and r.settle_seconds is not None]
         settled = f"; the assignment settles at most {human_seconds(max(settle))} after an event" if settle else ""
+        racks = (f", {t['cross_rack_tasks_mean']:,.1f} of {len(run.task_names):,} tasks reading across racks on "
+                 "average" if run.racks_modelled else "")
         lines.append(f"{_run_label(run)}: {t['rebalances']:,} rebalances ({t['probing_rebalances']:,} probing), "
                      f"{t['moved']:,} active tasks moved, {human_bytes(t['restored_bytes'])} restored, "
-                     f"{human_seconds(t['unavailable_task_seconds'])} of task unavailability in all{settled}")
+                     f"{human_seconds(t['unavailable_task_seconds'])} of task unavailability in all{racks}{settled}")
+    ignored = [_run_label(run) for run in runs if run.rack_strategy == "ignored"]
+    played = {run.rack_strategy for run in runs if run.rack_strategy not in (None, "ignored", "none")}
+    if ignored and played:
+        lines.append(f"{' and '.join(ignored)} ignore{'s' if len(ignored) == 1 else ''} rack-aware assignment "
+                     f"({', '.join(sorted(played))}): kassign's optimal places tasks without looking at racks")
     return lines

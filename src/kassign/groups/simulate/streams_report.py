@@ -185,30 +185,37 @@ def timeline_chart(run: StreamsRun) -> str:
 
 
 def totals_rows(runs: Sequence[StreamsRun], terse: bool = False) -> tuple[list[str], list[list]]:
-    """Each strategy's totals; ``terse``: the terminal's narrower table (the page and JSON have all)."""
+    """Each strategy's totals; ``terse``: the terminal's narrower table (the page and JSON have all). Where
+    the timeline gives partition racks, a last column: cross-rack active tasks, the mean over time."""
+    racks = any(run.racks_modelled for run in runs)
     rows = []
     for run in runs:
         t = run.totals()
+        extra = [Figure(f"{t['cross_rack_tasks_mean']:,.1f}")] if racks else []
         dark = [count(t["unavailable_tasks"]), human_seconds(t["unavailable_seconds"]),
                 human_seconds(t["unavailable_task_seconds"])]
         if terse:
             rows.append([run.strategy, count(t["rebalances"]), count(t["moved"]), count(t["warmups"]),
-                         human_bytes(t["restored_bytes"]), *dark, human_seconds(t["unsettled_seconds"])])
+                         human_bytes(t["restored_bytes"]), *dark, human_seconds(t["unsettled_seconds"]), *extra])
         else:
             rows.append([strategy_label(run.strategy), count(t["rebalances"]), count(t["probing_rebalances"]),
                          count(t["followup_rebalances"]), count(t["moved"]), count(t["warmups"]),
-                         human_bytes(t["restored_bytes"]), *dark, human_seconds(t["unsettled_seconds"])])
+                         human_bytes(t["restored_bytes"]), *dark, human_seconds(t["unsettled_seconds"]), *extra])
     if terse:
         return ["strategy", "rebal-\nances", "moved", "warm-\nups", "restored", "tasks\nunavail.",
-                "longest\nunavail.", "unavail.\nin all", "unsettled"], rows
+                "longest\nunavail.", "unavail.\nin all", "unsettled", *(["cross-\nrack"] if racks else [])], rows
     return ["strategy", "rebalances", "probing", "follow-ups", "moved", "warm-ups", "restored", "tasks unavailable",
-            "longest", "task unavailability", "unsettled"], rows
+            "longest", "task unavailability", "unsettled",
+            *(["cross-rack tasks (mean)"] if racks else [])], rows
 
 
 def event_rows(run: StreamsRun, terse: bool = False) -> tuple[list[str], list[list]]:
-    """Every event of one run as the terminal's ``--events`` (``terse``) and the page show it."""
+    """Every event of one run as the terminal's ``--events`` (``terse``) and the page show it (with the
+    cross-rack active tasks after each event's last assignment where the timeline gives partition racks)."""
     rows = []
     for r in run.records:
+        extra = ([count(r.cross_rack_tasks) if r.cross_rack_tasks is not None else Figure("-")]
+                 if run.racks_modelled else [])
         settle = "-" if r.settle_seconds is None else Figure(human_seconds(r.settle_seconds))
         event = r.description + (" (cycles)" if r.cycling else "")
         dark = [count(r.unavailable_tasks), human_seconds(r.unavailable_seconds),
@@ -216,16 +223,18 @@ def event_rows(run: StreamsRun, terse: bool = False) -> tuple[list[str], list[li
         if terse:
             rebalances = Figure(f"{r.rebalances:,}" + (f" ({r.probing:,}, {r.followups:,})" if r.rebalances else ""))
             rows.append([Figure(human_seconds(r.at)), event, rebalances, count(r.moved),
-                         human_bytes(r.restored_bytes), *dark[:2], settle])
+                         human_bytes(r.restored_bytes), *dark[:2], settle, *extra])
         else:
             rows.append([Figure(human_seconds(r.at)), event, count(r.rebalances), count(r.probing),
                          count(r.followups), count(r.moved), count(r.warmups), human_bytes(r.restored_bytes), *dark,
-                         settle])
+                         settle, *extra])
+    racks = ["cross-\nrack"] if run.racks_modelled else []
     if terse:
         return ["at", "event", "rebalances\n(probing,\nfollow-up)", "moved", "restored", "tasks\nunavail.",
-                "longest\nunavail.", "settled\nafter"], rows
+                "longest\nunavail.", "settled\nafter", *racks], rows
     return ["at", "event", "rebalances", "probing", "follow-ups", "moved", "warm-ups", "restored",
-            "tasks unavailable", "longest", "task unavailability", "settled after"], rows
+            "tasks unavailable", "longest", "task unavailability", "settled after",
+            *(["cross-rack tasks"] if racks else [])], rows
 
 
 def render(runs: Sequence[StreamsRun], title: str, caption: str, sentences: Sequence[str]) -> str:

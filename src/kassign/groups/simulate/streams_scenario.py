@@ -44,6 +44,24 @@ on rates); times take seconds or text (``90s``, ``15m``, ``1h30m``, ``500ms``, `
 Every stateful task needs a changelog size and a restoration speed, from the application, its
 subtopology or the task itself (the most specific wins).
 
+Rack-aware task assignment (KIP-925, :mod:`kassign.groups.streams.classic.rack_aware`): the settings
+``rack_aware_assignment_strategy`` (none, min_traffic, balance_subtopology) and the two costs
+``rack_aware_assignment_traffic_cost`` and ``rack_aware_assignment_non_overlap_cost`` (null: the
+assignor's default), each subtopology's ``source_topics`` and ``changelog_topics`` (task ``S_P`` reads
+partition P of each), ``application.partition_racks`` (per topic, per partition, its replicas' racks)
+and each instance's ``rack`` (its consumers' ``client.rack``; a start or scale_out may give one)::
+
+    application:
+      subtopologies:
+        "0": {partitions: 2, stateful: true, source_topics: [orders], changelog_topics: [app-store-changelog]}
+      partition_racks: {orders: [[az-a, az-b], [az-b, az-c]], app-store-changelog: [[az-a], [az-c]]}
+    settings: {rack_aware_assignment_strategy: min_traffic}
+    instances: {app-1: {rack: az-a}, app-2: {rack: az-c}}
+
+With a strategy set, every subtopology names its source topics, every stateful one its changelogs,
+and ``partition_racks`` lists every partition they read; with partition racks alone (strategy none)
+the source topics suffice: the simulator then counts the tasks that read across racks.
+
 ``protocol: streams`` plays the timeline as a streams group (KIP-1071, Kafka Streams'
 ``group.protocol=streams``; :mod:`.streams_group_engine`): the broker assigns the tasks, each stream
 thread is a member heartbeating to the group coordinator. Its settings add ``heartbeat_interval`` (5 s),
@@ -91,7 +109,9 @@ from kassign.core.limits import JAVA_INT_MAX, is_whole_number, partition_budget
 from kassign.core.text import escaped, utf8_problem
 from kassign.groups.scenario import read_scenario_text
 from kassign.groups.streams.classic.assign import STRATEGIES as ASSIGNORS
-from kassign.groups.streams.classic.scenario import MAX_TAG_KEY_LENGTH, MAX_TAG_VALUE_LENGTH, MAX_TAGS
+from kassign.groups.streams.classic.scenario import (MAX_TAG_KEY_LENGTH, MAX_TAG_VALUE_LENGTH, MAX_TAGS,
+                                                     RACK_AWARE_STRATEGIES, JAVA_INT_MIN)
+from kassign.groups.streams.classic.scenario import _partition_racks as classic_partition_racks
 
 MAX_SECONDS = 10_000_000  # about 116 days, as the consumer-group simulator allows
 MAX_INSTANCES = 10_000
@@ -101,11 +121,11 @@ MAX_BYTES = 2**62
 
 EVENT_FIELDS: dict[str, tuple[set[str], set[str]]] = {
     # type: (required fields, optional fields) besides `at` and `type`
-    "start": ({"instance"}, {"threads", "process_id", "tags", "state_lost"}),
+    "start": ({"instance"}, {"threads", "process_id", "tags", "rack", "state_lost"}),
     "stop": ({"instance"}, {"leave_group"}),
     "crash": ({"instance"}, {"state_lost"}),
     "restart": ({"instance", "down"}, {"leave_group", "state_lost"}),
-    "scale_out": ({"add"}, {"threads", "prefix"}),
+    "scale_out": ({"add"}, {"threads", "rack", "prefix"}),
     "scale_in": (set(), {"remove", "instances", "leave_group"}),
 }
 SETTINGS: dict[str, Any] = {
@@ -114,6 +134,9 @@ SETTINGS: dict[str, Any] = {
     "acceptable_recovery_lag": 10_000,
     "probing_rebalance_interval_ms": 600_000,
     "rack_aware_assignment_tags": [],
+    "rack_aware_assignment_strategy": "none",  # rack.aware.assignment.strategy (KIP-925)
+    "rack_aware_assignment_traffic_cost": None,  # None: the assignor's default
+    "rack_aware_assignment_non_overlap_cost": None,
     "session_timeout": 45.0,
     "rebalance_timeout": 300.0,
     "round_seconds": 2.0,
@@ -130,11 +153,14 @@ STREAMS_PROTOCOL_SETTINGS: dict[str, Any] = {"heartbeat_interval": 5.0, "assignm
                                              "initial_rebalance_delay": 3.0}
 # what only the classic protocol reads (the group leader's assignor, JoinGroup rounds)
 CLASSIC_ONLY_SETTINGS = ("max_warmup_replicas", "acceptable_recovery_lag", "probing_rebalance_interval_ms",
-                         "rack_aware_assignment_tags", "rebalance_timeout", "round_seconds")
+                         "rack_aware_assignment_tags", "rebalance_timeout", "round_seconds",
+                         "rack_aware_assignment_strategy", "rack_aware_assignment_traffic_cost",
+                         "rack_aware_assignment_non_overlap_cost")
 _APPLICATION = {"subtopologies", "tasks", "state_bytes", "growth_bytes_per_second", "record_bytes",
-                "restore_bytes_per_second", "restore_records_per_second"}
-_TASK_FIELDS = _APPLICATION - {"subtopologies", "tasks"}
-_INSTANCE_FIELDS = {"threads", "process_id", "tags"}
+                "restore_bytes_per_second", "restore_records_per_second", "partition_racks"}
+_TASK_FIELDS = _APPLICATION - {"subtopologies", "tasks", "partition_racks"}
+_TOPIC_FIELDS = ("source_topics", "changelog_topics")  # per subtopology: what its tasks read (rack-aware)
+_INSTANCE_FIELDS = {"threads", "process_id", "tags", "rack"}
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
 _TASK = re.compile(r"(0|[1-9][0-9]*)_(0|[1-9][0-9]*)\Z")
 _PROCESS_NAMESPACE = uuid.UUID("6f1d3c2e-8a57-4f0b-9c44-2b7e5d1a0c93")  # kassign's, for derived process ids
@@ -294,6 +320,10 @@ class Application:
     record_bytes: np.ndarray
     restore_bytes: np.ndarray  # bytes per second one replica of the task reads from its changelog
     sized: np.ndarray | None = None  # bool per task: its state_bytes is known (None: every stateful task's is)
+    # rack-aware assignment (KIP-925): what each subtopology reads, where the partitions' replicas sit
+    source_topics: dict[int, list[str]] = field(default_factory=dict)
+    changelog_topics: dict[int, list[str]] = field(default_factory=dict)
+    partition_racks: dict[str, list[list[str | None]]] = field(default_factory=dict)  # None: no broker.rack
 
     def task_name(self, task: int) -> str:
         sub, part = self.tasks[task]
@@ -335,6 +365,7 @@ def _application(doc: Any, sizes_required: bool = True) -> Application:
     if not subs_doc:
         raise _fail("application.subtopologies", "the application needs at least one subtopology")
     top = _task_values(doc, "application", {})
+    topics: dict[str, dict[int, list[str]]] = {key: {} for key in _TOPIC_FIELDS}
     partitions: dict[int, tuple[int, bool]] = {}
     values_of: dict[int, dict[str, Any]] = {}
     for raw, spec in subs_doc.items():
@@ -344,7 +375,7 @@ def _application(doc: Any, sizes_required: bool = True) -> Application:
             raise _fail(path, "a subtopology id is a whole number from 0 (\"0\", \"1\", ...), written without sign "
                         "or leading zeros")
         spec = _mapping(spec, path, "{partitions: 4, stateful: true}")
-        _known(spec, _TASK_FIELDS | {"partitions", "stateful"}, path)
+        _known(spec, _TASK_FIELDS | {"partitions", "stateful", *_TOPIC_FIELDS}, path)
         if "partitions" not in spec:
             raise _fail(path, "missing partitions (how many tasks the subtopology has)")
         count = _whole(spec["partitions"], f"{path}.partitions", 1, JAVA_INT_MAX)
@@ -354,6 +385,7 @@ def _application(doc: Any, sizes_required: bool = True) -> Application:
             raise _fail(path, f"subtopology {sub} is given twice")
         partitions[sub] = (count, stateful)
         values_of[sub] = _task_values(spec, path, top)
+        _topics(spec, path, sub, stateful, topics)
     total = sum(count for count, _ in partitions.values())
     partition_budget(total, "streams timeline application.subtopologies")
     if total > MAX_TASKS:
@@ -411,7 +443,59 @@ def _application(doc: Any, sizes_required: bool = True) -> Application:
                 arrays["restore"][t] = values["restore_records_per_second"][0] * record
     return Application(partitions=partitions, tasks=tasks, stateful=stateful, state_bytes=arrays["state"],
                        growth_bytes=arrays["growth"], record_bytes=arrays["record"], restore_bytes=arrays["restore"],
-                       sized=None if sizes_required else sized)
+                       sized=None if sizes_required else sized, source_topics=topics["source_topics"],
+                       changelog_topics=topics["changelog_topics"],
+                       partition_racks=_partition_racks(doc.get("partition_racks", {}) or {}))
+
+
+def _topics(spec: Mapping, path: str, sub: int, stateful: bool, into: dict[str, dict[int, list[str]]]) -> None:
+    """A subtopology's source and changelog topics: task ``S_P`` reads partition P of each."""
+    for key in _TOPIC_FIELDS:
+        if key not in spec:
+            continue
+        raw = spec[key]
+        if not isinstance(raw, list) or not raw:
+            raise _fail(f"{path}.{key}", f"expected a list of topic names, got {shown(raw)}")
+        into[key][sub] = list(dict.fromkeys(_name(t, f"{path}.{key}[{i}]", "topic name") for i, t in enumerate(raw)))
+    if sub in into["changelog_topics"] and not stateful:
+        raise _fail(f"{path}.changelog_topics", "a stateless subtopology has no changelog (give stateful: true)")
+
+
+def _partition_racks(value: Any) -> dict[str, list[list[str | None]]]:
+    """``application.partition_racks`` read as the classic scenario reads it (SPEC section 1's shape)."""
+    try:
+        return classic_partition_racks(value)
+    except ScenarioError as err:
+        raise _fail("application.partition_racks", str(err).removeprefix("scenario: partition_racks").lstrip(": "))
+
+
+def rack_problem(application: Application, settings: dict[str, Any]) -> tuple[str, str] | None:
+    """``(path, problem)`` when the timeline cannot play or measure rack-aware assignment: with a strategy
+    set (or partition racks given) every subtopology names its source topics, every stateful one its
+    changelogs (with a strategy), and every partition a task reads is in ``partition_racks``."""
+    strategy = settings["rack_aware_assignment_strategy"]
+    if strategy == "none" and not application.partition_racks:
+        return None
+    why = f"rack_aware_assignment_strategy {strategy}" if strategy != "none" else "application.partition_racks"
+    if not application.partition_racks:
+        return "application.partition_racks", (f"{why} needs the racks of the partitions the tasks read: per "
+                                               "topic, per partition, its replicas' racks")
+    for sub, (count, stateful) in sorted(application.partitions.items()):
+        path = f"application.subtopologies.{sub}"
+        if not application.source_topics.get(sub):
+            return f"{path}.source_topics", f"{why} needs the topics subtopology {sub}'s tasks read"
+        needed = list(application.source_topics[sub])
+        if stateful and strategy != "none":
+            if not application.changelog_topics.get(sub):
+                return f"{path}.changelog_topics", f"{why} needs the changelog topics of stateful subtopology {sub}"
+        needed += application.changelog_topics.get(sub, [])
+        for topic in needed:
+            listed = len(application.partition_racks.get(topic, []))
+            if listed < count:
+                return "application.partition_racks", (f"topic {topic} (read by subtopology {sub}'s {count} tasks) "
+                                                       f"lists {listed} partition(s); give the racks of "
+                                                       f"partitions 0 to {count - 1}")
+    return None
 
 
 # -- instances and events ---------------------------------------------------------------------------
@@ -421,6 +505,7 @@ class InstancePlan:
     threads: int = 1
     process_id: str | None = None  # None: derived from the name
     tags: dict[str, str] = field(default_factory=dict)
+    rack: str | None = None  # its consumers' client.rack
 
 
 @dataclass(frozen=True)
@@ -438,7 +523,7 @@ class StreamsEvent:
     instances: tuple[str, ...] = ()  # scale_out / scale_in: the names, once resolved
     count: int = 0  # scale_out: add; scale_in: remove (0: the instances listed)
     prefix: str | None = None  # scale_out: how newcomers are named
-    given: frozenset[str] = frozenset()  # start: which of threads, process_id, tags the event gives
+    given: frozenset[str] = frozenset()  # start: which of threads, process_id, tags, rack the event gives
 
     def describe(self) -> str:
         from kassign.core.units import human_seconds
@@ -498,6 +583,7 @@ def _instance_plan(doc: Any, path: str) -> InstancePlan:
         threads=_whole(doc.get("threads", 1), f"{path}.threads", 1, MAX_THREADS, " (num.stream.threads)"),
         process_id=_process_id(doc["process_id"], f"{path}.process_id") if doc.get("process_id") is not None else None,
         tags=_tags(doc.get("tags", {}) or {}, f"{path}.tags"),
+        rack=_name(doc["rack"], f"{path}.rack", "rack (client.rack)") if doc.get("rack") is not None else None,
     )
 
 
@@ -520,7 +606,7 @@ def _event(doc: Any, index: int) -> StreamsEvent:
     leave = _flag(doc.get("leave_group", True), f"{path}.leave_group")
     lost = _flag(doc.get("state_lost", False), f"{path}.state_lost")
     if kind == "start":
-        given = {k: doc[k] for k in ("threads", "process_id", "tags") if k in doc}
+        given = {k: doc[k] for k in ("threads", "process_id", "tags", "rack") if k in doc}
         return StreamsEvent(index, at, kind, instance, state_lost=lost, plan=_instance_plan(given, path),
                             given=frozenset(given))
     if kind == "restart":
@@ -528,7 +614,7 @@ def _event(doc: Any, index: int) -> StreamsEvent:
                             state_lost=lost)
     if kind == "scale_out":
         add = _whole(doc["add"], f"{path}.add", 1, MAX_INSTANCES)
-        plan = _instance_plan({k: doc[k] for k in ("threads",) if k in doc}, path)
+        plan = _instance_plan({k: doc[k] for k in ("threads", "rack") if k in doc}, path)
         prefix = _name(doc["prefix"], f"{path}.prefix", "prefix") if "prefix" in doc else None
         return StreamsEvent(index, at, kind, plan=plan, count=add, prefix=prefix)
     if kind == "scale_in":
@@ -638,6 +724,8 @@ def _resolve(instances: dict[str, InstancePlan], events: list[StreamsEvent]) -> 
                     plan = replace(plan, threads=event.plan.threads)
                 if "tags" in event.given:
                     plan = replace(plan, tags=event.plan.tags)
+                if "rack" in event.given:
+                    plan = replace(plan, rack=event.plan.rack)
             running.add(name)
             actions.append(Action(event.at, order, "start", name, record, state_lost=event.state_lost, plan=plan))
             order += 1
@@ -681,24 +769,49 @@ def _resolve(instances: dict[str, InstancePlan], events: list[StreamsEvent]) -> 
     return resolved, actions, names, plans
 
 
+def rack_strategy(value: Any, path: str) -> str:
+    """A ``rack.aware.assignment.strategy``: none, min_traffic or balance_subtopology."""
+    if value not in RACK_AWARE_STRATEGIES:
+        raise _fail(path, f"expected one of {', '.join(RACK_AWARE_STRATEGIES)} (rack.aware.assignment.strategy), "
+                    f"got {shown(value)}")
+    return value
+
+
 def parse_streams_strategy(strategy: str, protocol: str = "classic") -> tuple[str, int | None]:
     """``(assignor, standbys)`` a simulated strategy stands for: ``high-availability``, ``sticky`` or kassign's
     ``optimal`` (under the streams protocol only ``sticky``, the broker's), optionally ``:standbys=N`` to play it
-    with ``num_standby_replicas`` N instead of the timeline's."""
-    head, sep, tail = strategy.partition(":")
+    with ``num_standby_replicas`` N instead of the timeline's (see :func:`streams_strategy_options`)."""
+    head, standbys, _ = streams_strategy_options(strategy, protocol)
+    return head, standbys
+
+
+def streams_strategy_options(strategy: str, protocol: str = "classic") -> tuple[str, int | None, str | None]:
+    """``(assignor, standbys, rack strategy)``: ``NAME``, then optionally ``:standbys=N`` and (classic protocol)
+    ``:rack=none|min_traffic|balance_subtopology`` (played with that rack-aware strategy instead of the
+    timeline's), in either order."""
+    head, *options = strategy.split(":")
     if protocol == "streams" and head != "sticky":
         raise ScenarioError(f"unknown streams group assignor {shown(head)}: the broker's task assignor under "
                             "the streams protocol is sticky (optionally sticky:standbys=N)")
     if head not in ASSIGNORS:
         raise ScenarioError(f"unknown Kafka Streams task assignor {shown(head)}; choose one of: "
-                            f"{', '.join(ASSIGNORS)} (optionally NAME:standbys=N)")
-    if not sep:
-        return head, None
-    match = re.fullmatch(r"standbys=(0|[1-9][0-9]{0,5})", tail)
-    if not match:
-        raise ScenarioError(f"strategy {shown(strategy)}: after the assignor's name only :standbys=N may follow "
-                            "(N standby replicas instead of the timeline's num_standby_replicas)")
-    return head, int(match[1])
+                            f"{', '.join(ASSIGNORS)} (optionally NAME:standbys=N, NAME:rack=STRATEGY)")
+    standbys: int | None = None
+    rack: str | None = None
+    racks = "|".join(RACK_AWARE_STRATEGIES) if protocol == "classic" else "(?!)"
+    for option in options:
+        count = re.fullmatch(r"standbys=(0|[1-9][0-9]{0,5})", option)
+        chosen = re.fullmatch(rf"rack=({racks})", option)
+        if count and standbys is None:
+            standbys = int(count[1])
+        elif chosen and rack is None:
+            rack = chosen[1]
+        else:
+            also = "" if protocol == "streams" else f" or :rack={'|'.join(RACK_AWARE_STRATEGIES)}"
+            raise ScenarioError(f"strategy {shown(strategy)}: after the assignor's name only :standbys=N{also} may "
+                                "follow, each once (N standby replicas instead of the timeline's num_standby_replicas"
+                                + ("" if protocol == "streams" else "; a rack-aware strategy instead of its own") + ")")
+    return head, standbys, rack
 
 
 def _settings(doc: Any, protocol: str = "classic") -> dict[str, Any]:
@@ -738,6 +851,12 @@ def _settings(doc: Any, protocol: str = "classic") -> dict[str, Any]:
             settings[key] = value
         elif key == "round_seconds":
             settings[key] = seconds(value, path)
+        elif key == "rack_aware_assignment_strategy":
+            settings[key] = rack_strategy(value, path)
+        elif key in ("rack_aware_assignment_traffic_cost", "rack_aware_assignment_non_overlap_cost"):
+            # StreamsConfig takes any int (no validator); null keeps the assignor's default
+            settings[key] = None if value is None else _whole(value, path, JAVA_INT_MIN, JAVA_INT_MAX,
+                                                              " (null for the assignor's default)")
         else:
             settings[key] = seconds(value, path, 0.001)
     return settings
@@ -773,6 +892,9 @@ def parse_streams_timeline(doc: Any) -> StreamsTimeline:
     events = sorted((_event(e, i) for i, e in enumerate(events_doc)), key=lambda e: e.at)  # stable
     events, actions, names, plans = _resolve(instances, events)
     _check_plans(plans, settings)
+    problem = rack_problem(application, settings) if protocol == "classic" else None
+    if problem:
+        raise _fail(*problem)
     strategies = doc.get("strategies", []) or []
     if not isinstance(strategies, list) or not all(isinstance(s, str) for s in strategies):
         raise _fail("strategies", f"expected a list of strategy names, got {shown(strategies)}")
