@@ -323,6 +323,26 @@ def test_a_settled_assignment_stays_as_it_is(doc: dict) -> None:
     assert assign_tasks("optimal", again)["clients"] == first["clients"]
 
 
+def test_settled_standbys_of_empty_changelogs_stay_put() -> None:
+    """Found by the property above: with tasks whose changelogs are empty, restoring a standby anywhere costs
+    nothing, so only stickiness (B4) keeps a settled standby where it is."""
+    clients = [f"00000000-0000-0000-0000-00000000000{i}" for i in range(1, 5)]
+    doc = {"subtopologies": {"0": {"partitions": 4, "stateful": True}},
+           "end_offset_sums": {"0_0": 0, "0_1": 0, "0_2": 1, "0_3": 0}, "num_standby_replicas": 2,
+           "acceptable_recovery_lag": 0,
+           "clients": {c: {"consumers": {f"c{i}": {"owned": [f"0_{p}" for p in range(4)] if i == 2 else [],
+                                                   "offset_sums": {f"0_{p}": -2 for p in range(4)} if i == 2
+                                                   else {}}}} for i, c in enumerate(clients)}}
+    first = assign_tasks("optimal", doc)
+    settled = copy.deepcopy(doc)
+    for i, c in enumerate(clients):
+        held = first["clients"][c]
+        settled["clients"][c]["consumers"] = {f"c{i}": {
+            "owned": held["active"], "offset_sums": {**{t: -2 for t in held["active"]},
+                                                     **{t: doc["end_offset_sums"][t] for t in held["standby"]}}}}
+    assert assign_tasks("optimal", settled)["clients"] == first["clients"]
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(max_clients=5, max_stateful=8, max_stateless=4))
 def test_never_worse_than_high_availability(doc: dict) -> None:

@@ -30,7 +30,10 @@ B. Standbys, around the actives A chose:
    1. client tags (where ``rack_aware_assignment_tags`` are given): the most distinct tag
       values, summed over tasks and tag keys, among each task's copies (active and standbys);
    2. balance: the least ``sum m(c)^2 / w(c)``, ``m(c)`` the standbys on client c;
-   3. restoration: the least ``sum lack(t, c)`` over the standbys.
+   3. restoration: the least ``sum lack(t, c)`` over the standbys;
+   4. stickiness: the most standbys staying on a client that holds state for their task (reports an
+      offset sum for it), so a settled placement stays put where restoring elsewhere would cost nothing
+      either (a task whose changelog is empty).
 C. Stateless active tasks, around A's actives (``l(c)`` of them on client c):
    1. balance of all actives: the least ``sum (s(c) + l(c))^2 / w(c)``;
    2. stickiness: the most stateless tasks staying with a client that runs them.
@@ -137,6 +140,7 @@ class Inputs:
     lack: np.ndarray  # [client, task] int64; stateful tasks only mean anything
     caught_up: np.ndarray  # [client, task] bool
     runs: np.ndarray  # [client, task] bool
+    holds: np.ndarray  # [client, task] bool: the client reports an offset sum for the task, or runs it
     ends: list[int]
     stateful: list[int]
     stateless: list[int]
@@ -156,15 +160,18 @@ def inputs_of(scenario: StreamsClassicScenario, merged: list[dict[int, int]]) ->
     else:
         caught_up = (lags == LATEST_OFFSET) | ((lags >= 0) & (lags <= bound))
     runs = np.zeros((n_clients, n_tasks), dtype=bool)
+    holds = np.zeros((n_clients, n_tasks), dtype=bool)
     for c, client in enumerate(scenario.clients):
         for consumer in client.consumers:
             runs[c, consumer.owned] = True
         for task, value in merged[c].items():
+            holds[c, task] = True
             if value == LATEST_OFFSET:
                 runs[c, task] = True
+    holds |= runs
     stateful = [t for t, s in enumerate(scenario.stateful) if s]
     stateless = [t for t, s in enumerate(scenario.stateful) if not s]
-    return Inputs([c.capacity for c in scenario.clients], lack, caught_up, runs, list(scenario.end_offset_sums),
+    return Inputs([c.capacity for c in scenario.clients], lack, caught_up, runs, holds, list(scenario.end_offset_sums),
                   stateful, stateless, min(scenario.num_standby_replicas, n_clients - 1), bound,
                   list(scenario.rack_aware_assignment_tags), [c.client_tags for c in scenario.clients])
 
@@ -307,10 +314,12 @@ def standby_clients(inp: Inputs, actives: np.ndarray) -> list[list[int]]:
     balance_cost = np.concatenate([np.zeros(arcs - len(unit_client), balance.dtype), balance])
     restore_cost = np.zeros(arcs, np.int64)
     restore_cost[pairs_at:pairs_at + len(pair_task)] = inp.lack[pair_client, np.asarray(inp.stateful)[pair_task]]
+    keep_cost = np.zeros(arcs, np.int64)  # a standby on a client without state for its task
+    keep_cost[pairs_at:pairs_at + len(pair_task)] = ~inp.holds[pair_client, np.asarray(inp.stateful)[pair_task]]
     supply = np.zeros(sink + 1, np.int64)
     supply[:n] = r
     supply[sink] = -n * r
-    stages = ([tag_cost] if levels else []) + [balance_cost, restore_cost]
+    stages = ([tag_cost] if levels else []) + [balance_cost, restore_cost, keep_cost]
     flow = lexicographic_flow(sink + 1, tails, heads, np.zeros(arcs, np.int64), caps, supply, stages)
     chosen: list[list[int]] = [[] for _ in inp.stateful]
     used = flow[pairs_at:pairs_at + len(pair_task)] > 0
@@ -320,7 +329,7 @@ def standby_clients(inp: Inputs, actives: np.ndarray) -> list[list[int]]:
 
 
 def _standbys_by_program(inp: Inputs, actives: list[int]) -> list[list[int]]:
-    """Part B when tag keys cross: the same three objectives as an integer program, solved in turn."""
+    """Part B when tag keys cross: the same four objectives as an integer program, solved in turn."""
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import lil_matrix
 
@@ -339,8 +348,10 @@ def _standbys_by_program(inp: Inputs, actives: list[int]) -> list[list[int]]:
     tag_obj = np.zeros(size)
     balance_obj = np.zeros(size)
     restore_obj = np.zeros(size)
+    keep_obj = np.zeros(size)
     for j, (i, c) in enumerate(pairs):
         restore_obj[j] = int(inp.lack[c, inp.stateful[i]])
+        keep_obj[j] = 0 if inp.holds[c, inp.stateful[i]] else 1
     tag_obj[len(pairs):len(pairs) + len(values)] = -1
     for j, (c, k) in enumerate(units, start=len(pairs) + len(values)):
         balance_obj[j] = (2 * k - 1) * (scale // inp.weights[c])
@@ -374,7 +385,7 @@ def _standbys_by_program(inp: Inputs, actives: list[int]) -> list[list[int]]:
     constraints = [LinearConstraint(a.tocsr(), lo_b, hi_b)]
     integrality = np.ones(size)
     bounds = Bounds(np.zeros(size), np.ones(size))
-    for objective in (tag_obj, balance_obj, restore_obj):
+    for objective in (tag_obj, balance_obj, restore_obj, keep_obj):
         result = milp(objective, constraints=constraints, integrality=integrality, bounds=bounds,
                       options={"mip_rel_gap": 0.0})
         if not result.success:
