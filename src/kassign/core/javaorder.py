@@ -203,8 +203,14 @@ def insert_only_capacity(spreads: np.ndarray, table: int) -> int:
     when it holds more than 3/4 of its buckets and, below 64 buckets, when one bucket reaches 9
     keys (from 64 buckets on such a bucket becomes a tree bin, which only
     :func:`hashmap_positions` models)."""
+    return insert_only_capacity_with(spreads, table, np.zeros(_MIN_TREEIFY_CAPACITY, dtype=np.int64))
+
+
+@njit(cache=True)
+def insert_only_capacity_with(spreads: np.ndarray, table: int, in_bucket: np.ndarray) -> int:
+    """:func:`insert_only_capacity` counting in ``in_bucket`` (64 zeros; a caller walking many small maps
+    keeps one and zeroes it, rather than allocate one per map)."""
     capacity = table
-    in_bucket = np.zeros(_MIN_TREEIFY_CAPACITY, dtype=np.int64)
     for i in range(len(spreads)):
         if capacity < _MIN_TREEIFY_CAPACITY:
             bucket = spreads[i] & (capacity - 1)

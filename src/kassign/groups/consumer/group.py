@@ -50,7 +50,7 @@ from kassign.core.javaorder import (
     JavaHashOrder,
     copy_constructor_capacity,
     hash_iteration_order,
-    insert_only_capacity,
+    insert_only_capacity_with,
     int_set_positions,
     java_int_set_copy_order,
     java_string_hash,
@@ -330,13 +330,24 @@ def _java_walk(place, key, partition, key_spread, members):
     out_partition = np.empty(len(pairs), dtype=np.int64)
     tree_bins = np.zeros(members, dtype=np.bool_)
     group_of_key = np.full(len(key_spread), -1, dtype=np.int64)  # scratch: a topic key's group, this member
+    # scratch for one member's walk, allocated once: a thousand members' small maps would otherwise make
+    # tens of thousands of small arrays
+    most = 0
+    for i in range(members):
+        most = max(most, start[i + 1] - start[i])
+    first_key = np.empty(most, dtype=np.int64)
+    size = np.zeros(most + 1, dtype=np.int64)
+    at = np.empty(most, dtype=np.int64)
+    by_group = np.empty(most, dtype=np.int64)
+    spreads = np.empty(most, dtype=np.int64)
+    map_order = np.empty(most, dtype=np.int64)
+    in_bucket = np.zeros(64, dtype=np.int64)
     write = 0
     for i in range(members):
         mine = pairs[start[i]:start[i + 1]]
         # group the pairs by topic key, topics in order of first listing, pairs as listed within
-        first_key = np.empty(len(mine), dtype=np.int64)
-        size = np.zeros(len(mine) + 1, dtype=np.int64)
         groups = 0
+        size[:len(mine) + 1] = 0
         for j in mine:
             g = group_of_key[key[j]]
             if g < 0:
@@ -346,20 +357,24 @@ def _java_walk(place, key, partition, key_spread, members):
             size[g + 1] += 1
         for g in range(groups):
             size[g + 1] += size[g]
-        at = size[:groups].copy()
-        by_group = np.empty(len(mine), dtype=np.int64)
+        at[:groups] = size[:groups]
         for j in mine:
             g = group_of_key[key[j]]
             by_group[at[g]] = partition[j]
             at[g] += 1
-        spreads = np.empty(groups, dtype=np.int64)
         for g in range(groups):
             spreads[g] = key_spread[first_key[g]]
             group_of_key[first_key[g]] = -1  # clean the scratch for the next member
-        capacity = insert_only_capacity(spreads, 16)
-        map_order = np.argsort((spreads & (capacity - 1)) * groups + np.arange(groups))
-        for g in map_order:
+        in_bucket[:] = 0
+        capacity = insert_only_capacity_with(spreads[:groups], 16, in_bucket)
+        _bucket_then_insertion(spreads[:groups], capacity, map_order)
+        for g in map_order[:groups]:
             listed = by_group[size[g]:size[g + 1]]
+            if len(listed) == 1:  # a set of one partition
+                out_key[write] = first_key[g]
+                out_partition[write] = listed[0]
+                write += 1
+                continue
             distinct = listed if strictly_ascending(listed) else listed[_first_occurrences(listed)]
             positions, plain = int_set_positions(distinct, table_size_for(copy_constructor_capacity(len(listed))))
             if not plain:
@@ -371,6 +386,24 @@ def _java_walk(place, key, partition, key_spread, members):
                 write += 1
         out_start[i + 1] = write
     return out_start, out_key[:write], out_partition[:write], tree_bins
+
+
+@njit(cache=True)
+def _bucket_then_insertion(spreads, capacity, order):
+    """``order[:n]``: positions 0..n-1 of ``spreads`` by bucket (``spread & (capacity - 1)``), then by
+    position (a map's iteration order); an insertion sort for the few topics a member holds, a sort
+    beyond."""
+    n = len(spreads)
+    if n > 32:
+        order[:n] = np.argsort((spreads & (capacity - 1)) * n + np.arange(n))
+        return
+    for g in range(n):
+        bucket = spreads[g] & (capacity - 1)
+        k = g
+        while k > 0 and (spreads[order[k - 1]] & (capacity - 1)) > bucket:
+            order[k] = order[k - 1]
+            k -= 1
+        order[k] = g
 
 
 @njit(cache=True)
