@@ -7,9 +7,9 @@ the ``members`` stage (the group the later stages answer for). The warnings gath
 and ``LOAD_STAGES`` follow: partition load, the sweep, consumers, brokers, rebalance cost, producers, the
 conservation check and the summary with its verdict, summary.json and report.html.
 
-Stages 1-6 model Kafka's Java producer. Keys are hashed as serialised: string columns as UTF-8, binary as is,
-int and bigint columns (or text with ``key_type`` int/long) as Kafka's IntegerSerializer and LongSerializer
-write them (4 or 8 bytes, big-endian).
+The stages model Kafka's Java producer (``producer_agreement`` compares other clients). Keys are hashed as
+serialised: string columns as UTF-8, binary as is, int and bigint columns (or text with ``key_type`` int/long)
+as Kafka's IntegerSerializer and LongSerializer write them (4 or 8 bytes, big-endian).
 
 One pass: the input is read once, into records and bytes per (topic, key, partition) plus a count per
 set-aside reason (``kassign.spark.stages.key_figures``; live topics: ``live_read``). Every later stage starts
