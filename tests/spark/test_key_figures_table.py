@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kassign.spark.partition import engine_in_use
-from kassign.spark.pipeline import _count_per_group
+from kassign.spark.counting import count_per_group
 
 KEY_TYPES = {"string": T.StringType(), "binary": T.BinaryType(), "int": T.IntegerType(), "long": T.LongType()}
 
@@ -94,7 +94,7 @@ def test_counts_equal_a_brute_force_count(spark, kind, with_topic, limits):
     limits = LIMITS[limits]
     rows = _rows(kind, with_topic, seed=hash((kind, with_topic, limits)) % 1000)
     df, group = _frame(spark, kind, with_topic, rows, splits=3)
-    result = _count_per_group(df, group, *limits)
+    result = count_per_group(df, group, *limits)
     assert _collected(result, group) == _brute_force(rows, len(group))
     assert not result.schema["records"].nullable  # as count() made it: key_stats keeps its schema
 
@@ -116,4 +116,4 @@ def test_each_split_emits_a_group_once_when_the_table_has_room(spark):
 
 def test_an_empty_input_gives_no_groups(spark):
     df, group = _frame(spark, "long", True, [], splits=2)
-    assert _count_per_group(df, group, 2, 16).count() == 0
+    assert count_per_group(df, group, 2, 16).count() == 0

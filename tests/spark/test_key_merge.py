@@ -28,8 +28,9 @@ def _rows(table: pa.Table) -> list[tuple]:
 
 def _both_merges(spark, df, opts, counts):
     """(Spark's merge with its key columns, the driver's) as sorted row lists."""
-    from kassign.spark.pipeline import (driver_key_figures, key_figures, key_serialiser, normalise,
-                                        rows_to_count, with_key_columns)
+    from kassign.spark.counting import with_key_columns
+    from kassign.spark.stages.key_figures import driver_key_figures, key_figures, rows_to_count
+    from kassign.spark.stages.read_input import key_serialiser, normalise
 
     tagged = normalise(df, opts, "parquet")
     key_type = key_serialiser(df, opts)
@@ -124,7 +125,9 @@ def _result_limit(spark, size: str):
 
 def _placed(spark, tmp_path, rows: int, keys: int):
     """(options, the rows to count, their grouping columns) of a Parquet input with two topics."""
-    from kassign.spark.pipeline import PipelineOptions, _placed_for_counting, normalise
+    from kassign.spark.pipeline import PipelineOptions
+    from kassign.spark.stages.key_figures import _placed_for_counting
+    from kassign.spark.stages.read_input import normalise
 
     data = tmp_path / "input.parquet"
     _text_input(spark, rows, keys).write.parquet(data.as_uri())
@@ -243,8 +246,8 @@ def test_live_keys_are_shown_as_sparks_readable_key_shows_them(spark):
     forms, surrogates, code points past U+10FFFF and cut sequences are not text)."""
     from pyspark.sql import types as T
 
-    from kassign.spark.pipeline import _readable_key
+    from kassign.spark.counting import readable_key
 
     df = spark.createDataFrame([(k,) for k in _AWKWARD], T.StructType([T.StructField("key", T.BinaryType())]))
-    in_spark = [r[0] for r in df.select(_readable_key()).collect()]
+    in_spark = [r[0] for r in df.select(readable_key()).collect()]
     assert key_merge._readable(pa.array(_AWKWARD, pa.binary())).to_pylist() == in_spark

@@ -7,7 +7,8 @@ import pytest
 import kassign
 from kassign.core.errors import KassignError
 from kassign.spark import loads as stage
-from kassign.spark.pipeline import PipelineOptions, _scenario
+from kassign.spark.pipeline import PipelineOptions
+from kassign.spark.stages.members import _scenario
 
 LOADS = {("t", p): (10 * (p + 1), 1000 * (p + 1)) for p in range(6)}  # partition p: 10(p+1) records, 1000(p+1) bytes
 SCENARIO = {"topics": {"t": 6}, "members": {"a": {"topics": ["t"]}, "b": {"topics": ["t"]}, "c": {"topics": ["t"]}}}

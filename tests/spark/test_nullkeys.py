@@ -100,7 +100,9 @@ def test_key_figures_are_the_same_on_both_engines(spark, tmp_path):
     from pyspark.sql import functions as F
 
     from kassign.spark.partition import register_jvm_udf
-    from kassign.spark.pipeline import PipelineOptions, key_figures, normalise
+    from kassign.spark.pipeline import PipelineOptions
+    from kassign.spark.stages.key_figures import key_figures
+    from kassign.spark.stages.read_input import normalise
 
     if not register_jvm_udf(spark):
         pytest.skip("no JVM UDF in this session (javac missing)")

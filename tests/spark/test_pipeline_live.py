@@ -374,9 +374,9 @@ def test_a_cluster_without_describe_groups_keeps_the_members_option(mock_cluster
 def test_the_driver_merge_equals_sparks_merge_on_a_live_read(written, summary, spark, tmp_path, monkeypatch):
     """The live pass merges the splits' counts on the driver; Spark's merge (taken past spark.driver.maxResultSize)
     gives the same summary, key_stats and forensics_keys."""
-    from kassign.spark import pipeline
+    from kassign.spark.stages import live_read
 
-    monkeypatch.setattr(pipeline, "_live_figures_on_driver", lambda *args: None)
+    monkeypatch.setattr(live_read, "_live_figures_on_driver", lambda *args: None)
     opts = PipelineOptions(out=str(tmp_path / "in-spark"), bootstrap=written["bootstrap"], topics=[written["topic"]],
                            group="live-billing", write_partitioned=False, write_sample=False)
     in_spark = run_pipeline(spark, opts)
