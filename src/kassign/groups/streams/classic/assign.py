@@ -58,18 +58,18 @@ def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str 
         sticky.assign()
         per_client = [(sorted(sticky.active[c]), sorted(set(sticky.given[c]) - sticky.active[c]))
                       for c in range(len(parsed.clients))]
-        split = split_over_consumers(parsed, merged, sticky.thread_split_orders)
+        split = split_over_consumers(parsed, merged, sticky.thread_split_orders, per_client)
         return _answer(parsed, per_client, split, False)
     if strategy == "optimal":
         clients = assign_optimal(parsed, merged)
         per_client = [(sorted(clients.active[c]), sorted(clients.standby[c])) for c in range(len(clients))]
-        split = split_over_consumers(parsed, merged, high_availability_orders(parsed, clients))
+        split = split_over_consumers(parsed, merged, high_availability_orders(parsed, clients), per_client)
         return _answer(parsed, per_client, split, False)
     assignor = HighAvailabilityAssignor(parsed, lag_matrix(parsed, merged))
     probing = assignor.assign()
     clients = assignor.clients
     per_client = [(sorted(clients.active[c]), sorted(clients.standby[c])) for c in range(len(clients))]
-    split = split_over_consumers(parsed, merged, high_availability_orders(parsed, clients))
+    split = split_over_consumers(parsed, merged, high_availability_orders(parsed, clients), per_client)
     return _answer(parsed, per_client, split, probing)
 
 
