@@ -171,6 +171,21 @@ class LoadPriorityQueue:
             raise ValueError("a load queue holds each client at most once")  # the kernel does not check bounds
         self._size = loadheap.offer(self._heap, self._size, self._counts, self._capacity, client)
 
+    def requeue(self, client: int) -> None:
+        """``ConstrainedPrioritySet.offer``: a client already queued is removed, then offered."""
+        self._size = loadheap.requeue(self._heap, self._size, self._counts, self._capacity, client)
+
+    def deal(self, n: int) -> list[int]:
+        """Poll the head ``n`` times, each time counting one more for it (in a copy of the counts, the
+        caller's stay as they are) and offering it again; gives the heads polled. The queue must hold
+        a client."""
+        counts, self._counts = self._counts, self._counts.copy()
+        try:
+            heads, self._size = loadheap.deal(self._heap, self._size, self._counts, self._capacity, n)
+        finally:
+            self._counts = counts
+        return heads.tolist()
+
     def offer_all(self, clients: np.ndarray) -> None:
         """``ConstrainedPrioritySet.offer`` of each client in turn: one already queued is removed, then
         offered (int64 array)."""

@@ -111,14 +111,33 @@ def index_of(heap, size, x):
 
 
 @njit(cache=True)
+def requeue(heap, size, counts, capacity, x):
+    """``ConstrainedPrioritySet.offer(x)``: where ``x`` is queued already it is removed first."""
+    i = index_of(heap, size, x)
+    if i >= 0:
+        size = remove_at(heap, size, counts, capacity, i)
+    return offer(heap, size, counts, capacity, x)
+
+
+@njit(cache=True)
 def reoffer(heap, size, counts, capacity, clients):
-    """``ConstrainedPrioritySet.offer`` of each client in turn: one already queued is removed first."""
+    """:func:`requeue` of each client in turn."""
     for x in clients:
-        i = index_of(heap, size, x)
-        if i >= 0:
-            size = remove_at(heap, size, counts, capacity, i)
-        size = offer(heap, size, counts, capacity, x)
+        size = requeue(heap, size, counts, capacity, x)
     return size
+
+
+@njit(cache=True)
+def deal(heap, size, counts, capacity, n):
+    """``n`` times: poll the head, count one more for it, offer it again. Gives the heads in turn
+    (``counts`` changes; the queue must not run empty) and the new size."""
+    heads = np.empty(n, dtype=np.int64)
+    for j in range(n):
+        head, size = poll(heap, size, counts, capacity)
+        heads[j] = head
+        counts[head] += 1
+        size = offer(heap, size, counts, capacity, head)
+    return heads, size
 
 
 @njit(cache=True)

@@ -135,11 +135,15 @@ class ConstrainedPrioritySet:
 
     def offer(self, client: int) -> None:
         """Queue ``client``, first removing it where it is queued already."""
-        self._queue.remove(client)
-        self._queue.offer(client)
+        self._queue.requeue(client)
 
     def offer_all(self, clients: Iterable[int]) -> None:
         self._queue.offer_all(np.fromiter(clients, dtype=np.int64))
+
+    def deal(self, tasks: int) -> list[int]:
+        """Where every client passes the constraint: :meth:`poll` and give the client one more task
+        (counted in the queue's weights only), then :meth:`offer` it, ``tasks`` times; the clients."""
+        return self._queue.deal(tasks)
 
     def poll(self, task: int, extra: np.ndarray | None = None) -> int | None:
         """The least loaded client that passes the constraint on ``task`` (and ``extra``, a bool per
@@ -399,9 +403,8 @@ class HighAvailabilityAssignor:
         everyone = np.ones(len(clients), dtype=bool)
         by_active_load = self.by_load(lambda task: everyone, active_only=True)
         by_active_load.offer_all(range(len(clients)))
-        for task in self.stateless:
-            client = by_active_load.poll(task)
-            clients.add_active(client, task)
-            by_active_load.offer(client)
+        if clients.capacity:
+            for task, client in zip(self.stateless, by_active_load.deal(len(self.stateless))):
+                clients.add_active(client, task)
         if self._rack_aware_enabled():
             self.rack_aware.optimize_active_tasks(self.stateless, clients, *STATELESS_COSTS)
