@@ -63,7 +63,7 @@ from kassign.groups.simulate.streams_scenario import (
     parse_streams_strategy,
 )
 from kassign.core.javaorder import java_string_hash_order, java_uuid_hash
-from kassign.groups.streams.classic.assign import assign_streams_classic, check_kafka_version
+from kassign.groups.streams.classic.assign import check_kafka_version, decide_streams_classic
 from kassign.groups.streams.classic.scenario import (
     JAVA_LONG_MAX,
     LATEST_OFFSET,
@@ -123,7 +123,6 @@ class StreamsTimelineRun:
         self.names = list(timeline.names)
         self.slot_of = {name: i for i, name in enumerate(self.names)}
         self.task_names = [app.task_name(t) for t in range(n_tasks)]
-        self.task_of = {name: t for t, name in enumerate(self.task_names)}
         self.is_stateful = app.stateful
         self.st = np.flatnonzero(app.stateful)
         record = np.where(app.stateful, app.record_bytes, 1.0)
@@ -439,26 +438,26 @@ class StreamsTimelineRun:
     def _ask_leader(self, record: int, members: list[int], reported) -> _Answer:
         scenario, member_of = self._scenario(members, reported)
         try:
-            answer = assign_streams_classic(self.assignor, scenario, self.kafka_version)
+            # the assignor's numbers, not its document: the scenario numbers tasks as this engine does
+            _, split, probing = decide_streams_classic(self.assignor, scenario)
         except KassignError as err:
             where = self.records[record]
             raise KassignError(f"{self.strategy} at {self.now:g} s (after {where.description}): {err}") from None
-        task_of = self.task_of
         n_tasks = len(self.task_names)
         decided_slot = np.full(n_tasks, -1, dtype=np.int64)
         decided_thread = np.full(n_tasks, -1, dtype=np.int64)
         slots, tasks, threads = [], [], []
-        for member_id, given in answer["consumers"].items():
+        shares = sorted((client.consumers[mi].member_id, share)
+                        for client, per_consumer in zip(scenario.clients, split) for mi, share in per_consumer.items())
+        for member_id, share in shares:  # the answer's order: by member id
             s, k = member_of[member_id]
-            for name in given["active"]:
-                t = task_of[name]
-                decided_slot[t], decided_thread[t] = s, k
-            for name in given["standby"]:
-                slots.append(s)
-                tasks.append(task_of[name])
-                threads.append(k)
+            decided_slot[share.active] = s
+            decided_thread[share.active] = k
+            slots.extend([s] * len(share.standby))
+            tasks.extend(share.standby)
+            threads.extend([k] * len(share.standby))
         standby = (np.array(slots, dtype=np.int64), np.array(tasks, dtype=np.int64), np.array(threads, dtype=np.int64))
-        return _Answer(decided_slot, decided_thread, standby, bool(answer["probing_rebalance"]))
+        return _Answer(decided_slot, decided_thread, standby, bool(probing))
 
     def _hand_over(self, decision: _Decision, answer: _Answer) -> None:
         """What the leader sends this round. Cooperative rebalancing: a task another consumer owns is
