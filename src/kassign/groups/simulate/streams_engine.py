@@ -446,16 +446,19 @@ class StreamsTimelineRun:
         n_tasks = len(self.task_names)
         decided_slot = np.full(n_tasks, -1, dtype=np.int64)
         decided_thread = np.full(n_tasks, -1, dtype=np.int64)
-        slots, tasks, threads = [], [], []
+        actives, active_slots, active_threads, slots, tasks, threads = [], [], [], [], [], []
         shares = sorted((client.consumers[mi].member_id, share)
                         for client, per_consumer in zip(scenario.clients, split) for mi, share in per_consumer.items())
         for member_id, share in shares:  # the answer's order: by member id
             s, k = member_of[member_id]
-            decided_slot[share.active] = s
-            decided_thread[share.active] = k
-            slots.extend([s] * len(share.standby))
-            tasks.extend(share.standby)
-            threads.extend([k] * len(share.standby))
+            actives += share.active
+            active_slots += [s] * len(share.active)
+            active_threads += [k] * len(share.active)
+            slots += [s] * len(share.standby)
+            tasks += share.standby
+            threads += [k] * len(share.standby)
+        decided_slot[actives] = active_slots  # a task is active on one consumer at most
+        decided_thread[actives] = active_threads
         standby = (np.array(slots, dtype=np.int64), np.array(tasks, dtype=np.int64), np.array(threads, dtype=np.int64))
         return _Answer(decided_slot, decided_thread, standby, bool(probing))
 
