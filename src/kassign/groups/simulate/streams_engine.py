@@ -180,7 +180,7 @@ class StreamsTimelineRun:
         self._memo: dict[bytes, _Answer] = {}
         self._chain: set[bytes] = set()
         self._ids: dict[tuple, list[str]] = {}
-        self._hash_orders: dict[tuple, list[str]] = {}
+        self._layouts: dict[tuple, tuple] = {}
         self._client_keys: dict[str, tuple] = {}
         self._instant, self._instant_followups = -1.0, 0
 
@@ -541,13 +541,8 @@ class StreamsTimelineRun:
         (every field is valid by construction, so the document's checks are skipped)."""
         rank, si, ti, value, thread, owned, owner, owner_thread = reported
         app = self.timeline.application
-        member_of: dict[str, tuple[int, int]] = {}
-        consumers: list[list[Consumer]] = []
-        for s in members:
-            ids = self._member_ids(s)
-            consumers.append([Consumer(m, [], {}) for m in ids])
-            for k, m in enumerate(ids):
-                member_of[m] = (s, k)
+        member_of, clients_in_order, subscription_order = self._layout(members)
+        consumers = [[Consumer(m, [], {}) for m in self._member_ids(s)] for s in members]
         for r, k, t, v in zip(rank[si].tolist(), thread.tolist(), ti.tolist(), value.tolist()):
             consumers[r][k].offset_sums[t] = v
         stateful = self.is_stateful
@@ -556,19 +551,8 @@ class StreamsTimelineRun:
             consumer.owned.append(t)
             if not stateful[t]:
                 consumer.offset_sums[t] = 0  # an owned stateless task reports an empty changelog sum
-        clients = []
-        for r, s in enumerate(members):
-            order_key, hash_code = self._client_key(self.process_ids[s])
-            clients.append((order_key, Client(self.process_ids[s], order_key, hash_code,
-                                              dict(self.plans[s].tags), consumers[r])))
-        clients.sort(key=lambda c: c[0])
-        client_list = [c for _, c in clients]
-        ids = tuple(m for s in members for m in self._member_ids(s))
-        order = self._hash_orders.get(ids)
-        if order is None:
-            order = self._hash_orders[ids] = java_string_hash_order(ids)
-        where = {c.member_id: (ci, mi) for ci, client in enumerate(client_list)
-                 for mi, c in enumerate(client.consumers)}
+        client_list = [Client(pid, order_key, hash_code, dict(tags), consumers[r])
+                       for r, pid, order_key, hash_code, tags in clients_in_order]
         ends = np.floor(self.end).astype(np.int64)
         scenario = StreamsClassicScenario(
             tasks=list(app.tasks),
@@ -580,9 +564,26 @@ class StreamsTimelineRun:
             acceptable_recovery_lag=min(int(self.settings["acceptable_recovery_lag"]), JAVA_LONG_MAX),
             probing_rebalance_interval_ms=int(self.settings["probing_rebalance_interval_ms"]),
             rack_aware_assignment_tags=list(self.settings["rack_aware_assignment_tags"]),
-            subscription_order=[where[m] for m in order],
+            subscription_order=list(subscription_order),
         )
         return scenario, member_of
+
+    def _layout(self, members: list[int]) -> tuple:
+        """What the scenario takes from the membership alone, worked out once per membership (the
+        members' ids name it: a new join or a new incarnation gives new ids): member id -> (instance,
+        thread); the clients in UUID order, each (rank among the members, process id, UUID order key,
+        hash code, tags); and the subscriptions in the leader's HashMap order, as (client, consumer)."""
+        ids = tuple(m for s in members for m in self._member_ids(s))
+        layout = self._layouts.get(ids)
+        if layout is None:
+            member_of = {m: (s, k) for s in members for k, m in enumerate(self._member_ids(s))}
+            clients = sorted(((r, self.process_ids[s], *self._client_key(self.process_ids[s]), self.plans[s].tags)
+                              for r, s in enumerate(members)), key=lambda c: c[2])
+            where = {m: (ci, k) for ci, client in enumerate(clients)
+                     for k, m in enumerate(self._member_ids(members[client[0]]))}
+            order = tuple(where[m] for m in java_string_hash_order(ids))
+            layout = self._layouts[ids] = (member_of, clients, order)
+        return layout
 
     def _member_ids(self, s: int) -> list[str]:
         """Each stream thread's consumer, named as Kafka names a dynamic member: its client id

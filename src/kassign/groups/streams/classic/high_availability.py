@@ -179,7 +179,9 @@ def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool
     A move out of the source only lowers the source's load, which can only make further moves out
     of it less wanted; so the destinations worth trying for a source are found at once, from the
     loads when its turn starts (the same double arithmetic, in numpy), and each is checked again
-    exactly as Kafka does when reached."""
+    exactly as Kafka does when reached. A source whose ``(count - 1) / capacity`` lies below every
+    client's ``(count + 1) / capacity`` has none (the difference after a move would be negative), and
+    is passed at once."""
     n = len(clients)
     tasks_of = clients.standby if standby else clients.active
     move_out, move_in = ((clients.remove_standby, clients.add_standby) if standby
@@ -188,7 +190,12 @@ def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool
     moved_any = True
     while moved_any:
         moved_any = False
+        lowest = None  # the least (count + 1) / capacity of any client, worked out again after a move
         for source in range(n):
+            if lowest is None:
+                lowest = float(((clients.assigned + 1.0) / capacity).min())
+            if (clients.assigned[source] - 1.0) / clients.capacity[source] < lowest:
+                continue  # the difference after a move would be negative for every destination
             counts = np.array(clients.assigned, dtype=np.float64)
             source_count, source_capacity = counts[source], capacity[source]
             skew = source_count / source_capacity - counts / capacity
@@ -204,6 +211,7 @@ def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool
                         move_out(source, task)
                         move_in(destination, task)
                         moved_any = True
+                        lowest = None
 
 
 class HighAvailabilityAssignor:
