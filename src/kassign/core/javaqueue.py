@@ -14,6 +14,8 @@ So this class keeps Java's array and moves elements exactly as ``siftUp``, ``sif
 ``heapify`` and ``removeAt`` do (JDK 8 to 21 agree). The order comes from ``key``, called
 afresh on every comparison, so a changed weight shows the way it does in Java. Elements are
 compared with ``==``; the queue never holds one element twice where kassign uses it.
+:class:`LoadPriorityQueue`, the high-availability assignor's queue of clients by load, makes
+the same steps compiled (:mod:`kassign.core.loadheap`); the tests hold it to this class.
 
 Example: keys 5, 3, 4 offered in that order give the array ``[3, 5, 4]``; iterating gives
 3, 5, 4, while polling gives 3, 4, 5.

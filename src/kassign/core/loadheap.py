@@ -188,7 +188,7 @@ def poll_constrained(heap, size, counts, capacity, accept, spreads, passed):
         return found, size, 0, True
     mine = passed[:count]
     order = hash_set_positions(spreads[mine])
-    if len(order) == 0 and count > 0:
+    if len(order) == 0:
         return found, size, count, False
     for i in order:
         size = offer(heap, size, counts, capacity, mine[i])
