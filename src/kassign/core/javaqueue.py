@@ -14,6 +14,8 @@ So this class keeps Java's array and moves elements exactly as ``siftUp``, ``sif
 ``heapify`` and ``removeAt`` do (JDK 8 to 21 agree). The order comes from ``key``, called
 afresh on every comparison, so a changed weight shows the way it does in Java. Elements are
 compared with ``==``; the queue never holds one element twice where kassign uses it.
+:class:`LoadPriorityQueue`, the high-availability assignor's queue of clients by load, makes
+the same steps compiled (:mod:`kassign.core.loadheap`); the tests hold it to this class.
 
 Example: keys 5, 3, 4 offered in that order give the array ``[3, 5, 4]``; iterating gives
 3, 5, 4, while polling gives 3, 4, 5.
@@ -23,6 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
+
+import numpy as np
+
+from kassign.core import loadheap
 
 
 class JavaPriorityQueue:
@@ -132,50 +138,90 @@ class JavaPriorityQueue:
         heap[k] = x
 
 
-class LoadPriorityQueue(JavaPriorityQueue):
-    """:class:`JavaPriorityQueue` of client indexes ordered by ``(counts[c] / capacity[c], c)``, the
-    weights read afresh from the two lists at every comparison, as Java's comparator reads them.
+class LoadPriorityQueue:
+    """:class:`JavaPriorityQueue` of client numbers ordered by ``(counts[c] / capacity[c], c)``, the
+    weights read afresh from the two arrays at every comparison, as Java's comparator reads them.
 
-    The same steps as the general queue, with the comparison written out: the assignors' hot loop
-    spends most of its time here, and a key function building a tuple per comparison doubles it."""
+    The same steps as the general queue, compiled (:mod:`kassign.core.loadheap`): the assignors' hot
+    loop spends most of its time here. ``counts`` is the caller's int64 array, changed in place by it;
+    a client is in the queue at most once."""
 
-    __slots__ = ("_counts", "_capacity")
+    __slots__ = ("_heap", "_size", "_counts", "_capacity", "_passed")
 
-    def __init__(self, counts: list[int], capacity: list[int]) -> None:
+    def __init__(self, counts: np.ndarray, capacity: np.ndarray) -> None:
         self._counts = counts
-        self._capacity = capacity
-        super().__init__(None)
+        self._capacity = np.asarray(capacity, dtype=np.int64)
+        self._heap = np.empty(len(counts), dtype=np.int64)
+        self._passed = np.empty(len(counts), dtype=np.int64)
+        self._size = 0
 
-    def _sift_up(self, k: int, x: Any) -> None:
-        heap, counts, capacity = self._heap, self._counts, self._capacity
-        wx = counts[x] / capacity[x]
-        while k > 0:
-            parent = (k - 1) >> 1
-            e = heap[parent]
-            we = counts[e] / capacity[e]
-            if wx > we or (wx == we and x >= e):
-                break
-            heap[k] = e
-            k = parent
-        heap[k] = x
+    def __len__(self) -> int:
+        return self._size
 
-    def _sift_down(self, k: int, x: Any) -> None:
-        heap, counts, capacity = self._heap, self._counts, self._capacity
-        n = len(heap)
-        half = n >> 1
-        wx = counts[x] / capacity[x]
-        while k < half:
-            child = 2 * k + 1
-            c = heap[child]
-            wc = counts[c] / capacity[c]
-            right = child + 1
-            if right < n:
-                r = heap[right]
-                wr = counts[r] / capacity[r]
-                if wc > wr or (wc == wr and c > r):
-                    child, c, wc = right, r, wr
-            if wx < wc or (wx == wc and x <= c):
-                break
-            heap[k] = c
-            k = child
-        heap[k] = x
+    def __bool__(self) -> bool:
+        return self._size > 0
+
+    def __iter__(self) -> Iterator[int]:
+        """The array, front to back: Java's iteration order."""
+        return iter(self._heap[:self._size].tolist())
+
+    def __contains__(self, client: int) -> bool:
+        return loadheap.index_of(self._heap, self._size, client) >= 0
+
+    def offer(self, client: int) -> None:
+        if self._size == len(self._heap):
+            raise ValueError("a load queue holds each client at most once")  # the kernel does not check bounds
+        self._size = loadheap.offer(self._heap, self._size, self._counts, self._capacity, client)
+
+    def requeue(self, client: int) -> None:
+        """``ConstrainedPrioritySet.offer``: a client already queued is removed, then offered."""
+        self._size = loadheap.requeue(self._heap, self._size, self._counts, self._capacity, client)
+
+    def deal(self, n: int) -> list[int]:
+        """Poll the head ``n`` times, each time counting one more for it (in a copy of the counts, the
+        caller's stay as they are) and offering it again; gives the heads polled. The queue must hold
+        a client."""
+        counts, self._counts = self._counts, self._counts.copy()
+        try:
+            heads, self._size = loadheap.deal(self._heap, self._size, self._counts, self._capacity, n)
+        finally:
+            self._counts = counts
+        return heads.tolist()
+
+    def offer_all(self, clients: np.ndarray) -> None:
+        """``ConstrainedPrioritySet.offer`` of each client in turn: one already queued is removed, then
+        offered (int64 array)."""
+        self._size = loadheap.reoffer(self._heap, self._size, self._counts, self._capacity, clients)
+
+    def poll(self) -> int | None:
+        """The head, removed; None when empty."""
+        head, self._size = loadheap.poll(self._heap, self._size, self._counts, self._capacity)
+        return None if head < 0 else int(head)
+
+    def remove(self, client: int) -> bool:
+        i = loadheap.index_of(self._heap, self._size, client)
+        if i < 0:
+            return False
+        self._size = loadheap.remove_at(self._heap, self._size, self._counts, self._capacity, i)
+        return True
+
+    def poll_first(self, accept: Callable[[int], bool]) -> tuple[int | None, list[int]]:
+        """``poll`` until ``accept(head)`` holds: that head (None when the queue runs out) and the
+        heads polled before it, in order (they are out of the queue)."""
+        passed = []
+        while self._size:
+            head = self.poll()
+            if accept(head):
+                return head, passed
+            passed.append(head)
+        return None, passed
+
+    def poll_constrained(self, accept: np.ndarray, spreads: np.ndarray) -> tuple[int | None, list[int]]:
+        """Kafka Streams' ``ConstrainedPrioritySet.poll``: poll until ``accept[head]`` (a bool per
+        client), then offer the heads passed over back in the order of a default ``HashSet`` of them
+        (``spreads``: each client's spread hash code). Gives the accepted head (None when the queue
+        ran out) and the passed-over heads still to put back, in polling order: none, unless a tree
+        bin may have formed in that set (the caller orders those with the general model)."""
+        found, self._size, count, back = loadheap.poll_constrained(self._heap, self._size, self._counts,
+                                                                   self._capacity, accept, spreads, self._passed)
+        return (None if found < 0 else int(found)), ([] if back else self._passed[:count].tolist())

@@ -64,7 +64,7 @@ from kassign.groups.simulate.streams_scenario import (
     streams_strategy_options,
 )
 from kassign.core.javaorder import java_string_hash_order, java_uuid_hash
-from kassign.groups.streams.classic.assign import assign_streams_classic, check_kafka_version
+from kassign.groups.streams.classic.assign import check_kafka_version, decide_streams_classic
 from kassign.groups.streams.classic.scenario import (
     JAVA_LONG_MAX,
     LATEST_OFFSET,
@@ -150,7 +150,6 @@ class StreamsTimelineRun:
         self.names = list(timeline.names)
         self.slot_of = {name: i for i, name in enumerate(self.names)}
         self.task_names = [app.task_name(t) for t in range(n_tasks)]
-        self.task_of = {name: t for t, name in enumerate(self.task_names)}
         self.is_stateful = app.stateful
         self.st = np.flatnonzero(app.stateful)
         record = np.where(app.stateful, app.record_bytes, 1.0)
@@ -211,7 +210,7 @@ class StreamsTimelineRun:
         self._memo: dict[bytes, _Answer] = {}
         self._chain: set[bytes] = set()
         self._ids: dict[tuple, list[str]] = {}
-        self._hash_orders: dict[tuple, list[str]] = {}
+        self._layouts: dict[tuple, tuple] = {}
         self._client_keys: dict[str, tuple] = {}
         self._instant, self._instant_followups = -1.0, 0
 
@@ -491,26 +490,29 @@ class StreamsTimelineRun:
     def _ask_leader(self, record: int, members: list[int], reported) -> _Answer:
         scenario, member_of = self._scenario(members, reported)
         try:
-            answer = assign_streams_classic(self.assignor, scenario, self.kafka_version)
+            # the assignor's numbers, not its document: the scenario numbers tasks as this engine does
+            _, split, probing = decide_streams_classic(self.assignor, scenario)
         except KassignError as err:
             where = self.records[record]
             raise KassignError(f"{self.strategy} at {self.now:g} s (after {where.description}): {err}") from None
-        task_of = self.task_of
         n_tasks = len(self.task_names)
         decided_slot = np.full(n_tasks, -1, dtype=np.int64)
         decided_thread = np.full(n_tasks, -1, dtype=np.int64)
-        slots, tasks, threads = [], [], []
-        for member_id, given in answer["consumers"].items():
+        actives, active_slots, active_threads, slots, tasks, threads = [], [], [], [], [], []
+        shares = sorted((client.consumers[mi].member_id, share)
+                        for client, per_consumer in zip(scenario.clients, split) for mi, share in per_consumer.items())
+        for member_id, share in shares:  # the answer's order: by member id
             s, k = member_of[member_id]
-            for name in given["active"]:
-                t = task_of[name]
-                decided_slot[t], decided_thread[t] = s, k
-            for name in given["standby"]:
-                slots.append(s)
-                tasks.append(task_of[name])
-                threads.append(k)
+            actives += share.active
+            active_slots += [s] * len(share.active)
+            active_threads += [k] * len(share.active)
+            slots += [s] * len(share.standby)
+            tasks += share.standby
+            threads += [k] * len(share.standby)
+        decided_slot[actives] = active_slots  # a task is active on one consumer at most
+        decided_thread[actives] = active_threads
         standby = (np.array(slots, dtype=np.int64), np.array(tasks, dtype=np.int64), np.array(threads, dtype=np.int64))
-        return _Answer(decided_slot, decided_thread, standby, bool(answer["probing_rebalance"]))
+        return _Answer(decided_slot, decided_thread, standby, bool(probing))
 
     def _hand_over(self, decision: _Decision, answer: _Answer) -> None:
         """What the leader sends this round. Cooperative rebalancing: a task another consumer owns is
@@ -591,13 +593,8 @@ class StreamsTimelineRun:
         (every field is valid by construction, so the document's checks are skipped)."""
         rank, si, ti, value, thread, owned, owner, owner_thread = reported
         app = self.timeline.application
-        member_of: dict[str, tuple[int, int]] = {}
-        consumers: list[list[Consumer]] = []
-        for s in members:
-            ids = self._member_ids(s)
-            consumers.append([Consumer(m, [], {}, self.plans[s].rack) for m in ids])
-            for k, m in enumerate(ids):
-                member_of[m] = (s, k)
+        member_of, clients_in_order, subscription_order = self._layout(members)
+        consumers = [[Consumer(m, [], {}, self.plans[s].rack) for m in self._member_ids(s)] for s in members]
         for r, k, t, v in zip(rank[si].tolist(), thread.tolist(), ti.tolist(), value.tolist()):
             consumers[r][k].offset_sums[t] = v
         stateful = self.is_stateful
@@ -606,19 +603,8 @@ class StreamsTimelineRun:
             consumer.owned.append(t)
             if not stateful[t]:
                 consumer.offset_sums[t] = 0  # an owned stateless task reports an empty changelog sum
-        clients = []
-        for r, s in enumerate(members):
-            order_key, hash_code = self._client_key(self.process_ids[s])
-            clients.append((order_key, Client(self.process_ids[s], order_key, hash_code,
-                                              dict(self.plans[s].tags), consumers[r])))
-        clients.sort(key=lambda c: c[0])
-        client_list = [c for _, c in clients]
-        ids = tuple(m for s in members for m in self._member_ids(s))
-        order = self._hash_orders.get(ids)
-        if order is None:
-            order = self._hash_orders[ids] = java_string_hash_order(ids)
-        where = {c.member_id: (ci, mi) for ci, client in enumerate(client_list)
-                 for mi, c in enumerate(client.consumers)}
+        client_list = [Client(pid, order_key, hash_code, dict(tags), consumers[r])
+                       for r, pid, order_key, hash_code, tags in clients_in_order]
         ends = np.floor(self.end).astype(np.int64)
         scenario = StreamsClassicScenario(
             tasks=list(app.tasks),
@@ -630,7 +616,7 @@ class StreamsTimelineRun:
             acceptable_recovery_lag=min(int(self.settings["acceptable_recovery_lag"]), JAVA_LONG_MAX),
             probing_rebalance_interval_ms=int(self.settings["probing_rebalance_interval_ms"]),
             rack_aware_assignment_tags=list(self.settings["rack_aware_assignment_tags"]),
-            subscription_order=[where[m] for m in order],
+            subscription_order=list(subscription_order),
             rack_aware_assignment_strategy=self.settings["rack_aware_assignment_strategy"],
             rack_aware_assignment_traffic_cost=self.settings["rack_aware_assignment_traffic_cost"],
             rack_aware_assignment_non_overlap_cost=self.settings["rack_aware_assignment_non_overlap_cost"],
@@ -639,6 +625,23 @@ class StreamsTimelineRun:
             partition_racks=app.partition_racks,
         )
         return scenario, member_of
+
+    def _layout(self, members: list[int]) -> tuple:
+        """What the scenario takes from the membership alone, worked out once per membership (the
+        members' ids name it: a new join or a new incarnation gives new ids): member id -> (instance,
+        thread); the clients in UUID order, each (rank among the members, process id, UUID order key,
+        hash code, tags); and the subscriptions in the leader's HashMap order, as (client, consumer)."""
+        ids = tuple(m for s in members for m in self._member_ids(s))
+        layout = self._layouts.get(ids)
+        if layout is None:
+            member_of = {m: (s, k) for s in members for k, m in enumerate(self._member_ids(s))}
+            clients = sorted(((r, self.process_ids[s], *self._client_key(self.process_ids[s]), self.plans[s].tags)
+                              for r, s in enumerate(members)), key=lambda c: c[2])
+            where = {m: (ci, k) for ci, client in enumerate(clients)
+                     for k, m in enumerate(self._member_ids(members[client[0]]))}
+            order = tuple(where[m] for m in java_string_hash_order(ids))
+            layout = self._layouts[ids] = (member_of, clients, order)
+        return layout
 
     def _member_ids(self, s: int) -> list[str]:
         """Each stream thread's consumer, named as Kafka names a dynamic member: its client id

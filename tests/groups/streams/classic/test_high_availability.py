@@ -480,3 +480,18 @@ def test_hash_set_of_tasks_with_a_tree_bin() -> None:
     # without crowding, the fast path: buckets in order, insertion order within one
     assert hash_set_order([20, 3], ["a", "b"]) == ["b", "a"]
     assert hash_set_order([17, 1, 33], ["x", "y", "z"]) == ["x", "y", "z"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(stateful=st.lists(st.integers(0, 60), unique=True, max_size=20),
+       standby=st.lists(st.integers(61, 90), unique=True, max_size=10),
+       stateless=st.lists(st.integers(91, 120), unique=True, max_size=20),
+       reported=st.lists(st.integers(0, 90), unique=True, max_size=15))
+def test_one_thread_takes_its_client_s_tasks_whole(stateful: list[int], standby: list[int], stateless: list[int],
+                                                   reported: list[int]) -> None:
+    """Why the split may skip a client of one stream thread: the three passes give it every task,
+    whatever their order and whatever it reported, and never fail."""
+    load: dict[int, int] = {}
+    got = [assign_tasks_to_threads(tasks, kind != "stateless", [0], {0: reported}, load)[0]
+           for kind, tasks in (("stateful", stateful), ("standby", standby), ("stateless", stateless))]
+    assert [sorted(g) for g in got] == [sorted(stateful), sorted(standby), sorted(stateless)]

@@ -47,7 +47,7 @@ def assignor(strategy: str, pids: list[int], standbys: int = 0, changelogs: bool
 
 
 def clients_with(active: list[list[str]], standby: list[list[str]] | None = None) -> Clients:
-    clients = Clients([1] * len(active))
+    clients = Clients([1] * len(active), len(TASKS))
     for c, names in enumerate(active):
         for name in names:
             clients.add_active(c, t(name))
@@ -249,7 +249,7 @@ def _random_assignor(strategy, pids, racks, partition_racks):
 def test_optimizing_keeps_counts_and_never_costs_more_with_min_traffic(case, strategy, costs):
     pids, racks, partition_racks, tasks, owner = case
     made = _random_assignor(strategy, pids, racks, partition_racks)
-    clients = Clients([1] * len(pids))
+    clients = Clients([1] * len(pids), len(TASKS))
     for task, c in owner.items():
         clients.add_active(c, task)
     counts = [len(a) for a in clients.active]
@@ -268,7 +268,7 @@ def test_optimizing_keeps_counts_and_never_costs_more_with_min_traffic(case, str
 def test_all_racks_equal_nothing_moves_with_min_traffic(case, strategy):
     pids, _, partition_racks, tasks, owner = case
     made = _random_assignor("min_traffic", pids, {p: "rack0" for p in pids}, partition_racks)
-    clients = Clients([1] * len(pids))
+    clients = Clients([1] * len(pids), len(TASKS))
     for task, c in owner.items():
         clients.add_active(c, task)
     made.optimize_active_tasks(tasks, clients, *STATEFUL_COSTS)
@@ -280,7 +280,7 @@ def test_all_racks_equal_nothing_moves_with_min_traffic(case, strategy):
 def test_no_traffic_cost_keeps_the_assignment(case):
     pids, racks, partition_racks, tasks, owner = case
     made = _random_assignor("min_traffic", pids, racks, partition_racks)
-    clients = Clients([1] * len(pids))
+    clients = Clients([1] * len(pids), len(TASKS))
     for task, c in owner.items():
         clients.add_active(c, task)
     assert made.active_tasks_cost(tasks, clients.active, 0, 1) == 0

@@ -52,25 +52,29 @@ def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str 
                                    f"choose one of: {', '.join(STRATEGIES)}")
     check_kafka_version(kafka_version)
     parsed = scenario if isinstance(scenario, StreamsClassicScenario) else parse_streams_classic(scenario)
+    return _answer(parsed, *decide_streams_classic(strategy, parsed))
+
+
+def decide_streams_classic(strategy: str, parsed: StreamsClassicScenario) -> tuple[list, list, bool]:
+    """:func:`assign_streams_classic` on numbers (a known ``strategy``, a parsed scenario): per client
+    its (sorted active tasks, sorted standby tasks); per client {consumer index: its share}; whether
+    a probing rebalance follows. Tasks and clients by their numbers in the scenario."""
     merged = merged_offset_sums(parsed)
     if strategy == "sticky":
         sticky = StickyAssignor(parsed, merged)
         sticky.assign()
         per_client = [(sorted(sticky.active[c]), sorted(set(sticky.given[c]) - sticky.active[c]))
                       for c in range(len(parsed.clients))]
-        split = split_over_consumers(parsed, merged, sticky.thread_split_orders)
-        return _answer(parsed, per_client, split, False)
+        return per_client, split_over_consumers(parsed, merged, sticky.thread_split_orders, per_client), False
     if strategy == "optimal":
         clients = assign_optimal(parsed, merged)
-        per_client = [(sorted(clients.active[c]), sorted(clients.standby[c])) for c in range(len(clients))]
-        split = split_over_consumers(parsed, merged, high_availability_orders(parsed, clients))
-        return _answer(parsed, per_client, split, False)
-    assignor = HighAvailabilityAssignor(parsed, lag_matrix(parsed, merged))
-    probing = assignor.assign()
-    clients = assignor.clients
+        probing = False
+    else:
+        assignor = HighAvailabilityAssignor(parsed, lag_matrix(parsed, merged))
+        probing = assignor.assign()
+        clients = assignor.clients
     per_client = [(sorted(clients.active[c]), sorted(clients.standby[c])) for c in range(len(clients))]
-    split = split_over_consumers(parsed, merged, high_availability_orders(parsed, clients))
-    return _answer(parsed, per_client, split, probing)
+    return per_client, split_over_consumers(parsed, merged, high_availability_orders(parsed, clients), per_client), probing
 
 
 def _answer(scenario: StreamsClassicScenario, per_client: list, split: list, probing: bool) -> dict:

@@ -76,7 +76,10 @@ def assign_tag_aware_standbys(assignor: HighAvailabilityAssignor) -> None:
                         used.pop((key, each), None)
                 else:
                     used[(key, value)] = clients_of_entry[(key, value)]
-            chosen = by_load.poll(task, lambda c: not any(c in members for members in used.values()))
+            free = np.ones(n, dtype=bool)
+            for members in used.values():
+                free[list(members)] = False
+            chosen = by_load.poll(task, free)
             if chosen is None:
                 break
             used_clients += 1

@@ -66,14 +66,18 @@ from kassign.groups.streams.classic.scenario import JAVA_LONG_MAX, LATEST_OFFSET
 class Clients:
     """Every client's assigned tasks (``ClientState``), clients by index in UUID order.
 
-    Counts are kept beside the sets: loads are read on every priority-queue comparison."""
+    Counts are kept beside the sets (int64 arrays: the compiled priority queue reads them on every
+    comparison), and so is, per task, which clients run it or hold a standby of it (the queue's
+    constraints read a whole row per poll)."""
 
-    def __init__(self, capacities: list[int]) -> None:
+    def __init__(self, capacities: list[int], n_tasks: int) -> None:
         self.capacity = capacities
         self.active: list[set[int]] = [set() for _ in capacities]
         self.standby: list[set[int]] = [set() for _ in capacities]
-        self.assigned = [0] * len(capacities)  # active + standby
-        self.actives = [0] * len(capacities)
+        self.assigned = np.zeros(len(capacities), dtype=np.int64)  # active + standby
+        self.actives = np.zeros(len(capacities), dtype=np.int64)
+        self.is_active = np.zeros((n_tasks, len(capacities)), dtype=bool)  # [task, client]
+        self.is_standby = np.zeros((n_tasks, len(capacities)), dtype=bool)
 
     def __len__(self) -> int:
         return len(self.capacity)
@@ -87,65 +91,73 @@ class Clients:
     def holds(self, c: int, task: int) -> bool:
         return task in self.active[c] or task in self.standby[c]
 
+    def without_copy(self, task: int) -> np.ndarray:
+        """Per client: holds no copy of ``task``."""
+        return ~(self.is_active[task] | self.is_standby[task])
+
     def add_active(self, c: int, task: int) -> None:
         self.active[c].add(task)
+        self.is_active[task, c] = True
         self.actives[c] += 1
         self.assigned[c] += 1
 
     def remove_active(self, c: int, task: int) -> None:
         self.active[c].remove(task)
+        self.is_active[task, c] = False
         self.actives[c] -= 1
         self.assigned[c] -= 1
 
     def add_standby(self, c: int, task: int) -> None:
         self.standby[c].add(task)
+        self.is_standby[task, c] = True
         self.assigned[c] += 1
 
     def remove_standby(self, c: int, task: int) -> None:
         self.standby[c].remove(task)
+        self.is_standby[task, c] = False
         self.assigned[c] -= 1
 
 
 class ConstrainedPrioritySet:
     """Kafka's ConstrainedPrioritySet: clients by (weight, UUID), polled subject to a constraint.
 
-    ``counts[c] / capacity[c]`` is the weight, read afresh at every comparison. Clients that fail
-    the constraint are put back, in the ``HashSet`` order of their hash codes, once the search ends."""
+    ``counts[c] / capacity[c]`` is the weight, read afresh at every comparison. ``constraint(task)``
+    gives, per client, whether it may take ``task``. Clients that fail it are put back, in the
+    ``HashSet`` order of their hash codes, once the search ends (the compiled queue does all of a
+    poll at once)."""
 
-    def __init__(self, constraint: Callable[[int, int], bool], counts: list[int], capacity: list[int],
-                 hash_codes: list[int]) -> None:
+    def __init__(self, constraint: Callable[[int], np.ndarray], counts: np.ndarray, capacity: list[int],
+                 hash_codes: list[int], spreads: np.ndarray) -> None:
         self._constraint = constraint
         self._queue = LoadPriorityQueue(counts, capacity)
-        self._present: set[int] = set()
         self._hash_codes = hash_codes
+        self._spreads = spreads
 
     def offer(self, client: int) -> None:
-        if client in self._present:
-            self._queue.remove(client)
-        else:
-            self._present.add(client)
-        self._queue.offer(client)
+        """Queue ``client``, first removing it where it is queued already."""
+        self._queue.requeue(client)
 
     def offer_all(self, clients: Iterable[int]) -> None:
-        for client in clients:
-            self.offer(client)
+        self._queue.offer_all(np.fromiter(clients, dtype=np.int64))
 
-    def poll(self, task: int, extra: Callable[[int], bool] | None = None) -> int | None:
-        constraint = self._constraint
-        if extra is None:
-            found, passed_over = self._queue.poll_first(lambda c: constraint(c, task))
-        else:
-            found, passed_over = self._queue.poll_first(lambda c: constraint(c, task) and extra(c))
-        present = self._present
-        present.discard(found)
+    def deal(self, tasks: int) -> list[int]:
+        """Where every client passes the constraint: :meth:`poll` and give the client one more task
+        (counted in the queue's weights only), then :meth:`offer` it, ``tasks`` times; the clients."""
+        return self._queue.deal(tasks)
+
+    def poll(self, task: int, extra: np.ndarray | None = None) -> int | None:
+        """The least loaded client that passes the constraint on ``task`` (and ``extra``, a bool per
+        client, where given); None when none does."""
+        accept = self._constraint(task)
+        if extra is not None:
+            accept = accept & extra
+        found, passed_over = self._queue.poll_constrained(accept, self._spreads)
         if passed_over:
-            present.difference_update(passed_over)
-            # back in HashSet<ProcessId> order (equal hashes in a tree bin: by UUID, compareTo);
-            # none of them is in the queue, so each offer is a plain add
+            # a tree bin may have formed in Kafka's HashSet<ProcessId> of them (equal hashes in a tree
+            # bin: by UUID, compareTo); none of them is in the queue, so each offer is a plain add
             hashes, offer = self._hash_codes, self._queue.offer
             for client in hash_set_order([hashes[c] for c in passed_over], passed_over):
                 offer(client)
-            present.update(passed_over)
         return found
 
 
@@ -167,7 +179,9 @@ def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool
     A move out of the source only lowers the source's load, which can only make further moves out
     of it less wanted; so the destinations worth trying for a source are found at once, from the
     loads when its turn starts (the same double arithmetic, in numpy), and each is checked again
-    exactly as Kafka does when reached."""
+    exactly as Kafka does when reached. A source whose ``(count - 1) / capacity`` lies below every
+    client's ``(count + 1) / capacity`` has none (the difference after a move would be negative), and
+    is passed at once."""
     n = len(clients)
     tasks_of = clients.standby if standby else clients.active
     move_out, move_in = ((clients.remove_standby, clients.add_standby) if standby
@@ -176,7 +190,12 @@ def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool
     moved_any = True
     while moved_any:
         moved_any = False
+        lowest = None  # the least (count + 1) / capacity of any client, worked out again after a move
         for source in range(n):
+            if lowest is None:
+                lowest = float(((clients.assigned + 1.0) / capacity).min())
+            if (clients.assigned[source] - 1.0) / clients.capacity[source] < lowest:
+                continue  # the difference after a move would be negative for every destination
             counts = np.array(clients.assigned, dtype=np.float64)
             source_count, source_capacity = counts[source], capacity[source]
             skew = source_count / source_capacity - counts / capacity
@@ -192,6 +211,7 @@ def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool
                         move_out(source, task)
                         move_in(destination, task)
                         moved_any = True
+                        lowest = None
 
 
 class HighAvailabilityAssignor:
@@ -200,8 +220,10 @@ class HighAvailabilityAssignor:
     def __init__(self, scenario: StreamsClassicScenario, lags: np.ndarray) -> None:
         self.scenario = scenario
         self.lags = lags  # [client, task]
-        self.clients = Clients([c.capacity for c in scenario.clients])
+        self.clients = Clients([c.capacity for c in scenario.clients], len(scenario.tasks))
         self.hash_codes = [c.hash_code for c in scenario.clients]
+        hashes = np.array(self.hash_codes, dtype=np.int64) & 0xFFFFFFFF
+        self.spreads = hashes ^ (hashes >> 16)
         self.stateful = [t for t, s in enumerate(scenario.stateful) if s]
         self.stateless = [t for t, s in enumerate(scenario.stateful) if not s]
         self.rack_aware: LegacyRackAwareAssignor | None = None
@@ -223,10 +245,10 @@ class HighAvailabilityAssignor:
         self._assign_stateless_actives()
         return active_moves + standby_moves > 0
 
-    def by_load(self, constraint: Callable[[int, int], bool], active_only: bool = False) -> ConstrainedPrioritySet:
+    def by_load(self, constraint: Callable[[int], np.ndarray], active_only: bool = False) -> ConstrainedPrioritySet:
         clients = self.clients
         counts = clients.actives if active_only else clients.assigned
-        return ConstrainedPrioritySet(constraint, counts, clients.capacity, self.hash_codes)
+        return ConstrainedPrioritySet(constraint, counts, clients.capacity, self.hash_codes, self.spreads)
 
     # -- steps 1 and 2 ----------------------------------------------------------------------
 
@@ -263,8 +285,7 @@ class HighAvailabilityAssignor:
             self.rack_aware.optimize_standby_tasks(clients, *high_availability_costs(self.scenario), may_move)
 
     def least_loaded_without_copy(self) -> ConstrainedPrioritySet:
-        clients = self.clients
-        return self.by_load(lambda c, task: not clients.holds(c, task))
+        return self.by_load(self.clients.without_copy)
 
     def assign_standbys_least_loaded(self, task: int, wanted: int, by_load: ConstrainedPrioritySet) -> int:
         """Give ``task`` up to ``wanted`` standbys on the least loaded clients without a copy;
@@ -288,6 +309,7 @@ class HighAvailabilityAssignor:
         else:
             caught_up = (lags == LATEST_OFFSET) | ((lags >= 0) & (lags <= bound))
         self.caught_up = caught_up
+        self.caught_up_by_task = np.ascontiguousarray(caught_up.T)  # a row per task: the queue's constraint
         self.caught_up_count = caught_up.sum(axis=0).tolist()
         self.least_lag = lags.min(axis=0).tolist() if len(self.clients) else []
         self._by_lag: dict[int, list[int]] = {}
@@ -304,8 +326,7 @@ class HighAvailabilityAssignor:
         return not self.caught_up[client, task] and self.least_lag[task] < self.lags[client, task]
 
     def _scheduled(self, tasks_of: list[set[int]], skip: dict[int, set[int]]) -> tuple[list, ConstrainedPrioritySet]:
-        caught_up = self.caught_up
-        by_load = self.by_load(lambda c, task: caught_up[c, task])
+        by_load = self.by_load(self.caught_up_by_task.__getitem__)
         movements = []
         for client in range(len(self.clients)):
             for task in sorted(tasks_of[client]):
@@ -324,7 +345,7 @@ class HighAvailabilityAssignor:
         clients = self.clients
         movements, by_load = self._scheduled(clients.active, {})
         for _, task, destination in movements:
-            source = by_load.poll(task, lambda c: task in clients.standby[c])
+            source = by_load.poll(task, clients.is_standby[task])
             if source is not None:
                 self._swap(task, source, destination)
             else:
@@ -347,12 +368,9 @@ class HighAvailabilityAssignor:
         movements, by_load = self._scheduled(clients.standby, warmups)
         done = 0
         for _, task, destination in movements:
-            def eligible(c: int, task: int = task) -> bool:
-                return not clients.holds(c, task)
-
-            source = by_load.poll(task, eligible)
+            source = by_load.poll(task, clients.without_copy(task))
             if source is None:
-                source = self._most_caught_up(task, destination, eligible)
+                source = self._most_caught_up(task, destination, lambda c, task=task: not clients.holds(c, task))
             if source is None:
                 continue  # every closer client already holds a copy: nowhere to move it
             clients.add_standby(source, task)
@@ -390,11 +408,11 @@ class HighAvailabilityAssignor:
 
     def _assign_stateless_actives(self) -> None:
         clients = self.clients
-        by_active_load = self.by_load(lambda c, task: True, active_only=True)
+        everyone = np.ones(len(clients), dtype=bool)
+        by_active_load = self.by_load(lambda task: everyone, active_only=True)
         by_active_load.offer_all(range(len(clients)))
-        for task in self.stateless:
-            client = by_active_load.poll(task)
-            clients.add_active(client, task)
-            by_active_load.offer(client)
+        if clients.capacity:
+            for task, client in zip(self.stateless, by_active_load.deal(len(self.stateless))):
+                clients.add_active(client, task)
         if self._rack_aware_enabled():
             self.rack_aware.optimize_active_tasks(self.stateless, clients, *STATELESS_COSTS)

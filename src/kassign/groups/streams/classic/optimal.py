@@ -405,7 +405,7 @@ def _standbys_by_program(inp: Inputs, actives: list[int]) -> list[list[int]]:
 def assign_optimal(scenario: StreamsClassicScenario, merged: list[dict[int, int]]) -> Clients:
     """Every client's active and standby tasks under the objectives of this module."""
     inp = inputs_of(scenario, merged)
-    clients = Clients(inp.weights)
+    clients = Clients(inp.weights, len(scenario.tasks))
     actives = stateful_actives(inp)
     for t, c in zip(inp.stateful, actives.tolist()):
         clients.add_active(c, t)

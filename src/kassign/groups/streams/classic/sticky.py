@@ -42,6 +42,9 @@ copied set's table is sized ``size / 0.75 + 1``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import lru_cache
+
 import numpy as np
 
 from kassign.core.errors import KassignError
@@ -71,12 +74,13 @@ def previous_tasks(scenario: StreamsClassicScenario, merged_sums: list[dict[int,
     return active, standby
 
 
-def partition_grouper_order(scenario: StreamsClassicScenario) -> list[int]:
-    """The tasks in the order Kafka's ``PartitionGrouper`` puts them in its map: subtopologies as a
-    ``HashMap`` of subtopologies iterates them, each one's partitions in order."""
+def partition_grouper_order(tasks: Sequence[tuple[int, int]]) -> list[int]:
+    """The tasks (``(subtopology, partition)``, sorted) in the order Kafka's ``PartitionGrouper`` puts
+    them in its map: subtopologies as a ``HashMap`` of subtopologies iterates them, each one's
+    partitions in order."""
     first: dict[int, int] = {}
     count: dict[int, int] = {}
-    for t, (sub, _) in enumerate(scenario.tasks):
+    for t, (sub, _) in enumerate(tasks):
         first.setdefault(sub, t)
         count[sub] = count.get(sub, 0) + 1
     subtopologies = list(first)  # ascending
@@ -86,13 +90,30 @@ def partition_grouper_order(scenario: StreamsClassicScenario) -> list[int]:
     return [first[sub] + p for sub in order for p in range(count[sub])]
 
 
+@lru_cache(maxsize=16)
+def _task_orders(tasks: tuple[tuple[int, int], ...]) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+    """What follows from the task list alone, worked out once per topology (a simulator asks for the
+    same one rebalance after rebalance): each task's hash code; ``new HashSet<>(allTaskIds)``, Kafka's
+    map of tasks (filled as the partition grouper lists them) copied; and whether a tree bin may form in
+    that copy, so that removing tasks from it could reorder it."""
+    hashes = [task_hash(*t) for t in tasks]
+    grouped = partition_grouper_order(tasks)
+    in_map = hash_set_order([hashes[t] for t in grouped], grouped)  # the grouper's map
+    in_map = hash_set_order([hashes[t] for t in in_map], in_map)  # the task map built from it
+    capacity = copy_constructor_capacity(len(in_map))
+    unassigned = hash_set_order([hashes[t] for t in in_map], in_map, capacity)
+    spread = np.asarray([hashes[t] for t in unassigned], dtype=np.int64)
+    spread ^= spread >> 16
+    return tuple(hashes), tuple(unassigned), may_have_tree_bins(spread, int(table_size_for(capacity)))
+
+
 class StickyAssignor:
     """One run of Kafka Streams' StickyTaskAssignor; clients by index in UUID order."""
 
     def __init__(self, scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]]) -> None:
         self.scenario = scenario
         self.n_tasks = len(scenario.tasks)
-        self.task_hashes = [task_hash(*t) for t in scenario.tasks]
+        self.task_hashes, self._unassigned, self._removals_may_reorder = _task_orders(tuple(scenario.tasks))
         self.client_hashes = [c.hash_code for c in scenario.clients]
         self.capacity = [c.capacity for c in scenario.clients]
         self.prev_active, self.prev_standby = previous_tasks(scenario, merged_sums)
@@ -274,15 +295,18 @@ class StickyAssignor:
 
     def _assign_active(self, active_keys: list[int]) -> None:
         per_thread = self.n_tasks // sum(self.capacity)
-        unassigned = self._unassigned_order()
+        unassigned = self._unassigned
         open_tasks = set(unassigned)
         for task in active_keys:
             client = self.active_client[task]
             if self.has_room(client, per_thread):
                 self.finalize(task, client, True)
                 open_tasks.discard(task)
-        if len(open_tasks) < len(unassigned):
-            self._check_removals(unassigned)
+        if len(open_tasks) < len(unassigned) and self._removals_may_reorder:
+            raise KassignError(
+                "kassign cannot reproduce the order in which Kafka Streams' sticky assignor revisits tasks here "
+                "(its HashSet of tasks holds tree bins, and removals reorder them); the high-availability "
+                "assignor has no such limit")
         for task in unassigned:
             if task not in open_tasks:
                 continue
@@ -294,24 +318,6 @@ class StickyAssignor:
         everyone = self._client_set(self._client_order)
         for task in sorted(open_tasks):
             self.finalize(task, self.best_client(task, everyone), True)
-
-    def _unassigned_order(self) -> list[int]:
-        """``new HashSet<>(allTaskIds)``: Kafka's map of tasks (filled as the partition grouper lists
-        them) copied."""
-        grouped = partition_grouper_order(self.scenario)
-        hashes = self.task_hashes
-        in_map = hash_set_order([hashes[t] for t in grouped], grouped)  # the grouper's map
-        in_map = hash_set_order([hashes[t] for t in in_map], in_map)  # the task map built from it
-        return hash_set_order([hashes[t] for t in in_map], in_map, copy_constructor_capacity(len(in_map)))
-
-    def _check_removals(self, unassigned: list[int]) -> None:
-        spread = np.asarray([self.task_hashes[t] for t in unassigned], dtype=np.int64)
-        spread ^= spread >> 16
-        if may_have_tree_bins(spread, int(table_size_for(copy_constructor_capacity(len(unassigned))))):
-            raise KassignError(
-                "kassign cannot reproduce the order in which Kafka Streams' sticky assignor revisits tasks here "
-                "(its HashSet of tasks holds tree bins, and removals reorder them); the high-availability "
-                "assignor has no such limit")
 
     def _assign_standbys(self) -> None:
         wanted = self.scenario.num_standby_replicas

@@ -124,12 +124,18 @@ def high_availability_orders(scenario: StreamsClassicScenario, clients: Clients)
 
 
 def split_over_consumers(scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]],
-                         orders) -> list[dict[int, ConsumerAssignment]]:
+                         orders, per_client: list[tuple[list[int], list[int]]]) -> list[dict[int, ConsumerAssignment]]:
     """Every client's tasks spread over its consumers: per client, {consumer index: assignment}.
     ``orders(client)``: its stateful actives, standbys and stateless actives, each in the order of
-    the collection Kafka builds its ``PriorityQueue`` from."""
+    the collection Kafka builds its ``PriorityQueue`` from. ``per_client``: each client's actives and
+    standbys, sorted."""
     split: list[dict[int, ConsumerAssignment]] = []
     for ci, client in enumerate(scenario.clients):
+        if len(client.consumers) == 1:
+            # one consumer takes all three passes whole (its share is everything, no error is possible):
+            # no iteration order matters
+            split.append({0: ConsumerAssignment(*per_client[ci])})
+            continue
         sums, ends, stateful = merged_sums[ci], scenario.end_offset_sums, scenario.stateful
         consumers = java_sorted_positions([c.member_id for c in client.consumers])
         # the stateful tasks each consumer reported, least lagged (at the client's merged sums) first
