@@ -47,8 +47,8 @@ def share_target(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareSc
                  kafka_version: str = "4.3") -> ShareTarget:
     """The new target assignment as arrays (:class:`~kassign.groups.share.simple.ShareTarget`)."""
     check_share_strategy(strategy)
-    share_release(kafka_version)
-    return simple_assign(parse_share_scenario(scenario))
+    release = release_for(kafka_version, "share")  # type: ignore[arg-type]
+    return simple_assign(parse_share_scenario(scenario), release)
 
 
 def _flat(target: ShareTarget) -> FlatAssignment:

@@ -63,6 +63,7 @@ import numpy as np
 from numba import njit
 
 from kassign.core.errors import KassignError
+from kassign.core.releases import HASH_THEN_ROUND_ROBIN, LATEST, SHARE_SIMPLE, KafkaRelease, rule
 from kassign.core.javaorder import JavaHashOrder, JavaOrderUndefined, hashmap_positions, java_string_hash
 from kassign.groups.consumer.group import ServerGroup, build_server_group
 from kassign.groups.share.scenario import ShareScenario
@@ -109,14 +110,19 @@ class _Units:
     map_table: np.ndarray       # the partition map's initial table size
 
 
-def simple_assign(share: ShareScenario) -> ShareTarget:
-    """Kafka's ``simple`` share assignor on a checked scenario."""
+def simple_assign(share: ShareScenario, release: KafkaRelease = LATEST) -> ShareTarget:
+    """Kafka's ``simple`` share assignor on a checked scenario, as ``release`` runs it."""
     scenario = share.scenario
     group = build_server_group(scenario)
     layout_names, layout_offsets = list(group.topic_names), group.offsets
     if group.num_members == 0:
         return ShareTarget(group, np.zeros(0, np.int64), np.zeros(0, np.int64), layout_names, layout_offsets)
     assignable = share.assignable(group.topic_names, group.offsets)
+    if rule(release, SHARE_SIMPLE) == HASH_THEN_ROUND_ROBIN:
+        from kassign.groups.share.hashed import hashed_assign  # it builds on this module's helpers
+
+        member, flat = hashed_assign(group, scenario, assignable)
+        return ShareTarget(group, member, flat, layout_names, layout_offsets)
     rank = _integer_order_rank(group.num_members)
     member, flat = _current_pairs(group, rank)
     if group.homogeneous:
@@ -223,19 +229,12 @@ def _homogeneous_units(group: ServerGroup, scenario, assignable: np.ndarray, ran
     """One unit for the whole group: the topics of the first member's subscription, walked as the
     coordinator's view of it iterates (its names' ``HashSet`` order, names that do not exist
     skipped). Current partitions of other topics are dropped."""
-    members = scenario.members
-    listing = members.subscriptions[int(members.subscription[int(group.given_position[0])])]
-    if not listing:
+    listed = homogeneous_targets(group, scenario, assignable)
+    if listed is None:
         return None, np.zeros(0, np.int64), np.zeros(0, bool)
-    index = dict(zip(group.topic_names, range(group.num_topics)))
-    topics = [index[name] for name in _name_set_order(tuple(listing)) if name in index]
-    subscribed = np.zeros(group.num_topics, dtype=bool)
-    subscribed[topics] = True
+    targets, subscribed = listed
     topic_of = np.searchsorted(group.offsets, flat, side="right") - 1
     mine = subscribed[topic_of]
-    ranges = [np.arange(group.offsets[t], group.offsets[t + 1], dtype=np.int64) for t in topics]
-    targets = np.concatenate(ranges) if ranges else np.zeros(0, np.int64)
-    targets = targets[assignable[targets]]
     num = group.num_members
     sharing = _sharing(num, len(targets))
     order = np.argsort(rank, kind="stable")
@@ -249,6 +248,33 @@ def _homogeneous_units(group: ServerGroup, scenario, assignable: np.ndarray, ran
         map_table=np.array([_map_table(len(targets))], dtype=np.int64),
     )
     return units, _topic_partition_hashes(group), np.zeros(len(member), dtype=bool)
+
+
+def homogeneous_targets(group: ServerGroup, scenario, assignable: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(targets, subscribed)`` of the homogeneous path (every release): the assignable partitions of
+    the first member's topics as Kafka lists them (flat ids), and which topic numbers that member
+    subscribes to; None when it lists no topic at all."""
+    members = scenario.members
+    listing = members.subscriptions[int(members.subscription[int(group.given_position[0])])]
+    if not listing:
+        return None
+    topics = subscription_topics(dict(zip(group.topic_names, range(group.num_topics))), listing)
+    subscribed = np.zeros(group.num_topics, dtype=bool)
+    subscribed[topics] = True
+    return partitions_of(group, topics, assignable), subscribed
+
+
+def subscription_topics(index: dict[str, int], listing) -> list[int]:
+    """The topic numbers (``index``: name -> number) of a member's subscribed names as the coordinator's
+    view of them iterates (the names' ``HashSet`` order, names that do not exist skipped)."""
+    return [index[name] for name in _name_set_order(tuple(listing)) if name in index]
+
+
+def partitions_of(group: ServerGroup, topics: list[int], assignable: np.ndarray) -> np.ndarray:
+    """The assignable partitions (flat ids) of ``topics``, topic after topic, ascending within one."""
+    ranges = [np.arange(group.offsets[t], group.offsets[t + 1], dtype=np.int64) for t in topics]
+    targets = np.concatenate(ranges) if ranges else np.zeros(0, np.int64)
+    return targets[assignable[targets]]
 
 
 @lru_cache(maxsize=256)
