@@ -1,11 +1,16 @@
-"""``simple``: the share-group assignor (KIP-932) of Kafka 4.2 and 4.3's group coordinator.
+"""``simple``: the share-group assignor (KIP-932) of Kafka 4.1, 4.2 and 4.3's group coordinator.
 
 A share group's members read the partitions of their topics together, record by record, so a
 partition may be assigned to several members. The coordinator recomputes every member's
 *target* from the current targets whenever the group changes. Only partitions whose share state
 is initialised may be handed out (``initialized`` in the scenario).
 
-**The rule.** For a set of ``P`` assignable partitions and ``M`` members reading them:
+The rule changed once: Kafka 4.2 (KAFKA-19362, KAFKA-19363) replaced 4.1's. ``simple_assign`` takes
+the release and runs the rule :func:`~kassign.core.releases.rule` names for it (``SHARE_SIMPLE``);
+everything around the rule (the group, the checks, which partitions may be assigned, the order of a
+member's topics) is the same code for both.
+
+**The rule of 4.2 and 4.3.** For a set of ``P`` assignable partitions and ``M`` members reading them:
 
 * each partition wants ``sharing = ceil(M / P)`` members;
 * member ``i`` (0-based, in the coordinator's member-map order) wants
@@ -36,7 +41,31 @@ Result: ``A: t0-0, t0-2; B: t0-0; C: t0-1; D: t0-1; E: t0-2``. If E then leaves,
 and the counts become 2, 1, 2, 1: everyone keeps what it has, and ``t0-2``, one holder short,
 goes to C, the one member below its count.
 
-**Where kassign differs.** Nowhere in the answer. Kafka keeps, in the heterogeneous path, the
+**The rule of 4.1** (:mod:`kassign.groups.share.hashed`). A member's list is the assignable partitions
+of its topics, topic after topic in the order above, ascending within one. When every member
+subscribes to the same topics (``P`` partitions, ``M`` members, count ``c = ceil(P / M)``):
+
+* each member takes the partition at ``abs(hashCode(id) % P)`` of the list (Java's ``int`` remainder);
+* walking Kafka's ``HashMap`` of current holders (keys ``TopicIdPartition``; per partition its holders
+  in member order), a member keeps a current partition of a subscribed topic that no member was
+  hashed to while it holds fewer than ``c`` (partitions of other topics are dropped);
+* the partitions nobody holds yet, in list order, are dealt round robin over the members in member
+  order; a member takes one while it holds at most ``c`` (so ``c + 1`` is possible), else leaves the
+  round. If every member leaves with partitions left, Kafka throws ``PartitionAssignorException``.
+
+Otherwise each member's hash picks among its own list; each topic's partitions that nobody was hashed
+to and nobody holds now are dealt round robin over that topic's readers (members whose list has a
+partition of it) in the order of Kafka's ``HashMap`` of member ids; and each member keeps all its
+current partitions of topics it still reads that nobody was hashed to. A partition whose current
+holder no longer reads its topic is neither dealt nor kept: unassigned for that round.
+
+**Where the rules differ** (checked by the test suite): the example above as 4.1 runs it. ``P = 3``,
+``M = 5``, ``c = 1``; the ids' hashes are 65 .. 69, so A and D land on ``t0-2``, B and E on ``t0-0``,
+C on ``t0-1``, and nothing is left to deal: ``A: t0-2; B: t0-0; C: t0-1; D: t0-2; E: t0-0``, one
+partition each where 4.3 gives A two. In a new group with a single member, or with each topic read by
+one member, both rules give every reader all of its partitions.
+
+**Where kassign differs.** Nowhere in the answer. Kafka 4.2 and 4.3 keep, in the heterogeneous path, the
 current partitions of topics that nobody subscribes to any more or that were deleted; kassign
 does the same (the answer then names a topic absent from ``topics``). Where Kafka's round robin
 throws ``java.util.NoSuchElementException`` (its members ran out of room while a partition still
