@@ -162,13 +162,18 @@ class _Unfilled:
         self.map.add(m)
 
 
-def simple_assign(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]]:
-    """Kafka's ``simple`` assignor on a scenario document (SPEC section 6): member -> set of (topic, partition)."""
+def _topic_ids(scenario: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, tuple[int, int]], dict]:
+    """``(topics, ids, name_of)``: the topics' counts, every named topic's id (given or derived), and back."""
     topics: dict[str, int] = dict(scenario["topics"])
     ids = {name: _uuid_of(scenario.get("topic_ids", {}).get(name) or derived_topic_id(name))
            for name in {*topics, *scenario.get("topic_ids", {}),
                         *(t for m in scenario["members"].values() for t, _ in m.get("owned", []))}}
-    name_of = {u: n for n, u in ids.items()}
+    return topics, ids, {u: n for n, u in ids.items()}
+
+
+def simple_assign(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]]:
+    """Kafka's ``simple`` assignor on a scenario document (SPEC section 6): member -> set of (topic, partition)."""
+    topics, ids, name_of = _topic_ids(scenario)
     initialized = scenario.get("initialized")
 
     def assignable(u: tuple[int, int], p: int) -> bool:
@@ -186,16 +191,7 @@ def simple_assign(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]
     def subscribed_ids(m: str) -> list[tuple[int, int]]:  # the TopicIds view, in its order
         return [ids[n] for n in name_sets[m].keys() if n in topics]
 
-    def old_assignment(m: str) -> JMap:
-        listed: dict[tuple[int, int], list[int]] = {}
-        for t, p in spec[m].get("owned", []):
-            listed.setdefault(ids[t], []).append(p)
-        made = JMap(_uuid_hash)
-        for u, ps in listed.items():
-            made.put(u, JMap.copy_of(_int_hash, ps))
-        return made
-
-    old = {i: old_assignment(m) for i, m in enumerate(member_ids)}
+    old = {i: _old_assignment(spec[m], ids) for i, m in enumerate(member_ids)}
     if not member_ids:
         return {}
     names_of = [frozenset(spec[m]["topics"]) for m in member_ids]
@@ -212,6 +208,18 @@ def simple_assign(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]
         for u, ps in assignment.items():
             out[member_ids[i]].update((name_of[u], p) for p in ps)
     return out
+
+
+def _old_assignment(member: Mapping[str, Any], ids) -> JMap:
+    """A member's current target as the coordinator holds it: ``HashMap<Uuid, HashSet<Integer>>``, topics put in
+    the order their first partition is listed, each topic's set copied at once from its listed partitions."""
+    listed: dict[tuple[int, int], list[int]] = {}
+    for t, p in member.get("owned", []):
+        listed.setdefault(ids[t], []).append(p)
+    made = JMap(_uuid_hash)
+    for u, ps in listed.items():
+        made.put(u, JMap.copy_of(_int_hash, ps))
+    return made
 
 
 def _desired_counts(sharing: int, targets: int, members: int) -> list[int]:
@@ -426,11 +434,7 @@ class PartitionAssignorError(Exception):
 
 def simple_assign_41(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]]:
     """Kafka 4.1's ``simple`` assignor on a scenario document, step by step: member -> set of (topic, partition)."""
-    topics: dict[str, int] = dict(scenario["topics"])
-    ids = {name: _uuid_of(scenario.get("topic_ids", {}).get(name) or derived_topic_id(name))
-           for name in {*topics, *scenario.get("topic_ids", {}),
-                        *(t for m in scenario["members"].values() for t, _ in m.get("owned", []))}}
-    name_of = {u: n for n, u in ids.items()}
+    topics, ids, name_of = _topic_ids(scenario)
     initialized = scenario.get("initialized")
     spec = scenario["members"]
     out: dict[str, set[tuple[str, int]]] = {m: set() for m in spec}
@@ -453,12 +457,7 @@ def simple_assign_41(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, in
 
     current = JMap(_tip_hash)  # TopicIdPartition -> [member ids], in memberIds order
     for m in member_ids:
-        listed: dict[tuple[int, int], list[int]] = {}
-        for t, p in spec[m].get("owned", []):
-            listed.setdefault(ids[t], []).append(p)
-        by_topic = JMap(_uuid_hash)
-        for u, ps in listed.items():
-            by_topic.put(u, JMap.copy_of(_int_hash, ps))
+        by_topic = _old_assignment(spec[m], ids)
         for u in by_topic.keys():
             for p in by_topic.get(u).keys():
                 holders = current.compute_if_absent((u, p), [])

@@ -15,7 +15,15 @@ from kassign.groups.share import assign_share
 from kassign.groups.share.hashed import _deal_with_count, hash_picks
 from kassign.groups.share.simple import ShareAssignorError
 from tests.groups.share import java_model
-from tests.groups.share.test_simple import ZERO_ID, _assignable, _distinct, _follow_up, as_sets, groups
+from tests.groups.share.test_simple import (
+    ZERO_ID,
+    _distinct,
+    _follow_up,
+    assert_agrees_with_model,
+    assert_readers_get_all_they_may,
+    groups,
+    settled_groups,
+)
 
 
 def assign41(doc: dict) -> dict:
@@ -71,7 +79,8 @@ def test_three_members_three_topics_heterogeneous_one_topic_not_initialized() ->
 
 
 def test_one_member_without_topics_heterogeneous() -> None:
-    doc = {"topics": {"topic1": 3, "topic2": 2}, "members": {"A": {"topics": ["topic1", "topic2"]}, "B": {"topics": []}}}
+    doc = {"topics": {"topic1": 3, "topic2": 2},
+           "members": {"A": {"topics": ["topic1", "topic2"]}, "B": {"topics": []}}}
     assert assign41(doc) == _pairs(A={"topic1": [0, 1, 2], "topic2": [0, 1]}, B={})
 
 
@@ -168,47 +177,15 @@ def test_kafka_4_1_throws_when_uninitialized_holdings_leave_no_room() -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(groups(owned=True))
 def test_agrees_with_the_literal_model_on_any_current_targets(doc: dict) -> None:
-    try:
-        expected = java_model.simple_assign_41(doc)
-    except java_model.TreeBin:
-        assume(False)
-    except java_model.PartitionAssignorError:
-        with pytest.raises(ShareAssignorError) as raised:
-            assign41(doc)
-        assert raised.value.kafka_exception == "PartitionAssignorException"
-        return
-    assert as_sets(assign41(doc)) == expected
-
-
-@st.composite
-def settled_groups_41(draw) -> dict:
-    """A group after a first 4.1 assignment, then some members gone and some new ones with a subscription
-    already in the group."""
-    doc = draw(groups())
-    doc = _follow_up(doc, assign41(doc))
-    for member in draw(st.lists(st.sampled_from(list(doc["members"])), unique=True)) if doc["members"] else []:
-        del doc["members"][member]
-    subscriptions = [spec["topics"] for spec in doc["members"].values()] or [list(doc["topics"])]
-    for i in range(draw(st.integers(0, 4))):
-        doc["members"][f"new{i}"] = {"topics": draw(st.sampled_from(subscriptions))}
-    return doc
+    assert_agrees_with_model(doc, "4.1", java_model.simple_assign_41, java_model.PartitionAssignorError,
+                             "PartitionAssignorException")
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(groups(), settled_groups_41()))
+@given(st.one_of(groups(), settled_groups(kafka_version="4.1")))
 def test_properties_of_a_group_whose_targets_are_4_1_answers(doc: dict) -> None:
     answer = assign41(doc)
-    assert set(answer) == set(doc["members"])
-    for member, pairs in answer.items():
-        subscribed = set(doc["members"][member]["topics"])
-        for topic, partition in pairs:
-            assert topic in subscribed, f"{member} got {topic}, which it does not subscribe to"
-            assert _assignable(doc, topic, partition), f"{topic}-{partition} is not initialized"
-    for topic, count in doc["topics"].items():
-        readers = [m for m, spec in doc["members"].items() if topic in spec["topics"]]
-        for partition in range(count):
-            if readers and _assignable(doc, topic, partition):
-                assert any((topic, partition) in answer[m] for m in readers), f"{topic}-{partition} unassigned"
+    assert_readers_get_all_they_may(doc, answer)
     assert assign41(json.loads(json.dumps(doc))) == answer  # deterministic
 
 

@@ -25,8 +25,10 @@ from kassign.groups.share.simple import (
     _java_order,
     _java_table,
     homogeneous_targets,
+    partition_name,
     partitions_of,
     subscription_topics,
+    unlink,
 )
 
 _MASK32 = 0xFFFFFFFF
@@ -149,22 +151,16 @@ def _deal_with_count(sizes, count, desired):
             out[i] = m
             i += 1
         else:
-            if prv[m] >= 0:
-                nxt[prv[m]] = nxt[m]
-            else:
-                head = nxt[m]
-            if nxt[m] >= 0:
-                prv[nxt[m]] = prv[m]
+            head = unlink(nxt, prv, head, m)
     return out
 
 
 def _inconsistent(group: ServerGroup, flat: int) -> ShareAssignorError:
-    topic = int(np.searchsorted(group.offsets, flat, side="right")) - 1
-    where = f"{group.topic_names[topic]}-{flat - int(group.offsets[topic])}"
     return ShareAssignorError(
         "Kafka 4.1's simple assignor throws PartitionAssignorException (\"Inconsistent number of member IDs\") "
-        f"on this group: every member passed its count while {where} was still to be dealt (current targets "
-        "holding partitions that are not initialized leave too little room)", "PartitionAssignorException")
+        f"on this group: every member passed its count while {partition_name(group, flat)} was still to be dealt "
+        "(current targets holding partitions that are not initialized leave too little room)",
+        "PartitionAssignorException")
 
 
 # -- heterogeneous --------------------------------------------------------------------------------

@@ -440,13 +440,17 @@ def _map_insertions(units: _Units, u: int) -> np.ndarray:
     return both[np.sort(first)]
 
 
-def _no_such_element(group: ServerGroup, flat: int) -> ShareAssignorError:
+def partition_name(group: ServerGroup, flat: int) -> str:
+    """Flat partition id ``flat`` as ``topic-partition``, for messages."""
     topic = int(np.searchsorted(group.offsets, flat, side="right")) - 1
-    where = f"{group.topic_names[topic]}-{flat - int(group.offsets[topic])}"
+    return f"{group.topic_names[topic]}-{flat - int(group.offsets[topic])}"
+
+
+def _no_such_element(group: ServerGroup, flat: int) -> ShareAssignorError:
     return ShareAssignorError(
         "Kafka's simple assignor throws java.util.NoSuchElementException on this group: every member reached "
-        f"its count while {where} still wanted members (current targets holding partitions that are not "
-        "initialized leave too little room)", "NoSuchElementException")
+        f"its count while {partition_name(group, flat)} still wanted members (current targets holding partitions "
+        "that are not initialized leave too little room)", "NoSuchElementException")
 
 
 # -- compiled parts -------------------------------------------------------------------------------
@@ -660,6 +664,18 @@ def _partition_map_orders(pair_start, pair_flat, target_start, target_flat, map_
 
 
 @njit(cache=True)
+def unlink(nxt, prv, head, k):
+    """Take ``k`` out of the doubly linked list ``nxt``/``prv`` (-1 ends it); returns the new head."""
+    if prv[k] >= 0:
+        nxt[prv[k]] = nxt[k]
+    else:
+        head = nxt[k]
+    if nxt[k] >= 0:
+        prv[nxt[k]] = prv[k]
+    return head
+
+
+@njit(cache=True)
 def _fill(pair_start, pair_member, pair_flat, revoked, key_start, key_flat, member_start, members, desired,
           sharing, num_members, total):
     """Pass 4: walk each unit's partition map; a partition with fewer than ``sharing`` holders takes
@@ -751,12 +767,7 @@ def _fill(pair_start, pair_member, pair_flat, revoked, key_start, key_flat, memb
                             to_make -= 1
                             placed = True
                             if count[m] >= wants[m]:
-                                if prv[current] >= 0:
-                                    nxt[prv[current]] = nxt[current]
-                                else:
-                                    head = nxt[current]
-                                if nxt[current] >= 0:
-                                    prv[nxt[current]] = prv[current]
+                                head = unlink(nxt, prv, head, current)
                 if head < 0:
                     break
         # clean the scratch for the next unit
