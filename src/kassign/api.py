@@ -42,7 +42,8 @@ def assign(
 
     ``kafka_version`` (``"MAJOR.MINOR"`` or ``"MAJOR.MINOR.PATCH"``) is the Kafka release to
     answer as (:mod:`kassign.core.releases`): the consumer protocol's ``uniform`` differs between
-    4.0.0 and later releases (KAFKA-18688); the classic assignors are the same in every 4.x.
+    4.0.0 and later releases (KAFKA-18688), the share groups' ``simple`` between 4.1 and later
+    releases (KAFKA-19362/19363); the classic assignors are the same in every 4.x.
     A release kassign does not model is a ``KassignError`` naming those it does.
     """
     if protocol == "share":

@@ -34,6 +34,17 @@ def test_share_group_table_says_what_is_shared() -> None:
     assert f"{shared} of {len(holders)} assigned partitions shared by 2 or more members" in " ".join(result.stdout.split())
 
 
+def test_share_group_as_kafka_4_1_runs_it() -> None:
+    path = str(EXAMPLES / "share-group.json")
+    expected = kassign.assign("simple", _load("share-group.json"), protocol="share", kafka_version="4.1")
+    assert expected != kassign.assign("simple", _load("share-group.json"), protocol="share")  # the rules differ here
+    out = run_json("assign", "--protocol", "share", "-s", "simple", "--kafka-version", "4.1.1", path)
+    assert out == {"assignment": {m: [list(tp) for tp in ps] for m, ps in expected.items()}, "kafka_version": "4.1.1"}
+    result = run("assign", "--protocol", "share", "-s", "simple", "--kafka-version", "4.1", path)
+    assert result.returncode == 0, result.stderr
+    assert "share group, Kafka 4.1)" in " ".join(result.stdout.split())
+
+
 def test_streams_group_json_and_table() -> None:
     path = str(EXAMPLES / "streams-group.json")
     out = run_json("assign", "--protocol", "streams", "-s", "sticky", path)
@@ -60,7 +71,7 @@ def test_kafka_streams_json_table_and_probing() -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--protocol", "share", "-s", "simple", "--kafka-version", "4.1"), "earlier rule"),
+    (("--protocol", "share", "-s", "simple", "--kafka-version", "4.0"), "early access"),
     (("--protocol", "share", "-s", "uniform"), "simple"),
     (("--protocol", "streams", "-s", "sticky", "--kafka-version", "4.1"), "early access"),
     (("--protocol", "streams", "-s", "sticky", "--report"), "--report apply to the classic and consumer"),

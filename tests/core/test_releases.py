@@ -11,7 +11,10 @@ from kassign.api import assign_flat
 from kassign.core.releases import (
     EXTRAS_TO_FIRST,
     FEATURES,
+    HASH_THEN_ROUND_ROBIN,
     KAFKA_18688,
+    SHARE_SIMPLE,
+    SHARING_QUOTAS,
     UNIFORM_HOMOGENEOUS,
     KafkaRelease,
     UnsupportedReleaseError,
@@ -61,7 +64,7 @@ def test_any_number_triple_round_trips(major: int, minor: int, patch: int | None
 @pytest.mark.parametrize("feature, accepted, refused", [
     ("consumer", ["4.0.0", "4.0.1", "4.0", "4.0.2", "4.1", "4.1.1", "4.2", "4.3", "4.3.1"],
      ["4.4", "3.9", "5.0", "4.10"]),
-    ("share", ["4.2", "4.2.0", "4.3", "4.3.1"], ["4.0", "4.0.0", "4.0.1", "4.1", "4.1.0", "4.4", "3.9"]),
+    ("share", ["4.1", "4.1.0", "4.1.1", "4.2", "4.2.0", "4.3", "4.3.1"], ["4.0", "4.0.0", "4.0.1", "4.4", "3.9"]),
     ("streams", ["4.2", "4.2.0", "4.3", "4.3.1"], ["4.1", "4.1.1", "4.0", "4.4", "3.9"]),
     ("classic", ["4.0.0", "4.0", "4.1", "4.3", "4.4", "4.9.2"], ["3.9", "3.9.1", "5.0", "2.8"]),
 ])
@@ -85,8 +88,8 @@ def test_an_unmodelled_consumer_release_names_the_releases_modelled(version: str
 
 
 @pytest.mark.parametrize("feature, version, modelled", [
-    ("share", "4.0", ["4.2", "4.3"]),
-    ("share", "4.0.1", ["4.2", "4.3"]),
+    ("share", "4.0", ["4.1", "4.2", "4.3"]),
+    ("share", "4.0.1", ["4.1", "4.2", "4.3"]),
     ("streams", "4.1", ["4.2", "4.3"]),
 ])
 def test_early_access_releases_are_said_to_be_early_access(feature: str, version: str, modelled: list[str]) -> None:
@@ -95,11 +98,19 @@ def test_early_access_releases_are_said_to_be_early_access(feature: str, version
     assert all(m in str(caught.value) for m in modelled)
 
 
-@pytest.mark.parametrize("version", ["4.1", "4.1.2"])
-def test_share_groups_of_4_1_are_refused_with_the_reason(version: str) -> None:
-    with pytest.raises(UnsupportedReleaseError, match="preview whose simple assignor used an earlier rule") as caught:
-        release_for(version, "share")
-    assert "KAFKA-19362" in str(caught.value) and "Kafka 4.2 and 4.3" in str(caught.value)
+@pytest.mark.parametrize("version, expected", [
+    ("4.1", HASH_THEN_ROUND_ROBIN), ("4.1.0", HASH_THEN_ROUND_ROBIN), ("4.1.2", HASH_THEN_ROUND_ROBIN),
+    ("4.2", SHARING_QUOTAS), ("4.2.0", SHARING_QUOTAS), ("4.3", SHARING_QUOTAS), ("4.3.1", SHARING_QUOTAS),
+])
+def test_share_simple_rule_per_release(version: str, expected: str) -> None:
+    # every 4.1 patch keeps the hash-then-round-robin rule: KAFKA-19362/19363 went to 4.2 only
+    assert rule(release_for(version, "share"), SHARE_SIMPLE) == expected
+
+
+def test_share_groups_of_4_0_name_4_1_among_the_releases_modelled() -> None:
+    with pytest.raises(UnsupportedReleaseError, match="early access") as caught:
+        release_for("4.0.1", "share")
+    assert "Kafka 4.1, 4.2 and 4.3" in str(caught.value)
 
 
 def test_classic_names_every_4x() -> None:

@@ -74,8 +74,10 @@ def test_a_share_group_with_its_start_offsets_as_initialized_partitions() -> Non
     scenario = group_scenario(share, {"rk43-t3": 4}, initialized)
     assert scenario["initialized"] == {"rk43-t3": [0, 1, 2, 3]} and scenario["topic_ids"]
     assert check_group(share, {"rk43-t3": 4}, "4.3", initialized)["equal"] is True
-    unmodelled = check_group(share, {"rk43-t3": 4}, "4.1", initialized)
-    assert unmodelled["equal"] is None and "earlier rule" in unmodelled["why"]
+    as_4_1 = check_group(share, {"rk43-t3": 4}, "4.1", initialized)  # Kafka 4.1's rule: answered, not refused
+    assert as_4_1["kafka_version"] == "4.1" and as_4_1["equal"] is not None and "why" not in as_4_1
+    unmodelled = check_group(share, {"rk43-t3": 4}, "4.0", initialized)
+    assert unmodelled["equal"] is None and "early access" in unmodelled["why"]
 
 
 def test_a_streams_group_and_the_standby_count_it_assumes() -> None:

@@ -16,12 +16,17 @@ What each feature accepts (:data:`FEATURES`, :func:`release_for`):
 - ``classic``, everything else (the classic protocol's assignors, partitioners, striped
   placement, Kafka Streams' classic assignors): any 4.x.
 
-The one rule that changed between modelled releases: the ``uniform`` assignor of the consumer
-protocol when every member subscribes to the same topics. Kafka 4.0.0 gives the extra
-partitions (partitions mod members) to the first members in the coordinator's iteration
-order; KAFKA-18688, shipped in 4.0.1 and 4.1.0, lets a member that already holds its quota
-plus one keep the extra slot and gives the rest to the last members
-(:mod:`kassign.groups.consumer.uniform` states both rules with examples).
+The rules that changed between modelled releases:
+
+- the ``uniform`` assignor of the consumer protocol when every member subscribes to the same
+  topics. Kafka 4.0.0 gives the extra partitions (partitions mod members) to the first members
+  in the coordinator's iteration order; KAFKA-18688, shipped in 4.0.1 and 4.1.0, lets a member
+  that already holds its quota plus one keep the extra slot and gives the rest to the last
+  members (:mod:`kassign.groups.consumer.uniform` states both rules with examples);
+- the ``simple`` assignor of share groups. Kafka 4.1 places each member on one partition by
+  the hash of its id, keeps current holdings up to a count, and deals the rest round robin;
+  4.2 (KAFKA-19362, KAFKA-19363) replaced it by counts per member and a number of members per
+  partition (:mod:`kassign.groups.share.simple` states both rules with examples).
 
 A release without a patch number stands for its line's latest patch: ``"4.0"`` means a 4.0
 release with every fix of the 4.0 line, so it has KAFKA-18688 (4.0.1 and later); ask for
@@ -34,6 +39,8 @@ Example::
     False
     >>> release_for("4.0", "consumer").has_kafka_18688, release_for("4.0", "consumer").label
     (True, '4.0')
+    >>> rule(release_for("4.1.0", "share"), SHARE_SIMPLE), rule(release_for("4.3", "share"), SHARE_SIMPLE)
+    ('hash-then-round-robin', 'sharing-quotas')
     >>> release_for("4.4", "consumer")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -103,9 +110,14 @@ UNIFORM_HOMOGENEOUS = "uniform-homogeneous"
 EXTRAS_TO_FIRST = "extras-to-first"  # Kafka 4.0.0
 KAFKA_18688 = "kafka-18688"  # Kafka 4.0.1, 4.1.0 and later
 
+SHARE_SIMPLE = "share-simple"
+HASH_THEN_ROUND_ROBIN = "hash-then-round-robin"  # Kafka 4.1 (every 4.1 patch: the rewrite was not backported)
+SHARING_QUOTAS = "sharing-quotas"  # Kafka 4.2.0 and later: KAFKA-19362 (homogeneous), KAFKA-19363 (heterogeneous)
+
 # rule name -> ((first release using it, the rule), ...), oldest first
 RULE_CHANGES: dict[str, tuple[tuple[tuple[int, int, int], str], ...]] = {
     UNIFORM_HOMOGENEOUS: (((4, 0, 0), EXTRAS_TO_FIRST), ((4, 0, 1), KAFKA_18688)),
+    SHARE_SIMPLE: (((4, 1, 0), HASH_THEN_ROUND_ROBIN), ((4, 2, 0), SHARING_QUOTAS)),
 }
 
 
@@ -151,12 +163,9 @@ FEATURES: dict[str, Feature] = {
     "consumer": Feature("consumer", "the consumer protocol's assignors (KIP-848)",
                         ((4, 0), (4, 1), (4, 2), (4, 3)),
                         shown=(((4, 0), "4.0 (4.0.0, and 4.0.1 and later)"),)),
-    # Kafka 4.1's preview share groups assigned by an earlier rule (KAFKA-19362 and KAFKA-19363 rewrote the
-    # simple assignor for 4.2); no vectors of it exist, so it is refused rather than answered with 4.2's rule
-    "share": Feature("share", "share groups (KIP-932)", ((4, 2), (4, 3)),
-                     (((4, 0), "Kafka 4.0's share groups were early access"),
-                      ((4, 1), "Kafka 4.1's share groups were a preview whose simple assignor used an earlier rule "
-                               "(rewritten for 4.2 by KAFKA-19362 and KAFKA-19363)"))),
+    # 4.1's simple assignor is an earlier rule than 4.2's (rule(release, SHARE_SIMPLE) picks it)
+    "share": Feature("share", "share groups (KIP-932)", ((4, 1), (4, 2), (4, 3)),
+                     (((4, 0), "Kafka 4.0's share groups were early access"),)),
     "streams": Feature("streams", "streams groups (KIP-1071)", ((4, 2), (4, 3)),
                        (((4, 1), "Kafka 4.1's streams groups were early access"),)),
     "classic": Feature("classic", "the classic protocol's assignors", None),

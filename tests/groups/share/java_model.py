@@ -162,13 +162,18 @@ class _Unfilled:
         self.map.add(m)
 
 
-def simple_assign(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]]:
-    """Kafka's ``simple`` assignor on a scenario document (SPEC section 6): member -> set of (topic, partition)."""
+def _topic_ids(scenario: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, tuple[int, int]], dict]:
+    """``(topics, ids, name_of)``: the topics' counts, every named topic's id (given or derived), and back."""
     topics: dict[str, int] = dict(scenario["topics"])
     ids = {name: _uuid_of(scenario.get("topic_ids", {}).get(name) or derived_topic_id(name))
            for name in {*topics, *scenario.get("topic_ids", {}),
                         *(t for m in scenario["members"].values() for t, _ in m.get("owned", []))}}
-    name_of = {u: n for n, u in ids.items()}
+    return topics, ids, {u: n for n, u in ids.items()}
+
+
+def simple_assign(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]]:
+    """Kafka's ``simple`` assignor on a scenario document (SPEC section 6): member -> set of (topic, partition)."""
+    topics, ids, name_of = _topic_ids(scenario)
     initialized = scenario.get("initialized")
 
     def assignable(u: tuple[int, int], p: int) -> bool:
@@ -186,16 +191,7 @@ def simple_assign(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]
     def subscribed_ids(m: str) -> list[tuple[int, int]]:  # the TopicIds view, in its order
         return [ids[n] for n in name_sets[m].keys() if n in topics]
 
-    def old_assignment(m: str) -> JMap:
-        listed: dict[tuple[int, int], list[int]] = {}
-        for t, p in spec[m].get("owned", []):
-            listed.setdefault(ids[t], []).append(p)
-        made = JMap(_uuid_hash)
-        for u, ps in listed.items():
-            made.put(u, JMap.copy_of(_int_hash, ps))
-        return made
-
-    old = {i: old_assignment(m) for i, m in enumerate(member_ids)}
+    old = {i: _old_assignment(spec[m], ids) for i, m in enumerate(member_ids)}
     if not member_ids:
         return {}
     names_of = [frozenset(spec[m]["topics"]) for m in member_ids]
@@ -212,6 +208,18 @@ def simple_assign(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]
         for u, ps in assignment.items():
             out[member_ids[i]].update((name_of[u], p) for p in ps)
     return out
+
+
+def _old_assignment(member: Mapping[str, Any], ids) -> JMap:
+    """A member's current target as the coordinator holds it: ``HashMap<Uuid, HashSet<Integer>>``, topics put in
+    the order their first partition is listed, each topic's set copied at once from its listed partitions."""
+    listed: dict[tuple[int, int], list[int]] = {}
+    for t, p in member.get("owned", []):
+        listed.setdefault(ids[t], []).append(p)
+    made = JMap(_uuid_hash)
+    for u, ps in listed.items():
+        made.put(u, JMap.copy_of(_int_hash, ps))
+    return made
 
 
 def _desired_counts(sharing: int, targets: int, members: int) -> list[int]:
@@ -416,3 +424,134 @@ def _heterogeneous(member_ids, old, subscribed, topics, name_of, assignable):
 
 def as_sets(assignment: Mapping[str, Iterable[Iterable[Any]]]) -> dict[str, set[tuple[str, int]]]:
     return {m: {(t, p) for t, p in ps} for m, ps in assignment.items()}
+
+
+# -- Kafka 4.1's rule (hash, then current holdings, then round robin) ------------------------------
+
+class PartitionAssignorError(Exception):
+    """Where Kafka 4.1's round robin runs out of members (``PartitionAssignorException``)."""
+
+
+def simple_assign_41(scenario: Mapping[str, Any]) -> dict[str, set[tuple[str, int]]]:
+    """Kafka 4.1's ``simple`` assignor on a scenario document, step by step: member -> set of (topic, partition)."""
+    topics, ids, name_of = _topic_ids(scenario)
+    initialized = scenario.get("initialized")
+    spec = scenario["members"]
+    out: dict[str, set[tuple[str, int]]] = {m: set() for m in spec}
+    member_map = JMap(java_string_hash)
+    for member_id in spec:
+        member_map.put(member_id)
+    member_ids = member_map.keys()
+    if not member_ids:
+        return out
+    name_sets = {m: JMap.copy_of(java_string_hash, list(spec[m]["topics"])) for m in member_ids}
+
+    def targets_of(m: str) -> list[tuple[tuple[int, int], int]]:  # computeTargetPartitions over the TopicIds view
+        result = []
+        for name in name_sets[m].keys():
+            if name in topics:
+                for p in range(topics[name]):
+                    if initialized is None or p in set(initialized.get(name, ())):
+                        result.append((ids[name], p))
+        return result
+
+    current = JMap(_tip_hash)  # TopicIdPartition -> [member ids], in memberIds order
+    for m in member_ids:
+        by_topic = _old_assignment(spec[m], ids)
+        for u in by_topic.keys():
+            for p in by_topic.get(u).keys():
+                holders = current.compute_if_absent((u, p), [])
+                holders.append(m)
+
+    names = [frozenset(spec[m]["topics"]) for m in member_ids]
+    if all(n == names[0] for n in names):
+        final = _homogeneous_41(member_ids, names[0], targets_of(member_ids[0]), current, ids, topics)
+    else:
+        final = _heterogeneous_41(member_ids, {m: targets_of(m) for m in member_ids if spec[m]["topics"]}, current)
+    for m, tips in final.items():
+        out[m].update((name_of[u], p) for u, p in tips)
+    return out
+
+
+def _java_abs_mod(member_id: str, size: int) -> int:
+    h = java_string_hash(member_id) & _MASK
+    signed = h - (1 << 32) if h >= 1 << 31 else h
+    return abs(int(math.fmod(signed, size)))
+
+
+def _homogeneous_41(member_ids, names, targets, current, ids, topics):
+    if not names:
+        return {}
+    subscribed = {ids[n] for n in names if n in topics}
+    num, count = len(member_ids), len(targets)
+    desired = (count + num - 1) // num
+    hashed: dict = {}
+    if targets:
+        for m in member_ids:
+            hashed.setdefault(targets[_java_abs_mod(m, count)], []).append(m)
+    final: dict[str, set] = {}
+    claimed = set()
+    for tip, ms in hashed.items():
+        for m in ms:
+            final.setdefault(m, set()).add(tip)
+            claimed.add(tip)
+    for tip in current.keys():
+        if tip[0] in subscribed:
+            for m in current.get(tip):
+                mine = final.setdefault(m, set())
+                if len(mine) < desired and tip not in hashed:
+                    mine.add(tip)
+                    claimed.add(tip)
+    ring = list(member_ids)
+    at = 0
+    queue = [tip for tip in targets if tip not in claimed]
+    i = 0
+    while i < len(queue):
+        if at >= len(ring):
+            at = 0
+            if not ring:
+                raise PartitionAssignorError()
+        m = ring[at]
+        mine = final.setdefault(m, set())
+        if len(mine) <= desired:
+            mine.add(queue[i])
+            at += 1
+            i += 1
+        else:
+            del ring[at]  # the iterator's remove: the next member moves into this place
+    return final
+
+
+def _heterogeneous_41(member_ids, subscriptions, current):
+    by_member = JMap(java_string_hash)
+    for m in member_ids:
+        if m in subscriptions:
+            by_member.put(m, subscriptions[m])
+    readers: dict = {}
+    for m in by_member.keys():
+        for tip in by_member.get(m):
+            readers.setdefault(tip[0], [])
+            if m not in readers[tip[0]]:
+                readers[tip[0]].append(m)
+    hashed: dict = {}
+    for m in by_member.keys():
+        mine = by_member.get(m)
+        if mine:
+            hashed.setdefault(mine[_java_abs_mod(m, len(mine))], []).append(m)
+    unassigned: dict = {}
+    for m in by_member.keys():
+        for tip in by_member.get(m):
+            if tip not in hashed and tip not in current and tip not in unassigned.get(tip[0], []):
+                unassigned.setdefault(tip[0], []).append(tip)
+    for u, tips in unassigned.items():
+        for k, tip in enumerate(tips):
+            hashed.setdefault(tip, []).append(readers[u][k % len(readers[u])])
+    final: dict[str, set] = {}
+    for tip, ms in hashed.items():
+        for m in ms:
+            final.setdefault(m, set()).add(tip)
+    for tip in current.keys():
+        for m in current.get(tip):
+            if m in readers.get(tip[0], []) and tip not in hashed:
+                final.setdefault(m, set()).add(tip)
+    return final

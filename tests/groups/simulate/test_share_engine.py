@@ -160,8 +160,10 @@ def test_bad_documents_are_one_line_with_the_place(doc, message):
 
 
 def test_releases_without_the_modelled_share_assignor_are_refused():
-    with pytest.raises(KassignError, match="Kafka 4.1's share groups were a preview"):
-        ShareTimelineRun(parse_share_timeline(A_AND_B), "4.1")
+    with pytest.raises(KassignError, match="Kafka 4.0's share groups were early access"):
+        ShareTimelineRun(parse_share_timeline(A_AND_B), "4.0")
+    with pytest.raises(KassignError, match="plays the coordinator of Kafka 4.2 and 4.3, not Kafka 4.1.1's"):
+        ShareTimelineRun(parse_share_timeline(A_AND_B), "4.1.1")
 
 
 def test_which_documents_are_share_timelines():

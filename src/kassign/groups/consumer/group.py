@@ -182,6 +182,11 @@ class ServerGroup:
         Topics that no longer exist come as topic number -1 (their partitions are
         always taken away); partitions beyond a topic's count are dropped.
         :meth:`walk_current_targets` gives the same for many members at once."""
+        return [(key if key < self.num_topics else -1, partitions)
+                for key, partitions in self._current_target_keys(member)]
+
+    def _current_target_keys(self, member: int) -> list[tuple[int, list[int]]]:
+        """:meth:`current_target` with each topic's key (from ``num_topics`` on: one that no longer exists)."""
         current = self.current
         mine = current.member == member
         per_topic: dict[int, list[int]] = {}
@@ -194,13 +199,20 @@ class ServerGroup:
             if key < self.num_topics:
                 result.append((key, [p for p in partitions if 0 <= p < self.num_partitions[key]]))
             else:
-                result.append((-1, partitions))
+                result.append((key, partitions))
         return result
 
     def walk_current_targets(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(start, topic, partition)``: the current targets of ``members`` in Java's order, as
         :meth:`current_target` lists them (topic -1: no longer exists; partitions beyond a
         topic's count dropped), member ``members[i]``'s at ``start[i] .. start[i+1]-1``."""
+        start, key, partition = self.walk_current_keys(members)
+        return start, np.where(key < self.num_topics, key, -1), partition
+
+    def walk_current_keys(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`walk_current_targets` keeping topics that no longer exist, by their topic key
+        (``num_topics`` and up, see :class:`CurrentTargets`): Kafka 4.1's share assignor puts
+        them in its map of current holders."""
         current = self.current
         members = np.asarray(members, dtype=np.int64)
         place = np.full(self.num_members, -1, dtype=np.int64)  # member number -> its place in ``members``
@@ -211,13 +223,12 @@ class ServerGroup:
             # 9 or more partitions of one topic share a bucket: Java keeps them in a tree bin
             start, key, partition = _with_tree_bins(self, members, start, key, partition, tree_bins)
         exists = key < self.num_topics
-        topic = np.where(exists, key, -1)
         keep = ~exists
         keep[exists] = (partition[exists] >= 0) & (partition[exists] < self.num_partitions[key[exists]])
         owner = np.repeat(np.arange(len(members), dtype=np.int64), np.diff(start))
         start = np.zeros(len(members) + 1, dtype=np.int64)
         np.cumsum(np.bincount(owner[keep], minlength=len(members)), out=start[1:])
-        return start, topic[keep], partition[keep]
+        return start, key[keep], partition[keep]
 
     @property
     def num_classes(self) -> int:
@@ -425,7 +436,7 @@ def _with_tree_bins(group: ServerGroup, members: np.ndarray, start: np.ndarray, 
     partitions: list[np.ndarray] = []
     for i, member in enumerate(members.tolist()):
         if tree_bins[i]:
-            pairs = [(t if t >= 0 else group.num_topics, p) for t, ps in group.current_target(member) for p in ps]
+            pairs = [(t, p) for t, ps in group._current_target_keys(member) for p in ps]
             keys.append(np.array([t for t, _ in pairs], dtype=np.int64))
             partitions.append(np.array([p for _, p in pairs], dtype=np.int64))
         else:

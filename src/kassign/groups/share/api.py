@@ -4,10 +4,9 @@
 partition), ...]}``, every member present, each list sorted by topic then partition, a partition
 possibly under several members. ``assign_share_table`` gives the same rows as a pyarrow table.
 
-Kafka releases (:func:`share_release`): the assignor described in :mod:`.simple` is Kafka 4.2's
-and 4.3's. Kafka 4.1 shipped an earlier ``simple`` (members placed by the hash of their id, then
-round robin; replaced by KAFKA-19362 and KAFKA-19363 for 4.2) and 4.0 only an early-access
-preview; kassign models neither and says so rather than answer with the later rule.
+Kafka releases (:func:`share_release`): 4.1, 4.2 and 4.3. Kafka 4.1's ``simple`` places members by
+the hash of their id, then round robin; KAFKA-19362 and KAFKA-19363 replaced that for 4.2
+(:mod:`.simple` states both rules). 4.0 had only an early-access preview; kassign refuses it, saying so.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ _SIMPLE_NAMES = frozenset({"simple", "org.apache.kafka.coordinator.group.assigno
 
 
 def share_release(kafka_version: object = DEFAULT_KAFKA_VERSION) -> str:
-    """The release line (``"4.2"`` or ``"4.3"``) of ``kafka_version`` (``"MAJOR.MINOR"`` or
+    """The release line (``"4.1"``, ``"4.2"`` or ``"4.3"``) of ``kafka_version`` (``"MAJOR.MINOR"`` or
     ``"MAJOR.MINOR.PATCH"``) whose share assignor answers; a KassignError naming the releases
     modelled for any other (:mod:`kassign.core.releases`, feature ``share``)."""
     release = release_for(kafka_version, "share")  # type: ignore[arg-type]
@@ -47,8 +46,8 @@ def share_target(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareSc
                  kafka_version: str = "4.3") -> ShareTarget:
     """The new target assignment as arrays (:class:`~kassign.groups.share.simple.ShareTarget`)."""
     check_share_strategy(strategy)
-    share_release(kafka_version)
-    return simple_assign(parse_share_scenario(scenario))
+    release = release_for(kafka_version, "share")  # type: ignore[arg-type]
+    return simple_assign(parse_share_scenario(scenario), release)
 
 
 def _flat(target: ShareTarget) -> FlatAssignment:
@@ -72,7 +71,8 @@ def assign_share(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareSc
     present, partitions sorted (topic, then partition); one partition may be under several members.
 
     ``strategy``: ``"simple"`` (or Kafka's class name); ``scenario``: SPEC section 6's document (section
-    4's server-side scenario plus ``initialized``); ``kafka_version``: a 4.2 or 4.3 release."""
+    4's server-side scenario plus ``initialized``); ``kafka_version``: a 4.1, 4.2 or 4.3 release (4.1
+    answers with its own rule, see :mod:`.simple`)."""
     flat = _flat(share_target(strategy, scenario, kafka_version))
     return flat.to_dict(flat.members)
 

@@ -1,11 +1,16 @@
-"""``simple``: the share-group assignor (KIP-932) of Kafka 4.2 and 4.3's group coordinator.
+"""``simple``: the share-group assignor (KIP-932) of Kafka 4.1, 4.2 and 4.3's group coordinator.
 
 A share group's members read the partitions of their topics together, record by record, so a
 partition may be assigned to several members. The coordinator recomputes every member's
 *target* from the current targets whenever the group changes. Only partitions whose share state
 is initialised may be handed out (``initialized`` in the scenario).
 
-**The rule.** For a set of ``P`` assignable partitions and ``M`` members reading them:
+The rule changed once: Kafka 4.2 (KAFKA-19362, KAFKA-19363) replaced 4.1's. ``simple_assign`` takes
+the release and runs the rule :func:`~kassign.core.releases.rule` names for it (``SHARE_SIMPLE``);
+everything around the rule (the group, the checks, which partitions may be assigned, the order of a
+member's topics) is the same code for both.
+
+**The rule of 4.2 and 4.3.** For a set of ``P`` assignable partitions and ``M`` members reading them:
 
 * each partition wants ``sharing = ceil(M / P)`` members;
 * member ``i`` (0-based, in the coordinator's member-map order) wants
@@ -36,7 +41,31 @@ Result: ``A: t0-0, t0-2; B: t0-0; C: t0-1; D: t0-1; E: t0-2``. If E then leaves,
 and the counts become 2, 1, 2, 1: everyone keeps what it has, and ``t0-2``, one holder short,
 goes to C, the one member below its count.
 
-**Where kassign differs.** Nowhere in the answer. Kafka keeps, in the heterogeneous path, the
+**The rule of 4.1** (:mod:`kassign.groups.share.hashed`). A member's list is the assignable partitions
+of its topics, topic after topic in the order above, ascending within one. When every member
+subscribes to the same topics (``P`` partitions, ``M`` members, count ``c = ceil(P / M)``):
+
+* each member takes the partition at ``abs(hashCode(id) % P)`` of the list (Java's ``int`` remainder);
+* walking Kafka's ``HashMap`` of current holders (keys ``TopicIdPartition``; per partition its holders
+  in member order), a member keeps a current partition of a subscribed topic that no member was
+  hashed to while it holds fewer than ``c`` (partitions of other topics are dropped);
+* the partitions nobody holds yet, in list order, are dealt round robin over the members in member
+  order; a member takes one while it holds at most ``c`` (so ``c + 1`` is possible), else leaves the
+  round. If every member leaves with partitions left, Kafka throws ``PartitionAssignorException``.
+
+Otherwise each member's hash picks among its own list; each topic's partitions that nobody was hashed
+to and nobody holds now are dealt round robin over that topic's readers (members whose list has a
+partition of it) in the order of Kafka's ``HashMap`` of member ids; and each member keeps all its
+current partitions of topics it still reads that nobody was hashed to. A partition whose current
+holder no longer reads its topic is neither dealt nor kept: unassigned for that round.
+
+**Where the rules differ** (checked by the test suite): the example above as 4.1 runs it. ``P = 3``,
+``M = 5``, ``c = 1``; the ids' hashes are 65 .. 69, so A and D land on ``t0-2``, B and E on ``t0-0``,
+C on ``t0-1``, and nothing is left to deal: ``A: t0-2; B: t0-0; C: t0-1; D: t0-2; E: t0-0``, one
+partition each where 4.3 gives A two. In a new group with a single member, or with each topic read by
+one member, both rules give every reader all of its partitions.
+
+**Where kassign differs.** Nowhere in the answer. Kafka 4.2 and 4.3 keep, in the heterogeneous path, the
 current partitions of topics that nobody subscribes to any more or that were deleted; kassign
 does the same (the answer then names a topic absent from ``topics``). Where Kafka's round robin
 throws ``java.util.NoSuchElementException`` (its members ran out of room while a partition still
@@ -63,6 +92,7 @@ import numpy as np
 from numba import njit
 
 from kassign.core.errors import KassignError
+from kassign.core.releases import HASH_THEN_ROUND_ROBIN, LATEST, SHARE_SIMPLE, KafkaRelease, rule
 from kassign.core.javaorder import JavaHashOrder, JavaOrderUndefined, hashmap_positions, java_string_hash
 from kassign.groups.consumer.group import ServerGroup, build_server_group
 from kassign.groups.share.scenario import ShareScenario
@@ -109,14 +139,19 @@ class _Units:
     map_table: np.ndarray       # the partition map's initial table size
 
 
-def simple_assign(share: ShareScenario) -> ShareTarget:
-    """Kafka's ``simple`` share assignor on a checked scenario."""
+def simple_assign(share: ShareScenario, release: KafkaRelease = LATEST) -> ShareTarget:
+    """Kafka's ``simple`` share assignor on a checked scenario, as ``release`` runs it."""
     scenario = share.scenario
     group = build_server_group(scenario)
     layout_names, layout_offsets = list(group.topic_names), group.offsets
     if group.num_members == 0:
         return ShareTarget(group, np.zeros(0, np.int64), np.zeros(0, np.int64), layout_names, layout_offsets)
     assignable = share.assignable(group.topic_names, group.offsets)
+    if rule(release, SHARE_SIMPLE) == HASH_THEN_ROUND_ROBIN:
+        from kassign.groups.share.hashed import hashed_assign  # it builds on this module's helpers
+
+        member, flat = hashed_assign(group, scenario, assignable)
+        return ShareTarget(group, member, flat, layout_names, layout_offsets)
     rank = _integer_order_rank(group.num_members)
     member, flat = _current_pairs(group, rank)
     if group.homogeneous:
@@ -223,19 +258,12 @@ def _homogeneous_units(group: ServerGroup, scenario, assignable: np.ndarray, ran
     """One unit for the whole group: the topics of the first member's subscription, walked as the
     coordinator's view of it iterates (its names' ``HashSet`` order, names that do not exist
     skipped). Current partitions of other topics are dropped."""
-    members = scenario.members
-    listing = members.subscriptions[int(members.subscription[int(group.given_position[0])])]
-    if not listing:
+    listed = homogeneous_targets(group, scenario, assignable)
+    if listed is None:
         return None, np.zeros(0, np.int64), np.zeros(0, bool)
-    index = dict(zip(group.topic_names, range(group.num_topics)))
-    topics = [index[name] for name in _name_set_order(tuple(listing)) if name in index]
-    subscribed = np.zeros(group.num_topics, dtype=bool)
-    subscribed[topics] = True
+    targets, subscribed = listed
     topic_of = np.searchsorted(group.offsets, flat, side="right") - 1
     mine = subscribed[topic_of]
-    ranges = [np.arange(group.offsets[t], group.offsets[t + 1], dtype=np.int64) for t in topics]
-    targets = np.concatenate(ranges) if ranges else np.zeros(0, np.int64)
-    targets = targets[assignable[targets]]
     num = group.num_members
     sharing = _sharing(num, len(targets))
     order = np.argsort(rank, kind="stable")
@@ -249,6 +277,33 @@ def _homogeneous_units(group: ServerGroup, scenario, assignable: np.ndarray, ran
         map_table=np.array([_map_table(len(targets))], dtype=np.int64),
     )
     return units, _topic_partition_hashes(group), np.zeros(len(member), dtype=bool)
+
+
+def homogeneous_targets(group: ServerGroup, scenario, assignable: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(targets, subscribed)`` of the homogeneous path (every release): the assignable partitions of
+    the first member's topics as Kafka lists them (flat ids), and which topic numbers that member
+    subscribes to; None when it lists no topic at all."""
+    members = scenario.members
+    listing = members.subscriptions[int(members.subscription[int(group.given_position[0])])]
+    if not listing:
+        return None
+    topics = subscription_topics(dict(zip(group.topic_names, range(group.num_topics))), listing)
+    subscribed = np.zeros(group.num_topics, dtype=bool)
+    subscribed[topics] = True
+    return partitions_of(group, topics, assignable), subscribed
+
+
+def subscription_topics(index: dict[str, int], listing) -> list[int]:
+    """The topic numbers (``index``: name -> number) of a member's subscribed names as the coordinator's
+    view of them iterates (the names' ``HashSet`` order, names that do not exist skipped)."""
+    return [index[name] for name in _name_set_order(tuple(listing)) if name in index]
+
+
+def partitions_of(group: ServerGroup, topics: list[int], assignable: np.ndarray) -> np.ndarray:
+    """The assignable partitions (flat ids) of ``topics``, topic after topic, ascending within one."""
+    ranges = [np.arange(group.offsets[t], group.offsets[t + 1], dtype=np.int64) for t in topics]
+    targets = np.concatenate(ranges) if ranges else np.zeros(0, np.int64)
+    return targets[assignable[targets]]
 
 
 @lru_cache(maxsize=256)
@@ -385,13 +440,17 @@ def _map_insertions(units: _Units, u: int) -> np.ndarray:
     return both[np.sort(first)]
 
 
-def _no_such_element(group: ServerGroup, flat: int) -> ShareAssignorError:
+def partition_name(group: ServerGroup, flat: int) -> str:
+    """Flat partition id ``flat`` as ``topic-partition``, for messages."""
     topic = int(np.searchsorted(group.offsets, flat, side="right")) - 1
-    where = f"{group.topic_names[topic]}-{flat - int(group.offsets[topic])}"
+    return f"{group.topic_names[topic]}-{flat - int(group.offsets[topic])}"
+
+
+def _no_such_element(group: ServerGroup, flat: int) -> ShareAssignorError:
     return ShareAssignorError(
         "Kafka's simple assignor throws java.util.NoSuchElementException on this group: every member reached "
-        f"its count while {where} still wanted members (current targets holding partitions that are not "
-        "initialized leave too little room)", "NoSuchElementException")
+        f"its count while {partition_name(group, flat)} still wanted members (current targets holding partitions "
+        "that are not initialized leave too little room)", "NoSuchElementException")
 
 
 # -- compiled parts -------------------------------------------------------------------------------
@@ -605,6 +664,18 @@ def _partition_map_orders(pair_start, pair_flat, target_start, target_flat, map_
 
 
 @njit(cache=True)
+def unlink(nxt, prv, head, k):
+    """Take ``k`` out of the doubly linked list ``nxt``/``prv`` (-1 ends it); returns the new head."""
+    if prv[k] >= 0:
+        nxt[prv[k]] = nxt[k]
+    else:
+        head = nxt[k]
+    if nxt[k] >= 0:
+        prv[nxt[k]] = prv[k]
+    return head
+
+
+@njit(cache=True)
 def _fill(pair_start, pair_member, pair_flat, revoked, key_start, key_flat, member_start, members, desired,
           sharing, num_members, total):
     """Pass 4: walk each unit's partition map; a partition with fewer than ``sharing`` holders takes
@@ -696,12 +767,7 @@ def _fill(pair_start, pair_member, pair_flat, revoked, key_start, key_flat, memb
                             to_make -= 1
                             placed = True
                             if count[m] >= wants[m]:
-                                if prv[current] >= 0:
-                                    nxt[prv[current]] = nxt[current]
-                                else:
-                                    head = nxt[current]
-                                if nxt[current] >= 0:
-                                    prv[nxt[current]] = prv[current]
+                                head = unlink(nxt, prv, head, current)
                 if head < 0:
                     break
         # clean the scratch for the next unit

@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from kassign.core.releases import DEFAULT_KAFKA_VERSION, ReleaseLike, release_for
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, ReleaseLike, UnsupportedReleaseError, release_for
 from kassign.groups.consumer.coordinator import TopicCatalog
 from kassign.groups.share import assign_share
 from kassign.groups.simulate.heartbeat_timeline import HeartbeatTimeline, assignment_interval
@@ -86,6 +86,12 @@ class ShareTimelineRun(HeartbeatTimeline):
     def __init__(self, timeline: ShareTimeline, kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION, *,
                  trace: bool = False) -> None:
         self.release = release_for(kafka_version, "share")
+        if not self.release.at_least(4, 2):
+            # the coordinator played here is 4.2's and 4.3's; 4.1's assignor alone is modelled (kassign assign)
+            raise UnsupportedReleaseError(
+                f"the share-group simulator plays the coordinator of Kafka 4.2 and 4.3, not Kafka {self.release}'s "
+                "(kassign assign --protocol share answers Kafka 4.1's simple assignor); pass 4.2 or 4.3 as "
+                "kafka_version (--kafka-version)")
         settings = dict(timeline.settings)
         if settings["assignment_interval"] is None:
             settings["assignment_interval"] = assignment_interval(self.release)
