@@ -9,7 +9,7 @@ scenario checks, assignable partitions and subscription orders as 4.2 and later.
 Members are the integers of :class:`~kassign.groups.consumer.group.ServerGroup`, numbered in the
 coordinator's member-map order (Kafka's ``memberIds()``); partitions are flat ids. The one Java
 hash order that matters on the homogeneous path is that of the map of current holders (keys
-``TopicIdPartition``, put by ``computeIfAbsent``: :func:`~kassign.groups.share.simple._java_table`
+``TopicIdPartition``, put by ``computeIfAbsent``: :func:`~kassign.groups.share.common._java_table`
 replays it); on the heterogeneous path it is the map of subscribing members (keys the ids' strings).
 """
 
@@ -20,7 +20,7 @@ from numba import njit
 
 from kassign.core.javaorder import hash_iteration_order, hashmap_positions
 from kassign.groups.consumer.group import ServerGroup
-from kassign.groups.share.simple import (
+from kassign.groups.share.common import (
     ShareAssignorError,
     _java_order,
     _java_table,

@@ -86,27 +86,24 @@ replay from its insertions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from numba import njit
 
-from kassign.core.errors import KassignError
 from kassign.core.releases import HASH_THEN_ROUND_ROBIN, LATEST, SHARE_SIMPLE, KafkaRelease, rule
-from kassign.core.javaorder import JavaHashOrder, JavaOrderUndefined, hashmap_positions, java_string_hash
+from kassign.core.javaorder import JavaOrderUndefined, hashmap_positions
 from kassign.groups.consumer.group import ServerGroup, build_server_group
+from kassign.groups.share.common import (
+    ShareAssignorError,
+    _java_order,
+    _java_table,
+    homogeneous_targets,
+    partition_name,
+    unlink,
+)
 from kassign.groups.share.scenario import ShareScenario
 
 _MASK32 = 0xFFFFFFFF
-_MIN_TREEIFY_CAPACITY = 64
-
-
-class ShareAssignorError(KassignError):
-    """Kafka's share assignor throws for this group; ``kafka_exception`` names what it throws."""
-
-    def __init__(self, message: str, kafka_exception: str) -> None:
-        super().__init__(message)
-        self.kafka_exception = kafka_exception
 
 
 @dataclass(frozen=True)
@@ -279,40 +276,6 @@ def _homogeneous_units(group: ServerGroup, scenario, assignable: np.ndarray, ran
     return units, _topic_partition_hashes(group), np.zeros(len(member), dtype=bool)
 
 
-def homogeneous_targets(group: ServerGroup, scenario, assignable: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(targets, subscribed)`` of the homogeneous path (every release): the assignable partitions of
-    the first member's topics as Kafka lists them (flat ids), and which topic numbers that member
-    subscribes to; None when it lists no topic at all."""
-    members = scenario.members
-    listing = members.subscriptions[int(members.subscription[int(group.given_position[0])])]
-    if not listing:
-        return None
-    topics = subscription_topics(dict(zip(group.topic_names, range(group.num_topics))), listing)
-    subscribed = np.zeros(group.num_topics, dtype=bool)
-    subscribed[topics] = True
-    return partitions_of(group, topics, assignable), subscribed
-
-
-def subscription_topics(index: dict[str, int], listing) -> list[int]:
-    """The topic numbers (``index``: name -> number) of a member's subscribed names as the coordinator's
-    view of them iterates (the names' ``HashSet`` order, names that do not exist skipped)."""
-    return [index[name] for name in _name_set_order(tuple(listing)) if name in index]
-
-
-def partitions_of(group: ServerGroup, topics: list[int], assignable: np.ndarray) -> np.ndarray:
-    """The assignable partitions (flat ids) of ``topics``, topic after topic, ascending within one."""
-    ranges = [np.arange(group.offsets[t], group.offsets[t + 1], dtype=np.int64) for t in topics]
-    targets = np.concatenate(ranges) if ranges else np.zeros(0, np.int64)
-    return targets[assignable[targets]]
-
-
-@lru_cache(maxsize=256)
-def _name_set_order(listing: tuple[str, ...]) -> tuple[str, ...]:
-    """A member's subscribed names as its ``new HashSet<>(list)`` iterates them (kept: a group's
-    subscriptions change far less often than its target is computed)."""
-    return tuple(JavaHashOrder.copy_of(listing, java_string_hash).keys())
-
-
 def _heterogeneous_units(group: ServerGroup, assignable: np.ndarray, rank: np.ndarray, member: np.ndarray,
                          flat: np.ndarray) -> tuple[_Units | None, np.ndarray, np.ndarray]:
     """One unit per topic that some member subscribes to (ascending topic numbers). Every member's
@@ -440,12 +403,6 @@ def _map_insertions(units: _Units, u: int) -> np.ndarray:
     return both[np.sort(first)]
 
 
-def partition_name(group: ServerGroup, flat: int) -> str:
-    """Flat partition id ``flat`` as ``topic-partition``, for messages."""
-    topic = int(np.searchsorted(group.offsets, flat, side="right")) - 1
-    return f"{group.topic_names[topic]}-{flat - int(group.offsets[topic])}"
-
-
 def _no_such_element(group: ServerGroup, flat: int) -> ShareAssignorError:
     return ShareAssignorError(
         "Kafka's simple assignor throws java.util.NoSuchElementException on this group: every member reached "
@@ -454,80 +411,6 @@ def _no_such_element(group: ServerGroup, flat: int) -> ShareAssignorError:
 
 
 # -- compiled parts -------------------------------------------------------------------------------
-
-@njit(cache=True)
-def _spread(h):
-    return h ^ (h >> 16)
-
-
-@njit(cache=True)
-def _recount(hashes, lo, hi, table):
-    counts = np.zeros(table, dtype=np.int64)
-    for i in range(lo, hi):
-        counts[_spread(hashes[i]) & (table - 1)] += 1
-    return counts
-
-
-@njit(cache=True)
-def _java_table(hashes, lo, hi, table, head, looked_up_after=False):
-    """``(capacity, tree)`` of a HashMap of ``table`` buckets after the distinct keys with hash codes
-    ``hashes[lo:hi]`` went in one at a time: by ``put``/``add``, or (``head``) by ``computeIfAbsent``
-    (grows before inserting, a bucket of 8 is full). ``tree``: a bucket of a table of 64+ filled up
-    (Java makes it a tree bin, whose order only :func:`hashmap_positions` knows).
-
-    ``computeIfAbsent`` grows a full table even when its key is present; between insertions that
-    changes nothing (the next insertion would grow it alike), after the last one it adds a doubling:
-    ``looked_up_after`` says such a call came."""
-    capacity = table
-    counts = np.zeros(capacity, dtype=np.int64)
-    full = 8 if head else 9
-    tree = False
-    for i in range(lo, hi):
-        if head and i - lo > capacity * 3 // 4:
-            capacity *= 2
-            counts = _recount(hashes, lo, i, capacity)
-        bucket = _spread(hashes[i]) & (capacity - 1)
-        counts[bucket] += 1
-        if counts[bucket] >= full:
-            if capacity < _MIN_TREEIFY_CAPACITY:
-                capacity *= 2
-                counts = _recount(hashes, lo, i + 1, capacity)
-            else:
-                tree = True
-        if not head and i + 1 - lo > capacity * 3 // 4:
-            capacity *= 2
-            counts = _recount(hashes, lo, i + 1, capacity)
-    if head and looked_up_after and hi - lo > capacity * 3 // 4:
-        capacity *= 2
-    return capacity, tree
-
-
-@njit(cache=True)
-def _java_order(values, hashes, lo, hi, capacity, head):
-    """``values[lo:hi]`` in the iteration order of a table of ``capacity`` buckets they went into in
-    this order: by bucket, then in insertion order (``head``: the reverse, ``computeIfAbsent``)."""
-    n = hi - lo
-    out = np.empty(n, dtype=np.int64)
-    if capacity <= 8 * n + 64:  # counting sort over the buckets
-        start = np.zeros(capacity + 1, dtype=np.int64)
-        for i in range(lo, hi):
-            start[(_spread(hashes[i]) & (capacity - 1)) + 1] += 1
-        for b in range(capacity):
-            start[b + 1] += start[b]
-        for k in range(n):
-            i = hi - 1 - k if head else lo + k
-            b = _spread(hashes[i]) & (capacity - 1)
-            out[start[b]] = values[i]
-            start[b] += 1
-        return out
-    key = np.empty(n, dtype=np.int64)
-    for k in range(n):
-        key[k] = (_spread(hashes[lo + k]) & (capacity - 1)) * n + (n - 1 - k if head else k)
-    order = np.argsort(key)
-    for k in range(n):
-        out[k] = values[lo + order[k]]
-    return out
-
 
 @njit(cache=True)
 def _revoke_from_full_members(pair_start, pair_member, pair_flat, flat_hash, member_start, members, desired,
@@ -661,18 +544,6 @@ def _partition_map_orders(pair_start, pair_flat, target_start, target_flat, map_
         write += n
         key_start[u + 1] = write
     return key_start, key_flat[:write], tree_units, looked_up_after
-
-
-@njit(cache=True)
-def unlink(nxt, prv, head, k):
-    """Take ``k`` out of the doubly linked list ``nxt``/``prv`` (-1 ends it); returns the new head."""
-    if prv[k] >= 0:
-        nxt[prv[k]] = nxt[k]
-    else:
-        head = nxt[k]
-    if nxt[k] >= 0:
-        prv[nxt[k]] = prv[k]
-    return head
 
 
 @njit(cache=True)

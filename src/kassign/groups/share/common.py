@@ -1,0 +1,158 @@
+"""What both rules of share groups' ``simple`` assignor build on (Kafka 4.1's, in
+:mod:`kassign.groups.share.hashed`, and 4.2's and later, in :mod:`kassign.groups.share.simple`): the error Kafka's
+assignor throws, the homogeneous group's target list, a member's subscribed topics in the coordinator's
+``HashSet`` order, partition names for messages, and the compiled replay of Java's ``HashMap`` tables.
+
+Example: for members subscribed to ``["b", "a"]`` on topics ``a`` (2 partitions) and ``b`` (1),
+:func:`homogeneous_targets` lists the assignable partitions of ``a`` then ``b`` (the names' ``HashSet``
+order: ``"a".hashCode()`` 97 before ``"b"``'s 98), as flat ids ``[0, 1, 2]``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from kassign.core.errors import KassignError
+from kassign.core.javaorder import JavaHashOrder, java_string_hash
+from kassign.groups.consumer.group import ServerGroup
+
+_MIN_TREEIFY_CAPACITY = 64
+
+
+class ShareAssignorError(KassignError):
+    """Kafka's share assignor throws for this group; ``kafka_exception`` names what it throws."""
+
+    def __init__(self, message: str, kafka_exception: str) -> None:
+        super().__init__(message)
+        self.kafka_exception = kafka_exception
+
+
+def homogeneous_targets(group: ServerGroup, scenario, assignable: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(targets, subscribed)`` of the homogeneous path (every release): the assignable partitions of
+    the first member's topics as Kafka lists them (flat ids), and which topic numbers that member
+    subscribes to; None when it lists no topic at all."""
+    members = scenario.members
+    listing = members.subscriptions[int(members.subscription[int(group.given_position[0])])]
+    if not listing:
+        return None
+    topics = subscription_topics(dict(zip(group.topic_names, range(group.num_topics))), listing)
+    subscribed = np.zeros(group.num_topics, dtype=bool)
+    subscribed[topics] = True
+    return partitions_of(group, topics, assignable), subscribed
+
+
+def subscription_topics(index: dict[str, int], listing) -> list[int]:
+    """The topic numbers (``index``: name -> number) of a member's subscribed names as the coordinator's
+    view of them iterates (the names' ``HashSet`` order, names that do not exist skipped)."""
+    return [index[name] for name in _name_set_order(tuple(listing)) if name in index]
+
+
+def partitions_of(group: ServerGroup, topics: list[int], assignable: np.ndarray) -> np.ndarray:
+    """The assignable partitions (flat ids) of ``topics``, topic after topic, ascending within one."""
+    ranges = [np.arange(group.offsets[t], group.offsets[t + 1], dtype=np.int64) for t in topics]
+    targets = np.concatenate(ranges) if ranges else np.zeros(0, np.int64)
+    return targets[assignable[targets]]
+
+
+@lru_cache(maxsize=256)
+def _name_set_order(listing: tuple[str, ...]) -> tuple[str, ...]:
+    """A member's subscribed names as its ``new HashSet<>(list)`` iterates them (kept: a group's
+    subscriptions change far less often than its target is computed)."""
+    return tuple(JavaHashOrder.copy_of(listing, java_string_hash).keys())
+
+
+def partition_name(group: ServerGroup, flat: int) -> str:
+    """Flat partition id ``flat`` as ``topic-partition``, for messages."""
+    topic = int(np.searchsorted(group.offsets, flat, side="right")) - 1
+    return f"{group.topic_names[topic]}-{flat - int(group.offsets[topic])}"
+
+
+# -- compiled parts -------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _spread(h):
+    return h ^ (h >> 16)
+
+
+@njit(cache=True)
+def _recount(hashes, lo, hi, table):
+    counts = np.zeros(table, dtype=np.int64)
+    for i in range(lo, hi):
+        counts[_spread(hashes[i]) & (table - 1)] += 1
+    return counts
+
+
+@njit(cache=True)
+def _java_table(hashes, lo, hi, table, head, looked_up_after=False):
+    """``(capacity, tree)`` of a HashMap of ``table`` buckets after the distinct keys with hash codes
+    ``hashes[lo:hi]`` went in one at a time: by ``put``/``add``, or (``head``) by ``computeIfAbsent``
+    (grows before inserting, a bucket of 8 is full). ``tree``: a bucket of a table of 64+ filled up
+    (Java makes it a tree bin, whose order only :func:`hashmap_positions` knows).
+
+    ``computeIfAbsent`` grows a full table even when its key is present; between insertions that
+    changes nothing (the next insertion would grow it alike), after the last one it adds a doubling:
+    ``looked_up_after`` says such a call came."""
+    capacity = table
+    counts = np.zeros(capacity, dtype=np.int64)
+    full = 8 if head else 9
+    tree = False
+    for i in range(lo, hi):
+        if head and i - lo > capacity * 3 // 4:
+            capacity *= 2
+            counts = _recount(hashes, lo, i, capacity)
+        bucket = _spread(hashes[i]) & (capacity - 1)
+        counts[bucket] += 1
+        if counts[bucket] >= full:
+            if capacity < _MIN_TREEIFY_CAPACITY:
+                capacity *= 2
+                counts = _recount(hashes, lo, i + 1, capacity)
+            else:
+                tree = True
+        if not head and i + 1 - lo > capacity * 3 // 4:
+            capacity *= 2
+            counts = _recount(hashes, lo, i + 1, capacity)
+    if head and looked_up_after and hi - lo > capacity * 3 // 4:
+        capacity *= 2
+    return capacity, tree
+
+
+@njit(cache=True)
+def _java_order(values, hashes, lo, hi, capacity, head):
+    """``values[lo:hi]`` in the iteration order of a table of ``capacity`` buckets they went into in
+    this order: by bucket, then in insertion order (``head``: the reverse, ``computeIfAbsent``)."""
+    n = hi - lo
+    out = np.empty(n, dtype=np.int64)
+    if capacity <= 8 * n + 64:  # counting sort over the buckets
+        start = np.zeros(capacity + 1, dtype=np.int64)
+        for i in range(lo, hi):
+            start[(_spread(hashes[i]) & (capacity - 1)) + 1] += 1
+        for b in range(capacity):
+            start[b + 1] += start[b]
+        for k in range(n):
+            i = hi - 1 - k if head else lo + k
+            b = _spread(hashes[i]) & (capacity - 1)
+            out[start[b]] = values[i]
+            start[b] += 1
+        return out
+    key = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        key[k] = (_spread(hashes[lo + k]) & (capacity - 1)) * n + (n - 1 - k if head else k)
+    order = np.argsort(key)
+    for k in range(n):
+        out[k] = values[lo + order[k]]
+    return out
+
+
+@njit(cache=True)
+def unlink(nxt, prv, head, k):
+    """Take ``k`` out of the doubly linked list ``nxt``/``prv`` (-1 ends it); returns the new head."""
+    if prv[k] >= 0:
+        nxt[prv[k]] = nxt[k]
+    else:
+        head = nxt[k]
+    if nxt[k] >= 0:
+        prv[nxt[k]] = prv[k]
+    return head
