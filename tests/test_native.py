@@ -115,6 +115,27 @@ def test_building_keeps_every_reference_count_and_untracks_the_pairs() -> None:
     assert refcounts(watched) == before
 
 
+@needs_native
+def test_a_huge_partition_number_costs_no_table_of_that_size() -> None:
+    """Partition numbers share one int object per number through a table indexed by number; a pair naming
+    partition 2**31 - 1 (a Java int, as a scenario may claim it) must not make that table 2**31 entries
+    long (16 GiB asked for, and a walk over every entry: 8 s a call)."""
+    import tracemalloc
+
+    names, topics = ["a", "b"], ["t"]
+    bounds = np.array([0, 2, 3], dtype=np.int64)
+    topic = np.zeros(3, dtype=np.int64)
+    partition = np.array([2**31 - 1, 5, 2**31 - 1], dtype=np.int64)
+    tracemalloc.start()
+    try:
+        built = native.member_pairs(names, bounds, topic, partition, topics, None, None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert built == {"a": [("t", 2**31 - 1), ("t", 5)], "b": [("t", 2**31 - 1)]}
+    assert peak < 2 << 20, f"{peak:,} bytes at the peak"
+
+
 BAD_BUILDS = [
     ({"bounds": np.array([0, 1], dtype=np.int64)}, ValueError, "bounds do not match"),
     ({"bounds": np.array([0, 3, 2, 5], dtype=np.int64)}, ValueError, "must not decrease"),

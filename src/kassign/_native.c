@@ -673,7 +673,11 @@ static PyObject *member_pairs(PyObject *module, PyObject *args) {
             if (partition.values[r] > highest)
                 highest = partition.values[r];
         }
-        number_count = (Py_ssize_t)(highest + 1);
+        /* one int object per partition number, from a table indexed by number: as long as the numbers in
+           use, but at most 4 x rows + 1024 entries (or 131,072): a claimed partition 2^31 - 1 gets an int of
+           its own, not a table of 16 GiB */
+        const Py_ssize_t longest = 4 * rows + 1024 > ((Py_ssize_t)1 << 17) ? 4 * rows + 1024 : (Py_ssize_t)1 << 17;
+        number_count = (Py_ssize_t)(highest + 1) < longest ? (Py_ssize_t)(highest + 1) : longest;
         numbers = PyMem_Calloc((size_t)(number_count ? number_count : 1), sizeof(PyObject *));
         if (numbers == NULL) {
             PyErr_NoMemory();
@@ -703,11 +707,20 @@ static PyObject *member_pairs(PyObject *module, PyObject *args) {
                 Py_INCREF(pair);
             } else {
                 const int64_t p = partition.values[r];
-                if (numbers[p] == NULL && (numbers[p] = PyLong_FromLongLong(p)) == NULL) {
+                PyObject *number;
+                if (p < number_count) {
+                    if (numbers[p] == NULL && (numbers[p] = PyLong_FromLongLong(p)) == NULL) {
+                        Py_CLEAR(result);
+                        goto done;
+                    }
+                    number = numbers[p];
+                    Py_INCREF(number);
+                } else if ((number = PyLong_FromLongLong(p)) == NULL) {
                     Py_CLEAR(result);
                     goto done;
                 }
-                pair = new_pair(pair_type, PyList_GET_ITEM(topic_names, topic.values[r]), numbers[p]);
+                pair = new_pair(pair_type, PyList_GET_ITEM(topic_names, topic.values[r]), number);
+                Py_DECREF(number);
                 if (pair == NULL) {
                     Py_CLEAR(result);
                     goto done;
@@ -719,8 +732,12 @@ static PyObject *member_pairs(PyObject *module, PyObject *args) {
 done:
     huge_arenas_end(huge);
     if (numbers != NULL) {
-        for (Py_ssize_t p = 0; p < number_count; p++)
-            Py_XDECREF(numbers[p]);
+        /* only the numbers the rows use: the table may be far longer */
+        for (Py_ssize_t r = 0; r < partition.length; r++) {
+            const int64_t p = partition.values[r];
+            if (p < number_count)
+                Py_CLEAR(numbers[p]);
+        }
         PyMem_Free(numbers);
     }
     if (have_bounds)
