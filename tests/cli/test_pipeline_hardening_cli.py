@@ -87,6 +87,7 @@ def test_unreadable_input_and_unwritable_out(tmp_path):
         data.chmod(0o600)
 
 
+@pytest.mark.slow  # a whole Spark run (30-60 s); the default suite keeps the pipeline's other runs
 def test_stdin_csv_run_and_report_renders_in_a_browser(tmp_path):
     """A real (small) run fed on standard input; its report.html opened in headless Chromium."""
     from tests.browser import check_page, chromium
@@ -111,6 +112,7 @@ def test_stdin_csv_run_and_report_renders_in_a_browser(tmp_path):
     assert not (out / "partitioned").exists() and (out / "partition_load").is_dir()
 
 
+@pytest.mark.slow  # a whole Spark run (30-60 s); the default suite keeps the pipeline's other runs
 def test_write_partitioned_and_sample_when_asked(tmp_path):
     out = tmp_path / "out"
     done = run("--rows", "3000", "--keys", "50", "--out", str(out), "--write-partitioned", "--write-sample",
@@ -122,6 +124,7 @@ def test_write_partitioned_and_sample_when_asked(tmp_path):
     assert pq.read_table(str(out / "sample_input")).num_rows == 3000
 
 
+@pytest.mark.slow  # a whole Spark run (30-60 s); the default suite keeps the pipeline's other runs
 def test_a_failure_after_spark_started_is_one_line_even_beside_another_spark(tmp_path):
     """JSON lines are checked by Spark, so a missing key column fails after the JVM started. Another Spark on
     this machine (its UI port 4040 taken, as a running Spark shell would) must not add lines either: the JVM's

@@ -141,6 +141,7 @@ def test_a_live_run_end_to_end(tansu, topic_name, tmp_path):  # noqa: F811
     assert (out / "forensics_keys").is_dir() and (out / "report.html").exists()
 
 
+@pytest.mark.slow  # a whole Spark run (30-60 s); the default suite keeps the pipeline's other runs
 def test_a_broker_that_drops_every_fetch_is_one_line_from_the_executors(tmp_path):
     """The read is planned (its Fetch answers, one batch each, pass), then every bigger Fetch answer is cut: the
     executors give up after their reconnects and the run ends with their one line, exit 2, no --out."""

@@ -30,6 +30,7 @@ def test_bad_producer_options_exit_2_before_spark_starts(args, message, tmp_path
     assert len(lines) == 1 and message in lines[0], done.stderr
 
 
+@pytest.mark.slow  # a whole Spark run (30-60 s); the default suite keeps the pipeline's other runs
 def test_csv_with_numeric_text_keys_as_longs_and_two_producers(tmp_path):
     ids = [str(i * 37 - 400) for i in range(150)] + ["", "not-a-number"]
     (tmp_path / "events.csv").write_text("id,size\n" + "".join(f"{i},{20}\n" for i in ids))
