@@ -57,3 +57,12 @@ def test_a_parquet_input_and_a_broker_list_are_judged_without_numba_or_arrow_dat
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == []
+
+
+def test_the_summary_tables_load_no_live_client():
+    """The pipeline's terminal summary and report (``spark.tables``) word a live group's check; a file run
+    must not pay for the live client's imports (a quarter second) to print them."""
+    code = "import kassign.spark.tables\nimport sys\nprint('kassign.kafka.connection' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False"]

@@ -48,7 +48,7 @@ def command(bootstrap: str, group_id: str, command_config: str | None, kafka_ver
 
 def show(found: dict[str, Any]) -> None:
     """The group as tables and the check in words, on the terminal."""
-    from kassign.kafka.group_check import group_type_words
+    from kassign.kafka.group_words import group_type_words
 
     group = found["group"]
     epoch = f", group epoch {group['epoch']}" if group.get("epoch") is not None else ""
@@ -115,7 +115,7 @@ def check_lines(found: dict[str, Any]) -> list[str]:
     check = found["group_check"]
     group = found["group"]
     release = f"Kafka {found['kafka_version']}, {found['kafka_version_from']}: {found['kafka_version_why']}"
-    from kassign.kafka.group_check import check_assignor, checked_assignment
+    from kassign.kafka.group_words import check_assignor, checked_assignment
 
     assignor, held = check_assignor(check), checked_assignment(group["type"])
     if check["equal"] is None:

@@ -35,26 +35,6 @@ from kassign.kafka.groups import GroupDescription
 
 CLASSIC_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
-GROUP_TYPE_WORDS = {"classic": "a classic consumer group", "consumer": "a consumer group (KIP-848 protocol)",
-                    "share": "a share group (KIP-932)", "streams": "a streams group (KIP-1071)"}
-
-
-def group_type_words(group_type: str | None) -> str:
-    """``a share group (KIP-932)``: what a group of this type is, in the words every output uses."""
-    return GROUP_TYPE_WORDS.get(group_type or "", "a group")
-
-
-def checked_assignment(group_type: str | None) -> str:
-    """What the check compares: the coordinator's *target* for the groups whose coordinator assigns and
-    reconciles towards it (consumer, streams), the handed-out assignment otherwise."""
-    return "target assignment" if group_type in ("consumer", "streams") else "assignment"
-
-
-def check_assignor(check: Mapping[str, Any]) -> str:
-    """The assignor the check ran (a streams group names none: its coordinator's is ``sticky``)."""
-    return check.get("assignor") or "sticky"
-
-
 def group_scenario(group: GroupDescription, partitions: Mapping[str, int],
                    initialized: Mapping[str, list[int]] | None = None) -> dict[str, Any]:
     """The scenario document (SPEC sections 1, 4, 6, 7) of ``group``'s members as the coordinator holds them;

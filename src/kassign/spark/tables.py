@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kassign.core.units import Figure, count, human_bytes, percent
-from kassign.kafka.group_check import check_assignor, checked_assignment, group_type_words
+from kassign.kafka.group_words import check_assignor, checked_assignment, group_type_words
 
 Table = tuple[str, list[str], list[list[Any]], "str | None"]
 
