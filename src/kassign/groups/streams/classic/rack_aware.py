@@ -486,13 +486,19 @@ def tag_standby_predicate(client_tags: Sequence[dict[str, str]], holds: Callable
     return may_move
 
 
-def high_availability_costs(scenario: StreamsClassicScenario) -> tuple[int, int]:
-    traffic, non_overlap = HIGH_AVAILABILITY_COSTS
+def configured_costs(scenario: StreamsClassicScenario, defaults: tuple[int, int]) -> tuple[int, int]:
+    """``(traffic, non_overlap)``: the scenario's rack-aware costs, each of ``defaults`` where it gives none
+    (the assignors' own defaults differ: :data:`HIGH_AVAILABILITY_COSTS`, :data:`STICKY_COSTS`)."""
+    traffic, non_overlap = defaults
     if scenario.rack_aware_assignment_traffic_cost is not None:
         traffic = scenario.rack_aware_assignment_traffic_cost
     if scenario.rack_aware_assignment_non_overlap_cost is not None:
         non_overlap = scenario.rack_aware_assignment_non_overlap_cost
     return traffic, non_overlap
+
+
+def high_availability_costs(scenario: StreamsClassicScenario) -> tuple[int, int]:
+    return configured_costs(scenario, HIGH_AVAILABILITY_COSTS)
 
 
 # -- the sticky assignor's TaskAssignmentUtils ------------------------------------------------------------
@@ -560,9 +566,4 @@ class Kip924RackAware:
 
 
 def sticky_costs(scenario: StreamsClassicScenario) -> tuple[int, int]:
-    traffic, non_overlap = STICKY_COSTS
-    if scenario.rack_aware_assignment_traffic_cost is not None:
-        traffic = scenario.rack_aware_assignment_traffic_cost
-    if scenario.rack_aware_assignment_non_overlap_cost is not None:
-        non_overlap = scenario.rack_aware_assignment_non_overlap_cost
-    return traffic, non_overlap
+    return configured_costs(scenario, STICKY_COSTS)
