@@ -12,7 +12,9 @@ text serialised beforehand (the decoding is not timed): it reads and checks the 
 group, assigns and builds the result dict. The ``parsed`` row hands it a scenario checked beforehand
 (``parse_share_scenario``), the like-for-like comparison with Kafka, whose group spec is built before
 its runs; the breakdown row splits one call into reading the scenario, assigning (group built
-included) and building the dict.
+included) and building the dict, in runs of its own after the timed ones. kassign, kassign on a parsed
+scenario and Kafka run one after another (``kafka_java.alternate``, as the other Kafka benches do), so
+both sides see the same load.
 
 With ``--kafka-classpath`` (Kafka 4.2 or later: kafka-clients, kafka-group-coordinator,
 kafka-group-coordinator-api, kafka-server-common and their dependencies, e.g. ``'kafka_2.13-4.3.1/libs/*'``)
@@ -33,12 +35,12 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kafka_java import NEEDS_CLASSPATH, KafkaHarness, assignment_digest, ratio
+from kafka_java import NEEDS_CLASSPATH, FromJson, KafkaHarness, alternate, assignment_digest, ratio
 
 from kassign.groups.share import assign_share
 from kassign.groups.share.api import _flat
@@ -67,27 +69,16 @@ def one_leaves(doc: dict) -> dict:
     return {**doc, "members": members}
 
 
-def timed(call: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    result = call()
-    took = time.perf_counter() - start
-    del result  # freed after the clock stops
-    return took
-
-
 def run_case(text: str, kafka: KafkaHarness | None, runs: int, warmups: int = 3) -> dict[str, list[float]]:
-    """Seconds per run: the dict API on freshly decoded JSON, the dict API on a parsed scenario, the
-    three stages of one call, and Kafka; one of each in turn."""
-    parsed = parse_share_scenario(json.loads(text))
-    times: dict[str, list[float]] = {name: [] for name in ("kassign", "parsed", "read", "assign", "dict")}
-    if kafka is not None:
-        times["Kafka"] = []
-    for round_number in range(warmups + runs):
-        took = {}
+    """Seconds per run: the dict API on freshly decoded JSON and on a parsed scenario, one of each and one
+    Kafka run in turn (:func:`kafka_java.alternate`); then, in runs of their own, the three stages of one
+    call. Timed apart, so the stage runs' extra decodings do not change the heap the timed calls read."""
+    calls = {"kassign": FromJson(text, partial(assign_share, "simple")),
+             "parsed": FromJson(text, partial(assign_share, "simple"), parse_share_scenario)}
+    times = alternate(calls, kafka, runs, warmups)
+    stages: dict[str, list[float]] = {name: [] for name in ("read", "assign", "dict")}
+    for _ in range(runs):
         doc = json.loads(text)  # not timed
-        took["kassign"] = timed(lambda doc=doc: assign_share("simple", doc))
-        took["parsed"] = timed(lambda: assign_share("simple", parsed))
-        doc = json.loads(text)
         start = time.perf_counter()
         share = parse_share_scenario(doc)
         read = time.perf_counter()
@@ -95,13 +86,9 @@ def run_case(text: str, kafka: KafkaHarness | None, runs: int, warmups: int = 3)
         assigned = time.perf_counter()
         flat = _flat(target)
         flat.to_dict(flat.members)
-        took["read"], took["assign"], took["dict"] = read - start, assigned - read, time.perf_counter() - assigned
-        if kafka is not None:
-            took["Kafka"] = kafka.run()
-        if round_number >= warmups:
-            for name, seconds in took.items():
-                times[name].append(seconds)
-    return times
+        for name, seconds in zip(stages, (read - start, assigned - read, time.perf_counter() - assigned)):
+            stages[name].append(seconds)
+    return {**times, **stages}
 
 
 def ms(values: list[float]) -> str:

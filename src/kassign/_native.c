@@ -192,12 +192,31 @@ static int subscription_number(Subscriptions *subs, PyObject *topics, int64_t *n
     return READ;
 }
 
+/* Slots of the owned topics' cache: a power of two, a few times the topics a group usually holds. */
+#define NAME_SLOTS 512
+
 typedef struct {
     PyObject *topics; /* list of str: each owned pair's topic */
     Numbering names;  /* the distinct owned topics, in order of first listing */
     Column start, partitions, codes; /* codes: each owned pair's topic as its number in `names` */
     int ascii;        /* whether every owned topic is ASCII */
+    /* The names numbered so far, by a cheap hash of their text (borrowed from `names`, which holds them):
+       a share group's target lists one partition of each of many topics, so most pairs name another topic
+       than the pair before, and a fresh string would otherwise be hashed (and its hash stored in it) and
+       looked up in a dict, pair by pair. */
+    PyObject *slot_name[NAME_SLOTS];
+    int64_t slot_code[NAME_SLOTS];
 } Owned;
+
+/* A ready str's text hashed with FNV-1a over its bytes, folded to a slot. */
+static Py_ssize_t name_slot(PyObject *text) {
+    const unsigned char *bytes = PyUnicode_DATA(text);
+    const size_t size = (size_t)PyUnicode_GET_LENGTH(text) * (size_t)PyUnicode_KIND(text);
+    uint32_t hash = 2166136261u;
+    for (size_t i = 0; i < size; i++)
+        hash = (hash ^ bytes[i]) * 16777619u;
+    return (Py_ssize_t)((hash ^ (hash >> 15)) & (NAME_SLOTS - 1));
+}
 
 /* A whole number as kassign.groups.scenario._java_int takes it on this path: an exact int in Java's range. */
 static int java_int(PyObject *value, int64_t *out) {
@@ -236,12 +255,20 @@ static int read_owned(Owned *owned, PyObject *list, PyTypeObject *pair_type) {
             return DECLINE;
         /* pairs of one topic usually follow one another: the last pair's topic needs no hash */
         Py_ssize_t listed = owned->codes.length;
+        Py_ssize_t slot = -1;
         if (listed > 0 && same_text(topic, PyList_GET_ITEM(owned->topics, listed - 1))) {
             code = owned->codes.values[listed - 1];
+        } else if (PyUnicode_IS_READY(topic) && owned->slot_name[slot = name_slot(topic)] != NULL &&
+                   same_text(topic, owned->slot_name[slot])) {
+            code = owned->slot_code[slot];
         } else {
             if (number_of(&owned->names, topic, &code) != READ) /* hashing it readies a legacy string */
                 return FAILED;
             owned->ascii &= PyUnicode_IS_ASCII(topic) != 0;
+            if (slot >= 0) {
+                owned->slot_name[slot] = PyList_GET_ITEM(owned->names.values, code);
+                owned->slot_code[slot] = code;
+            }
         }
         if (PyList_Append(owned->topics, topic) < 0 || column_push(&owned->partitions, number) < 0 ||
             column_push(&owned->codes, code) < 0)
@@ -330,7 +357,12 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
     Py_ssize_t count = entries == NULL ? 0 : PyList_GET_SIZE(entries);
     Subscriptions subs = {{PyList_New(0), PyDict_New()}, NULL, -1, topic_numbers == Py_None ? NULL : topic_numbers,
                           {NULL, 0, 0}, {NULL, 0, 0}};
-    Owned owned = {PyList_New(0), {PyList_New(0), PyDict_New()}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, 1};
+    Owned owned;
+    memset(&owned, 0, sizeof owned); /* the columns empty, the slots free */
+    owned.topics = PyList_New(0);
+    owned.names.values = PyList_New(0);
+    owned.names.number_of = PyDict_New();
+    owned.ascii = 1;
     /* each field's default in every place: an entry without the field leaves it */
     PyObject *generations = repeated(MINUS_ONE, count), *racks = repeated(Py_None, count),
              *instance_ids = repeated(Py_None, count);

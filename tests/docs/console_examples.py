@@ -17,7 +17,9 @@ An HTML comment right above the fence can say more (``<!-- console: keep 1-12, 4
 - ``broker``: the command reads the live topic ``orders`` that ``live_broker`` writes on a local
   broker; the page shows it as ``localhost:9092``;
 - ``cd DIR``: run in DIR (relative to the scratch folder), e.g. where a user's assignor module is;
-- ``needs COMMAND``: COMMAND (another example's, e.g. ``./run``) has run first in the scratch folder.
+- ``needs COMMAND``: COMMAND (another example's, e.g. ``./run``) has run first in the scratch folder;
+- ``slow``: the example is a slow test (a minute of Spark on a shared machine): it runs with ``-m slow``,
+  and ``--write`` regenerates it like any other.
 
 Commands run in a scratch folder where ``examples/`` and ``docs/examples/`` of the checkout are at hand.
 ``python -m tests.docs.console_examples --write`` runs every example and rewrites its output in place
@@ -59,6 +61,7 @@ class Example:
     broker: bool = False
     cd: str = "."
     needs: str | None = None
+    slow: bool = False
 
     @property
     def name(self) -> str:
@@ -92,6 +95,8 @@ def _directive(text: str, example: Example) -> None:
             example.cd = rest.strip()
         elif word == "needs":
             example.needs = rest.strip()
+        elif word == "slow":
+            example.slow = True
         else:
             raise ValueError(f"{example.name}: unknown console directive {part!r}")
 

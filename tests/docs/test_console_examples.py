@@ -35,7 +35,8 @@ def test_there_are_examples_on_every_page_that_has_commands():
             "simulator.md", "replicas.md", "plans.md"} <= pages
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+@pytest.mark.parametrize("example", [pytest.param(e, marks=[pytest.mark.slow] if e.slow else []) for e in EXAMPLES],
+                         ids=[e.name for e in EXAMPLES])
 def test_console_example_output_is_what_the_page_shows(example, runner):
     code, output = runner.run(example)
     assert code == example.exit, "\n".join(output[-20:])

@@ -231,6 +231,21 @@ def test_long_owned_lists_read_alike() -> None:
         assert_same(bulk, read_member_by_member(members))
 
 
+def test_owned_pairs_of_many_topics_in_turn_read_alike() -> None:
+    """A share group's targets: each member one partition of each of many topics, the topics taken in turn, every
+    name a new string. Thousands of distinct names share the native reader's few hundred name slots, so names
+    of equal text and names that only land in the same slot both occur, in every kind of string."""
+    names = [f"topic-{t:04d}" if t % 3 else f"t\u0394-{t}" if t % 2 else f"t\U0001F642{t}" for t in range(3000)]
+    members = {f"m{i}": {"topics": [fresh(name) for name in names[:5]],
+                         "owned": [[fresh(names[(i * 7 + k * 131) % len(names)]), k] for k in range(40)]}
+               for i in range(200)}
+    assert_readers_agree(members)
+    for reader in bulk_readers():
+        bulk = reader(members)
+        assert bulk is not None
+        assert_same(bulk, read_member_by_member(members))
+
+
 def bulk_readers() -> list[Any]:
     """The bulk readers a plain document must take: both where kassign._native is built."""
     return [_members_column_by_column] + ([_members_natively] if _accel.native is not None else [])

@@ -74,7 +74,7 @@ class FlatAssignment:
         return (names, *group_by_owner(self.owner, offsets, member_rank, topic_order))
 
     def topic_and_partition(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        topic = np.searchsorted(self.offsets, flat, side="right") - 1
+        topic = topic_of_flat(self.offsets, flat)
         return topic, flat - self.offsets[topic]
 
     def to_dict(self, members: Iterable[str] = ()) -> dict[str, Pairs]:
@@ -248,6 +248,16 @@ _kept_pairs: tuple[tuple[tuple[str, ...], bytes], np.ndarray] | None = None
 _kept_pair_list: tuple[np.ndarray, list[tuple[str, int]]] | None = None  # the same tuples as a list, for the C pass
 
 
+def topic_of_flat(offsets: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """The topic number of each flat id of ``flat`` (all in the layout ``offsets``). Where the layout is not
+    much longer than ``flat``, read from a table of every flat id's topic: one gather, against a binary search
+    per id (ten thousand share-group pairs: a tenth of the time)."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if int(offsets[-1]) <= 8 * len(flat):
+        return np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))[flat]
+    return np.searchsorted(offsets, flat, side="right") - 1
+
+
 def layout_pairs(topics: list[str], offsets: np.ndarray) -> np.ndarray:
     """One ``(topic, partition)`` tuple per flat id of the layout (an object array), made once per layout
     of at most ``_KEPT_PAIRS_AT_MOST`` partitions. Tuples are immutable, so results built at different
@@ -352,7 +362,7 @@ def _group_pairs(member, flat, member_rank, topic_order, offsets):
     sizes = np.diff(offsets)
     start = np.zeros(len(sizes), dtype=np.int64)  # where each topic starts in the walk (topics in topic_order)
     start[topic_order] = np.cumsum(sizes[topic_order]) - sizes[topic_order]
-    topic = np.searchsorted(offsets, flat, side="right") - 1
+    topic = topic_of_flat(offsets, flat)
     return _pairs_by_rank(member_rank[member], start[topic] + flat - offsets[topic], len(member_rank),
                           int(offsets[-1]), flat)
 

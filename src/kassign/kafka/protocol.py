@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kassign.kafka import groups_protocol as G
 from kassign.kafka.connection import (API_DESCRIBE_GROUPS, API_FETCH, API_FIND_COORDINATOR, API_LIST_OFFSETS,
                                       API_METADATA, API_OFFSET_FETCH, BrokerConnection)
 from kassign.kafka.wire import Reader, Writer
@@ -224,25 +225,15 @@ def find_coordinator(connection: BrokerConnection, group: str, deadline: float) 
 
 def offset_fetch(connection: BrokerConnection, group: str, partitions: Mapping[str, Sequence[int]],
                  deadline: float) -> tuple[int, dict[tuple[str, int], tuple[int, int]]]:
-    """(group error, {(topic, partition): (committed offset or -1, error)})."""
+    """(group error, {(topic, partition): (committed offset or -1, error)}), at v1-v5: the OffsetFetch
+    codec of :mod:`kassign.kafka.groups_protocol` (one for every reader), a malformed answer raising
+    :class:`~kassign.kafka.wire.MalformedResponse` as this module's other readers do."""
     version = connection.version(API_OFFSET_FETCH, 1, 5)
-    body = Writer().string(group).array(partitions.items(),
-                                        lambda w, t: (w.string(t[0]), w.array(t[1], Writer.int32)))
-    r = connection.request(API_OFFSET_FETCH, version, body.bytes(), deadline)
-    if version >= 3:
-        r.int32()
-    committed: dict[tuple[str, int], tuple[int, int]] = {}
-    for _ in range(r.int32()):
-        name = r.string() or ""
-        for _ in range(r.int32()):
-            index, offset = r.int32(), r.int64()
-            if version >= 5:
-                r.int32()
-            r.string()  # metadata
-            committed[(name, index)] = (offset, r.int16())
-    group_error = r.int16() if version >= 2 else 0
-    return group_error, committed
-
+    body = G.encode_offset_fetch(version, [G.OffsetFetchGroup(group, list(partitions.items()))])
+    answer, = G.decode_offset_fetch(connection.request(API_OFFSET_FETCH, version, body, deadline), version, group)
+    committed = {(topic.name or "", p.partition): (p.offset, p.error) for topic in answer.topics
+                 for p in topic.partitions}
+    return answer.error, committed
 
 
 @dataclass(frozen=True)

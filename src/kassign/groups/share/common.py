@@ -52,8 +52,11 @@ def subscription_topics(index: dict[str, int], listing) -> list[int]:
 
 def partitions_of(group: ServerGroup, topics: list[int], assignable: np.ndarray) -> np.ndarray:
     """The assignable partitions (flat ids) of ``topics``, topic after topic, ascending within one."""
-    ranges = [np.arange(group.offsets[t], group.offsets[t + 1], dtype=np.int64) for t in topics]
-    targets = np.concatenate(ranges) if ranges else np.zeros(0, np.int64)
+    topics = np.asarray(topics, dtype=np.int64)
+    sizes = group.num_partitions[topics]
+    # topic after topic: each run starts at its topic's offset and counts up
+    run_start = np.cumsum(sizes) - sizes
+    targets = np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(group.offsets[topics] - run_start, sizes)
     return targets[assignable[targets]]
 
 

@@ -187,7 +187,7 @@ def _current_pairs(group: ServerGroup, rank: np.ndarray) -> tuple[np.ndarray, np
     """Every member's current partitions of existing topics, member after member in Integer order,
     each member's in the order Java walks its ``HashMap<Uuid, HashSet<Integer>>``: (member, flat id)."""
     current = group.current
-    holders = np.unique(current.member[current.key < group.num_topics])
+    holders = np.flatnonzero(np.bincount(current.member[current.key < group.num_topics], minlength=group.num_members))
     if not len(holders):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     holders = holders[np.argsort(rank[holders], kind="stable")]
@@ -259,8 +259,7 @@ def _homogeneous_units(group: ServerGroup, scenario, assignable: np.ndarray, ran
     if listed is None:
         return None, np.zeros(0, np.int64), np.zeros(0, bool)
     targets, subscribed = listed
-    topic_of = np.searchsorted(group.offsets, flat, side="right") - 1
-    mine = subscribed[topic_of]
+    mine = subscribed[group.topic_of_partition[flat]]
     num = group.num_members
     sharing = _sharing(num, len(targets))
     order = np.argsort(rank, kind="stable")
