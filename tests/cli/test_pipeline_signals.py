@@ -32,7 +32,9 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the JVM through /proc")
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("signum", [pytest.param(signal.SIGINT, id="SIGINT"),
+                                    # the same path as SIGINT's (one handler for both): slow, half a minute of Spark
+                                    pytest.param(signal.SIGTERM, id="SIGTERM", marks=pytest.mark.slow)])
 def test_a_signal_mid_run_leaves_nothing_behind(signum, tmp_path):
     out = tmp_path / "out"
     process = subprocess.Popen([str(KASSIGN), "pipeline", "--rows", "30000000", "--out", str(out)],

@@ -96,7 +96,6 @@ def standalone(tmp_path_factory):
         yield master, nodes[0][1]
 
 
-@pytest.mark.slow  # about 20 s; the worker-kill test below also runs a file pipeline on a standalone cluster against the local run
 def test_pipeline_on_a_standalone_cluster_matches_the_local_run(spark, standalone, tmp_path):
     master, worker_dir = standalone
     input_path = write_input(tmp_path / "records.jsonl")
@@ -152,10 +151,11 @@ def _running_tasks(work: Path) -> bool:
     return bool(apps) and any("Running task" in log.read_text(errors="replace") for log in apps[-1].glob("*/stderr"))
 
 
+@pytest.mark.slow  # about a minute on the shared 2-core machine; the test above keeps a standalone cluster in every default run
 def test_a_worker_killed_mid_run_changes_nothing(spark, tmp_path_factory, tmp_path):
     """Two workers of one core each; one worker and its executor are killed (SIGKILL to its process group)
     while that executor runs the pipeline's tasks. Spark reruns the lost tasks on the other worker, and the
-    summary equals an undisturbed run's (the embedded session's, which the first test, marked slow, shows the
+    summary equals an undisturbed run's (the embedded session's, which the first test shows the
     cluster's equals)."""
     logs = tmp_path_factory.mktemp("two-workers")
     rows, keys = 1_500_000, 50_000
