@@ -72,6 +72,7 @@ def _ended_cleanly(process: subprocess.Popen, stderr: str, signum: int, tmp_path
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the JVM through /proc")
+@pytest.mark.slow  # a whole JVM start per run (20-40 s on the shared 2-core machine); SIGINT mid-run stays in every default run
 def test_a_signal_while_the_jvm_starts_leaves_no_jvm(tmp_path):
     """The JVM starts on a thread of its own while the command loads the rest of the pipeline; a signal in
     that window still ends in one line, the signal's status, and no JVM outliving the command."""
@@ -96,6 +97,7 @@ def test_a_signal_while_the_jvm_starts_leaves_no_jvm(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the JVM through /proc")
+@pytest.mark.slow  # a whole Spark run (20-40 s on the shared 2-core machine); SIGINT mid-run stays in every default run
 def test_the_stop_before_exit_stops_the_jvm_and_spark(tmp_path):
     """The command's stop leaves PySpark's accumulator server to end with the process (not waited for), and
     still stops Spark: no active context, and the JVM gone once the process has exited."""
