@@ -208,6 +208,13 @@ typedef struct {
     int64_t slot_code[NAME_SLOTS];
 } Owned;
 
+/* Whether a str's text can be read in place: always from Python 3.12, where strings are never "legacy". */
+#if PY_VERSION_HEX < 0x030C0000
+#define TEXT_READY(text) PyUnicode_IS_READY(text)
+#else
+#define TEXT_READY(text) 1
+#endif
+
 /* A ready str's text hashed with FNV-1a over its bytes, folded to a slot. */
 static Py_ssize_t name_slot(PyObject *text) {
     const unsigned char *bytes = PyUnicode_DATA(text);
@@ -258,7 +265,7 @@ static int read_owned(Owned *owned, PyObject *list, PyTypeObject *pair_type) {
         Py_ssize_t slot = -1;
         if (listed > 0 && same_text(topic, PyList_GET_ITEM(owned->topics, listed - 1))) {
             code = owned->codes.values[listed - 1];
-        } else if (PyUnicode_IS_READY(topic) && owned->slot_name[slot = name_slot(topic)] != NULL &&
+        } else if (TEXT_READY(topic) && owned->slot_name[slot = name_slot(topic)] != NULL &&
                    same_text(topic, owned->slot_name[slot])) {
             code = owned->slot_code[slot];
         } else {
