@@ -174,7 +174,7 @@ def _heterogeneous(group: ServerGroup, scenario, assignable: np.ndarray,
     sizes = np.array([len(p) for p in lists], dtype=np.int64)
     listed = np.array([len(listing) > 0 for listing in members.subscriptions], dtype=bool)
     # which topics each subscription reads (those with an assignable partition in its list)
-    topic_of_flat = np.repeat(np.arange(group.num_topics, dtype=np.int64), group.num_partitions)
+    topic_of_flat = group.topic_of_partition
     reads = np.zeros((len(lists), group.num_topics), dtype=bool)
     for s, flats in enumerate(lists):
         reads[s, topic_of_flat[flats]] = True

@@ -245,7 +245,7 @@ def _map_table(targets: int) -> int:
 
 def _topic_partition_hashes(group: ServerGroup) -> np.ndarray:
     """Per flat id, ``TopicIdPartition.hashCode()`` (a record: ``31 * topicId.hashCode() + partition``)."""
-    topic = np.repeat(np.arange(group.num_topics, dtype=np.int64), group.num_partitions)
+    topic = group.topic_of_partition
     partition = np.arange(int(group.offsets[-1]), dtype=np.int64) - group.offsets[topic]
     return (31 * group.current.key_hashes[topic] + partition) & _MASK32
 
@@ -286,7 +286,7 @@ def _heterogeneous_units(group: ServerGroup, assignable: np.ndarray, rank: np.nd
     if not len(topics):
         return None, np.zeros(0, np.int64), np.zeros(0, bool)
     num_topics = group.num_topics
-    topic_of_flat = np.repeat(np.arange(num_topics, dtype=np.int64), group.num_partitions)
+    topic_of_flat = group.topic_of_partition
     unit_of_topic = np.full(num_topics, -1, dtype=np.int64)
     unit_of_topic[topics] = np.arange(len(topics))
 
