@@ -9,7 +9,33 @@ from hypothesis import strategies as st
 import kassign
 from kassign.api import assign_flat
 from kassign.core.releases import (
+    BEFORE_KAFKA_14639,
+    BEFORE_KAFKA_15022,
+    CLASSIC_RACKS,
+    CLASSIC_STICKY,
     EXTRAS_TO_FIRST,
+    KAFKA_14639,
+    KAFKA_15022,
+    KAFKA_16277,
+    KAFKA_20198,
+    KAFKA_20719,
+    KEYLESS,
+    KIP_480,
+    KIP_794,
+    KRAFT_ONLY,
+    KSTREAMS_RACK_FLOW,
+    KSTREAMS_STICKY_ROOM,
+    LINES,
+    PLACEMENT,
+    RACK_AWARE,
+    RACK_UNAWARE,
+    RULE_CHANGES,
+    STREAMS_STICKY,
+    STREAMS_STICKY_42,
+    THREADS_TIMES_FLOOR,
+    ZOOKEEPER_OR_KRAFT,
+    has_change,
+    rule_at_least,
     FEATURES,
     HASH_THEN_ROUND_ROBIN,
     KAFKA_18688,
@@ -45,7 +71,7 @@ def test_accepted_strings(text: str, release: KafkaRelease, label: str) -> None:
 @pytest.mark.parametrize("bad", ["", "4", "4.", "4.3.", "4.3.1.2", "v4.3", "4.3-rc1", "4.3.x", "four", "4,3",
                                  None, 4.3, 4, ["4.3"], {"v": "4.3"}])
 def test_malformed_releases_say_the_form(bad: object) -> None:
-    with pytest.raises(UnsupportedReleaseError, match=r"kafka_version .* such as \"4.3\" or \"4.0.0\"") as caught:
+    with pytest.raises(UnsupportedReleaseError, match=r"kafka_version .* such as \"4.4\" or \"3.9.2\"") as caught:
         release_for(bad, "consumer")  # type: ignore[arg-type]
     assert isinstance(caught.value, kassign.KassignError)
     assert "\n" not in str(caught.value)
@@ -62,11 +88,13 @@ def test_any_number_triple_round_trips(major: int, minor: int, patch: int | None
 # -- what each feature accepts ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("feature, accepted, refused", [
-    ("consumer", ["4.0.0", "4.0.1", "4.0", "4.0.2", "4.1", "4.1.1", "4.2", "4.3", "4.3.1"],
-     ["4.4", "3.9", "5.0", "4.10"]),
-    ("share", ["4.1", "4.1.0", "4.1.1", "4.2", "4.2.0", "4.3", "4.3.1"], ["4.0", "4.0.0", "4.0.1", "4.4", "3.9"]),
-    ("streams", ["4.2", "4.2.0", "4.3", "4.3.1"], ["4.1", "4.1.1", "4.0", "4.4", "3.9"]),
-    ("classic", ["4.0.0", "4.0", "4.1", "4.3", "4.4", "4.9.2"], ["3.9", "3.9.1", "5.0", "2.8"]),
+    ("consumer", ["4.0.0", "4.0.1", "4.0", "4.0.2", "4.1", "4.1.1", "4.2", "4.3", "4.3.1", "4.4", "4.4.0"],
+     ["3.9", "3.7", "3.0", "4.5", "5.0", "4.10", "2.8"]),
+    ("share", ["4.1", "4.1.0", "4.1.1", "4.2", "4.2.0", "4.3", "4.3.1", "4.4"],
+     ["4.0", "4.0.0", "4.0.1", "4.5", "3.9"]),
+    ("streams", ["4.2", "4.2.0", "4.3", "4.3.1", "4.4", "4.4.0"], ["4.1", "4.1.1", "4.0", "4.5", "3.9"]),
+    ("classic", ["3.0", "3.0.0", "3.4.1", "3.9", "3.9.2", "4.0.0", "4.0", "4.1", "4.3", "4.4", "4.4.7"],
+     ["2.8", "2.8.2", "4.5", "5.0", "3.10", "1.0"]),
 ])
 def test_each_feature_accepts_its_releases(feature: str, accepted: list[str], refused: list[str]) -> None:
     for text in accepted:
@@ -76,46 +104,59 @@ def test_each_feature_accepts_its_releases(feature: str, accepted: list[str], re
             release_for(text, feature)
 
 
-@pytest.mark.parametrize("version", ["4.4", "3.9", "5.0"])
-def test_an_unmodelled_consumer_release_names_the_releases_modelled(version: str) -> None:
-    with pytest.raises(UnsupportedReleaseError) as caught:
-        release_for(version, "consumer")
-    message = str(caught.value)
-    assert f"Kafka {version} is not a release kassign models" in message
-    for modelled in ("4.0.0", "4.0.1", "4.1", "4.2", "4.3"):
-        assert modelled in message
-    assert "kafka_version" in message and "--kafka-version" in message
+@pytest.mark.parametrize("version", ["2.8", "4.5", "5.0", "3.10", "0.11"])
+def test_a_release_outside_3_0_to_4_4_names_the_range(version: str) -> None:
+    for feature in FEATURES:
+        with pytest.raises(UnsupportedReleaseError) as caught:
+            release_for(version, feature)
+        message = str(caught.value)
+        assert message.startswith(f"Kafka {version} is not a release kassign models")
+        assert "every release from 3.0 to 4.4" in message
+        assert "kafka_version" in message and "--kafka-version" in message and "\n" not in message
 
 
-@pytest.mark.parametrize("feature, version, modelled", [
-    ("share", "4.0", ["4.1", "4.2", "4.3"]),
-    ("share", "4.0.1", ["4.1", "4.2", "4.3"]),
-    ("streams", "4.1", ["4.2", "4.3"]),
+@pytest.mark.parametrize("feature, version, lead, modelled", [
+    ("consumer", "3.9", "Kafka 3.9's consumer protocol (KIP-848) was early access, which kassign does not model",
+     "Kafka 4.0 (4.0.0, and 4.0.1 and later), 4.1, 4.2, 4.3 and 4.4"),
+    ("consumer", "3.7.0", "Kafka 3.7.0's consumer protocol (KIP-848) was early access", "4.1, 4.2, 4.3 and 4.4"),
+    ("consumer", "3.6", "Kafka 3.6 has no consumer protocol (KIP-848 came with 3.7 as early access",
+     "4.1, 4.2, 4.3 and 4.4"),
+    ("share", "4.0", "Kafka 4.0's share groups (KIP-932) were early access, which kassign does not model",
+     "Kafka 4.1, 4.2, 4.3 and 4.4"),
+    ("share", "4.0.1", "Kafka 4.0.1's share groups (KIP-932) were early access", "Kafka 4.1, 4.2, 4.3 and 4.4"),
+    ("share", "3.9", "Kafka 3.9 has no share groups (KIP-932 came with 4.0", "Kafka 4.1, 4.2, 4.3 and 4.4"),
+    ("streams", "4.1", "Kafka 4.1's streams groups (KIP-1071) were early access", "Kafka 4.2, 4.3 and 4.4"),
+    ("streams", "3.4.0", "Kafka 3.4.0 has no streams groups", "Kafka 4.2, 4.3 and 4.4"),
 ])
-def test_early_access_releases_are_said_to_be_early_access(feature: str, version: str, modelled: list[str]) -> None:
-    with pytest.raises(UnsupportedReleaseError, match="early access, which kassign does not model") as caught:
+def test_a_feature_the_release_lacks_says_what_the_release_has(feature: str, version: str, lead: str,
+                                                                modelled: str) -> None:
+    with pytest.raises(UnsupportedReleaseError) as caught:
         release_for(version, feature)
-    assert all(m in str(caught.value) for m in modelled)
+    message = str(caught.value)
+    assert message.startswith(lead) and modelled in message and "\n" not in message
+    assert f"Kafka {version} has the classic protocol's assignors" in message
+    assert "--kafka-version" in message
+
+
+def test_what_each_release_has_grows_with_the_release() -> None:
+    from kassign.core.releases import what_release_has
+
+    assert "consumer protocol" not in what_release_has(parse_release("3.9"))
+    assert "consumer protocol" in what_release_has(parse_release("4.0.0"))
+    assert "share groups" not in what_release_has(parse_release("4.0"))
+    assert "share groups" in what_release_has(parse_release("4.1"))
+    assert "streams groups" not in what_release_has(parse_release("4.1"))
+    assert "streams groups" in what_release_has(parse_release("4.4"))
 
 
 @pytest.mark.parametrize("version, expected", [
     ("4.1", HASH_THEN_ROUND_ROBIN), ("4.1.0", HASH_THEN_ROUND_ROBIN), ("4.1.2", HASH_THEN_ROUND_ROBIN),
     ("4.2", SHARING_QUOTAS), ("4.2.0", SHARING_QUOTAS), ("4.3", SHARING_QUOTAS), ("4.3.1", SHARING_QUOTAS),
+    ("4.4", SHARING_QUOTAS),
 ])
 def test_share_simple_rule_per_release(version: str, expected: str) -> None:
     # every 4.1 patch keeps the hash-then-round-robin rule: KAFKA-19362/19363 went to 4.2 only
     assert rule(release_for(version, "share"), SHARE_SIMPLE) == expected
-
-
-def test_share_groups_of_4_0_name_4_1_among_the_releases_modelled() -> None:
-    with pytest.raises(UnsupportedReleaseError, match="early access") as caught:
-        release_for("4.0.1", "share")
-    assert "Kafka 4.1, 4.2 and 4.3" in str(caught.value)
-
-
-def test_classic_names_every_4x() -> None:
-    with pytest.raises(UnsupportedReleaseError, match=r"every Kafka 4\.x release"):
-        release_for("3.9", "classic")
 
 
 def test_unknown_feature_is_an_error() -> None:
@@ -155,9 +196,68 @@ def test_unknown_rule_is_an_error() -> None:
         rule(KafkaRelease(4, 3), "sticky")
 
 
+@pytest.mark.parametrize("version, racks, sticky", [
+    ("3.0.0", RACK_UNAWARE, BEFORE_KAFKA_14639), ("3.0", RACK_UNAWARE, BEFORE_KAFKA_14639),
+    ("3.3.2", RACK_UNAWARE, BEFORE_KAFKA_14639), ("3.4.0", RACK_UNAWARE, BEFORE_KAFKA_14639),
+    ("3.4.1", RACK_UNAWARE, KAFKA_14639), ("3.4", RACK_UNAWARE, KAFKA_14639),  # the backport
+    ("3.5.0", RACK_AWARE, KAFKA_14639), ("3.5.1", RACK_AWARE, KAFKA_14639), ("3.6.2", RACK_AWARE, KAFKA_14639),
+    ("3.6", RACK_AWARE, KAFKA_14639), ("3.7.0", RACK_AWARE, KAFKA_14639),
+    ("3.7.1", RACK_AWARE, KAFKA_16277), ("3.7", RACK_AWARE, KAFKA_16277), ("3.9.2", RACK_AWARE, KAFKA_16277),
+    ("4.0.0", RACK_AWARE, KAFKA_16277), ("4.4", RACK_AWARE, KAFKA_16277),
+])
+def test_classic_rules_per_release(version: str, racks: str, sticky: str) -> None:
+    release = release_for(version, "classic")
+    assert rule(release, CLASSIC_RACKS) == racks and rule(release, CLASSIC_STICKY) == sticky
+    assert rule_at_least(release, CLASSIC_STICKY, KAFKA_14639) == (sticky != BEFORE_KAFKA_14639)
+
+
+@pytest.mark.parametrize("version, keyless, placement", [
+    ("3.0", KIP_480, ZOOKEEPER_OR_KRAFT), ("3.2.3", KIP_480, ZOOKEEPER_OR_KRAFT),
+    ("3.3.0", KIP_794, ZOOKEEPER_OR_KRAFT), ("3.9", KIP_794, ZOOKEEPER_OR_KRAFT),
+    ("4.0.0", KIP_794, KRAFT_ONLY), ("4.4", KIP_794, KRAFT_ONLY),
+])
+def test_producer_and_placement_rules_per_release(version: str, keyless: str, placement: str) -> None:
+    release = release_for(version, "classic")
+    assert rule(release, KEYLESS) == keyless and rule(release, PLACEMENT) == placement
+
+
+@pytest.mark.parametrize("version, streams, room, flow", [
+    ("4.2", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022),
+    ("4.3.1", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022),
+    ("4.4", KAFKA_20719, KAFKA_20198, KAFKA_15022), ("4.4.0", KAFKA_20719, KAFKA_20198, KAFKA_15022),
+])
+def test_streams_rules_per_release(version: str, streams: str, room: str, flow: str) -> None:
+    release = release_for(version, "streams")
+    assert rule(release, STREAMS_STICKY) == streams
+    assert rule(release, KSTREAMS_STICKY_ROOM) == room and rule(release, KSTREAMS_RACK_FLOW) == flow
+
+
+def test_kafka_streams_rack_flow_changed_in_3_7() -> None:
+    assert rule(release_for("3.6.2", "classic"), KSTREAMS_RACK_FLOW) == BEFORE_KAFKA_15022
+    assert rule(release_for("3.7.0", "classic"), KSTREAMS_RACK_FLOW) == KAFKA_15022
+
+
+@given(st.sampled_from(LINES), st.none() | st.integers(0, 12))
+def test_a_line_without_a_patch_answers_as_its_newest_patch(line: tuple[int, int], patch: int | None) -> None:
+    # every rule of "3.4" is the rule of a high enough 3.4 patch, and no rule goes back within a line
+    bare = KafkaRelease(*line)
+    high = KafkaRelease(*line, 99)
+    for name in RULE_CHANGES:
+        assert rule(bare, name) == rule(high, name)
+        if patch is not None:
+            assert rule_at_least(high, name, rule(KafkaRelease(*line, patch), name))
+
+
+def test_has_change_reads_backports_per_line() -> None:
+    since = ((3, 4, 1), (3, 5, 0))
+    assert not has_change(KafkaRelease(3, 4, 0), since) and has_change(KafkaRelease(3, 4, 1), since)
+    assert not has_change(KafkaRelease(3, 3), since) and has_change(KafkaRelease(3, 5, 0), since)
+    assert has_change(KafkaRelease(4, 4), since) and has_change(KafkaRelease(3, 0), ())
+
+
 # -- the API ---------------------------------------------------------------------------------------
 
-def test_the_api_defaults_to_43_and_takes_the_release() -> None:
+def test_the_api_defaults_to_44_and_takes_the_release() -> None:
     new = {"A": [("t", 0)], "B": [("t", 1), ("t", 2)], "C": [("t", 3), ("t", 4)]}
     old = {"A": [("t", 0), ("t", 1)], "B": [("t", 2), ("t", 3)], "C": [("t", 4)]}
     assert kassign.assign("uniform", FRESH, protocol="consumer") == new
@@ -171,8 +271,8 @@ def test_the_api_defaults_to_43_and_takes_the_release() -> None:
     assert flat.to_dict(["A", "B", "C"]) == old
 
 
-@pytest.mark.parametrize("protocol, version", [("consumer", "4.4"), ("consumer", "3.9"), ("classic", "3.9"),
-                                               ("consumer", "latest"), ("classic", "")])
+@pytest.mark.parametrize("protocol, version", [("consumer", "4.5"), ("consumer", "3.9"), ("classic", "2.8"),
+                                               ("consumer", "latest"), ("classic", ""), ("classic", "4.5")])
 def test_the_api_refuses_releases_it_does_not_model(protocol: str, version: str) -> None:
     for call in (kassign.assign, kassign.assign_table, assign_flat):
         with pytest.raises(kassign.KassignError, match="kafka_version"):
