@@ -28,6 +28,7 @@ from kassign.groups.classic.assignors.base import (
     TopicPartition,
 )
 from kassign.core.errors import KassignError, UnknownAssignorError
+from kassign.core.releases import CLASSIC_RACKS, CLASSIC_STICKY, KafkaRelease, release_for, rule
 
 if TYPE_CHECKING:  # the scenario module names the assignor interface itself
     from kassign.groups.flat import FlatAssignment
@@ -44,6 +45,7 @@ __all__ = [
     "TopicPartition",
     "available_assignors",
     "get_assignor",
+    "takes_kafka_version",
     "load_assignor_class",
     "register_assignor",
 ]
@@ -119,11 +121,30 @@ def load_assignor_class(path: str) -> type:
     return cls
 
 
-def get_assignor(strategy: str | ConsumerPartitionAssignor, **options: Any) -> ConsumerPartitionAssignor:
-    """An assignor instance for a name, a Kafka class name, or ``package.module:Class``."""
+def takes_kafka_version(factory: Callable[..., Any]) -> bool:
+    """Whether ``factory`` (an assignor class or any callable) names a ``kafka_version`` parameter: kassign's
+    ``range``, ``roundrobin``, ``sticky`` and ``cooperative-sticky`` do, and so may a user's own class."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or an object without a signature
+        return False
+    found = parameters.get("kafka_version")
+    return found is not None and found.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def get_assignor(strategy: str | ConsumerPartitionAssignor, kafka_version: Any = None,
+                 **options: Any) -> ConsumerPartitionAssignor:
+    """An assignor instance for a name, a Kafka class name, or ``package.module:Class``.
+
+    ``kafka_version``: the Kafka release the assignor answers as (:mod:`kassign.core.releases`), given to
+    an assignor whose constructor takes ``kafka_version`` (kassign's Kafka assignors, or a user's class
+    that asks for it); an assignor that does not take it is built without it, since its answer does
+    not depend on the release. None: the assignor's own default (the newest release)."""
     if not isinstance(strategy, str):
         if isinstance(strategy, ConsumerPartitionAssignor) or (
                 callable(getattr(strategy, "assign", None)) and isinstance(getattr(strategy, "name", None), str)):
+            if kafka_version is not None:
+                _check_release(strategy, kafka_version)
             return strategy
         raise UnknownAssignorError(f"strategy must be an assignor name such as 'range' or an assignor object, "
                                    f"got {strategy!r} ({type(strategy).__name__})")
@@ -138,6 +159,8 @@ def get_assignor(strategy: str | ConsumerPartitionAssignor, **options: Any) -> C
         raise UnknownAssignorError(
             f"unknown assignor {strategy!r}: use one of {', '.join(available_assignors())} or package.module:Class"
         )
+    if kafka_version is not None and takes_kafka_version(factory):
+        options = {**options, "kafka_version": kafka_version}
     try:
         return factory(**options)
     except KassignError:
@@ -146,6 +169,24 @@ def get_assignor(strategy: str | ConsumerPartitionAssignor, **options: Any) -> C
         raise UnknownAssignorError(f"assignor {strategy!r} does not accept options {sorted(options)}: {err}") from None
     except Exception as err:  # a user's constructor failed
         raise UnknownAssignorError(f"assignor {strategy!r} could not be created: {type(err).__name__}: {err}") from None
+
+
+def _classic_rules(release: KafkaRelease) -> tuple[str, ...]:
+    return tuple(rule(release, name) for name in (CLASSIC_RACKS, CLASSIC_STICKY))
+
+
+def _check_release(assignor: Any, kafka_version: Any) -> None:
+    """An assignor object built for one release, asked to answer as another whose classic rules differ, is an
+    error (the answer would be the other release's); an object without a ``release`` answers alike in all."""
+    own = getattr(assignor, "release", None)
+    if not isinstance(own, KafkaRelease):
+        return
+    asked = release_for(kafka_version, "classic")
+    if _classic_rules(own) != _classic_rules(asked):
+        name = getattr(assignor, "name", type(assignor).__name__)
+        raise KassignError(
+            f"this {name} assignor answers as Kafka {own.label}, but kafka_version asks for Kafka {asked.label}, "
+            f"whose {name} differs; build it with kafka_version={asked.label!r}, or pass its name {name!r}")
 
 
 def assign_scenario(assignor: ConsumerPartitionAssignor, scenario: Scenario) -> FlatAssignment:

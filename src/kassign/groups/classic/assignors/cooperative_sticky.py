@@ -31,6 +31,7 @@ from kassign.groups.classic.assignors.sticky.userdata import (
 )
 from kassign.groups.classic.assignors.base import COOPERATIVE, EAGER, Assignment, Subscription, TopicPartition
 from kassign.groups.classic.assignors import options
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, KafkaRelease
 
 log = logging.getLogger("kassign.groups.classic.assignors.sticky")
 
@@ -57,8 +58,9 @@ class CooperativeStickyAssignor(EngineAssignor):
     supported_protocols = (COOPERATIVE, EAGER)
     cooperative = True
 
-    def __init__(self, prefer_rack_aware: bool = False) -> None:
+    def __init__(self, prefer_rack_aware: bool = False, kafka_version: str | KafkaRelease = DEFAULT_KAFKA_VERSION) -> None:
         self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
+        self.release = options.release(self.name, kafka_version)
         self._generation = DEFAULT_GENERATION
 
     def subscription_user_data(

@@ -42,6 +42,7 @@ from kassign.groups.classic.assignors.sticky.userdata import (
 from kassign.groups.classic.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
 from kassign.groups.classic.assignors.base import EAGER, Assignment, TopicPartition
 from kassign.groups.classic.assignors import options
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, KafkaRelease
 
 log = logging.getLogger("kassign.groups.classic.assignors.sticky")
 
@@ -81,8 +82,9 @@ class StickyAssignor(EngineAssignor):
     name = "sticky"
     supported_protocols = (EAGER,)
 
-    def __init__(self, prefer_rack_aware: bool = False) -> None:
+    def __init__(self, prefer_rack_aware: bool = False, kafka_version: str | KafkaRelease = DEFAULT_KAFKA_VERSION) -> None:
         self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
+        self.release = options.release(self.name, kafka_version)
         # What this member was last given, sent back in its next subscription (Kafka's memberAssignment).
         self._last_partitions: tuple[TopicPartition, ...] | None = None
         self._last_generation = DEFAULT_GENERATION

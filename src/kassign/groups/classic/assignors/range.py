@@ -39,6 +39,7 @@ from kassign.groups.classic.assignors.base import (
 )
 from kassign.groups.classic.assignors import options
 from kassign.core.cluster import Cluster
+from kassign.core.releases import CLASSIC_RACKS, DEFAULT_KAFKA_VERSION, RACK_AWARE, KafkaRelease, rule
 
 
 class _TopicRanges:
@@ -126,14 +127,22 @@ def _assign_co_partitioned(states: list[_TopicRanges], out: dict[str, list[Topic
 class RangeAssignor(AbstractPartitionAssignor):
     name = "range"
 
-    def __init__(self, prefer_rack_aware: bool = False) -> None:
+    def __init__(self, prefer_rack_aware: bool = False, kafka_version: str | KafkaRelease = DEFAULT_KAFKA_VERSION) -> None:
         # Kafka's AbstractPartitionAssignor.preferRackAwareLogic (off by default): rack-match even
         # when every partition has a replica on every rack.
         self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
+        self.release = options.release(self.name, kafka_version)
+        self.rack_aware = rule(self.release, CLASSIC_RACKS) == RACK_AWARE
+
+    @property
+    def kafka_version(self) -> str:
+        """The Kafka release this assignor answers as, as the user named it."""
+        return self.release.label
 
     def assign_partitions(self, partitions_per_topic: PartitionCounts, subscriptions: Subscriptions,
                           cluster: Cluster) -> PartitionLists:
-        member_racks = {m: rack for m, s in subscriptions.items() if (rack := client_rack(s.rack)) is not None}
+        member_racks = {m: rack for m, s in subscriptions.items() if (rack := client_rack(s.rack)) is not None} \
+            if self.rack_aware else {}  # before 3.5.0 a member's rack changes nothing
         subscribers = topic_subscribers(subscriptions)
         states = [
             _TopicRanges(

@@ -191,9 +191,20 @@ def _lists_entries(claim: Claim) -> bool:
     return bool(claim.entry_topics) or (claim.entry_topic_index is not None and len(claim.entry_topic_index) > 0)
 
 
-def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> ResolvedOwnership:
-    """Settle every member's claims (see module docstring); claims are read in the order given."""
+def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim], *,
+                            highest_generation_only: bool = False) -> ResolvedOwnership:
+    """Settle every member's claims (see module docstring); claims are read in the order given.
+
+    ``highest_generation_only`` (Kafka 3.0.0 to 3.4.0, before KAFKA-14639): only the claims of the members
+    whose generation is the highest of the group count; an older member's claims are dropped whole."""
     n = layout.total
+    if highest_generation_only and claims:
+        newest = max(c.generation for c in claims)
+        stale = [c.member for c in claims if c.generation != newest and _lists_entries(c)]
+        if stale:
+            log.warning("%d member(s) claim partitions from a generation older than %d; as Kafka before 3.4.1 "
+                        "does, they keep none of them (%s)", len(stale), newest, ", ".join(stale[:5]))
+            claims = [c if c.generation == newest else Claim(c.member, c.generation, c.subscribed) for c in claims]
     if not any(map(_lists_entries, claims)):  # a new group: nothing claimed, nothing to settle or warn about
         nobody = np.broadcast_to(np.int32(NO_OWNER), (n,))  # read-only, and no memory for a million partitions
         return ResolvedOwnership(layout, [c.member for c in claims], [NO_IDS] * len(claims), NO_IDS, nobody)

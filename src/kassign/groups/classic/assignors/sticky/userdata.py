@@ -11,6 +11,12 @@ StickyAssignor (eager) user data, version 1::
         int32   number of partitions, then that many int32 partition numbers
     int32   generation the partitions were owned in
 
+A member writes its topics in the order Kafka's own StickyAssignor member does: it groups its owned
+partitions by topic in a ``java.util.HashMap``, so the topic entries follow that map's iteration order
+(the topics put in the order first listed; :mod:`kassign.core.javaorder`), and each topic's partitions
+as listed. Kafka before 3.7.1 keeps a member's owned partitions in the order it reads them here
+(KAFKA-16277 sorts them), so the order is part of what a member says.
+
 Version 0 is the same without the trailing generation. A reader tries version 1
 first and falls back to version 0 when the generation is missing; bytes after the
 last field are ignored (Kafka's schema reader never looks past what it needs).
@@ -88,7 +94,14 @@ def encode_sticky_user_data(
     for topic, partition in partitions:
         by_topic.setdefault(topic, []).append(int(partition))
     pieces = [_INT32.pack(len(by_topic))]
-    for topic, numbers in by_topic.items():
+    if len(by_topic) > 1:
+        from kassign.core.javaorder import java_string_hash_order  # numba: loaded when a member has two topics
+
+        topics: Iterable[str] = java_string_hash_order(by_topic)
+    else:
+        topics = by_topic
+    for topic in topics:
+        numbers = by_topic[topic]
         pieces.append(_topic_header(topic))
         # count then the numbers, one pack: a member of a big group holds one or two per topic
         pieces.append(struct.pack(f">{len(numbers) + 1}i", len(numbers), *numbers))
@@ -114,8 +127,8 @@ def encode_many(start: np.ndarray, code: np.ndarray, names: Sequence[str], parti
     """:func:`encode_sticky_user_data` of many members at once, from integer columns: member ``m`` owned
     the pairs ``start[m] .. start[m+1]-1``, pair ``j`` of topic ``names[code[j]]`` and partition
     ``partitions[j]`` (as :class:`kassign.groups.scenario.Members` keeps them), in generation
-    ``generations[m]``. The same bytes, member by member: topic entries in order of first listing, each
-    topic's partitions as listed. A leader replaying two thousand members' histories of five hundred
+    ``generations[m]``. The same bytes, member by member: topic entries in Java's ``HashMap`` order of the
+    member's topics (put in the order first listed), each topic's partitions as listed. A leader replaying two thousand members' histories of five hundred
     partitions each would otherwise pack a million numbers one topic entry at a time. Numbers must be
     Java ints (a scenario's are)."""
     if version not in (0, 1):
@@ -138,8 +151,13 @@ def encode_many(start: np.ndarray, code: np.ndarray, names: Sequence[str], parti
     np.cumsum(sizes, out=offsets[1:])
     buf = np.empty(int(offsets[-1]), dtype=np.uint8)
     scratch = np.empty((3, max(len(headers), 1)), dtype=np.int64)
+    from kassign.core.javaorder import java_string_hashes
+
+    spreads = java_string_hashes(list(names)) if len(names) else np.zeros(0, dtype=np.int64)
+    spreads = spreads.astype(np.int64) & 0xFFFFFFFF
+    spreads ^= spreads >> 16
     fill_kernel(start, code, np.asarray(partitions, dtype=np.int64), header_bytes, header_start, generation, version,
-                offsets, buf, slot, scratch[0], scratch[1], scratch[2])
+                offsets, buf, slot, scratch[0], scratch[1], scratch[2], spreads, np.zeros(64, dtype=np.int64))
     data = buf.tobytes()
     cut = offsets.tolist()
     return [data[a:b] for a, b in zip(cut[:-1], cut[1:])]
@@ -167,8 +185,13 @@ def _write_i32(buf, pos, value):  # pragma: no cover - compiled by numba
     buf[pos + 3] = value & 0xFF
 
 
+# compiled kernels of kassign.core.javaorder, bound by _encoders() before the fill kernel is compiled
+_bucket_order: Callable[..., np.ndarray]
+insert_only_capacity_with: Callable[..., int]
+
+
 def _encode_fill(start, code, partitions, header_bytes, header_start, generation, version, offsets, buf, slot,
-                 entry_topic, entry_count, cursor):  # pragma: no cover - compiled by numba
+                 entry_topic, entry_count, cursor, spreads, in_bucket):  # pragma: no cover - compiled by numba
     for m in range(len(start) - 1):
         pos = offsets[m]
         entries = 0
@@ -182,7 +205,13 @@ def _encode_fill(start, code, partitions, header_bytes, header_start, generation
             entry_count[slot[c]] += 1
         _write_i32(buf, pos, entries)
         pos += 4
-        for e in range(entries):
+        order = np.arange(entries)
+        if entries > 1:  # Java's HashMap order of the member's topics (put in the order first listed)
+            entry_spreads = spreads[entry_topic[:entries]]
+            in_bucket[:] = 0
+            capacity = insert_only_capacity_with(entry_spreads, 16, in_bucket)
+            order = _bucket_order(entry_spreads & (capacity - 1), capacity)
+        for e in order:
             c = entry_topic[e]
             for i in range(header_start[c], header_start[c + 1]):
                 buf[pos] = header_bytes[i]
@@ -206,7 +235,9 @@ def _encoders() -> tuple[Callable[..., None], Callable[..., None]]:
     """Compiled on first use, as :func:`_kernels`."""
     import numba
 
-    global _write_i32  # the fill kernel calls it, so it must be compiled first
+    global _write_i32, _bucket_order, insert_only_capacity_with  # the fill kernel calls them: compiled first
+    from kassign.core.javaorder import _bucket_order, insert_only_capacity_with
+
     jit = numba.njit(cache=True, nogil=True)
     _write_i32 = jit(_write_i32)
     return jit(_encoded_sizes), jit(_encode_fill)
