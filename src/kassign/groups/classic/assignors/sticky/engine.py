@@ -41,7 +41,7 @@ from kassign.groups.classic.assignors.sticky.claims import (
 from kassign.groups.classic.assignors.sticky.racks import RackContext, rack_context
 from kassign.groups.classic.assignors.sticky.round import even_out_round
 from kassign.groups.classic.assignors.sticky.rules import StickyRules, sticky_rules
-from kassign.groups.classic.assignors.sticky.uniform import StickyInvariantError, assign_uniform
+from kassign.groups.classic.assignors.sticky.uniform import SharedPartitionError, StickyInvariantError, assign_uniform
 from kassign.core.cluster import Cluster
 from kassign.core.errors import KafkaAssignorError, KassignError
 from kassign.core.releases import LATEST, KafkaRelease
@@ -115,7 +115,8 @@ def previous_ownership(view: GroupView, read_claims: ClaimReader, rules: StickyR
     if uniform is None:
         uniform = view.same_subscriptions()
     return resolve_previous_owners(view.layout, read_claims(view),
-                                   highest_generation_only=uniform and rules.highest_generation_only)
+                                   highest_generation_only=uniform and rules.highest_generation_only,
+                                   weigh_against_last_claimant=uniform and rules.weigh_against_last_claimant)
 
 
 def _general_owner(view: GroupView, resolved: ResolvedOwnership, racks: RackContext | None) -> np.ndarray:
@@ -228,8 +229,17 @@ def _sticky_owner(
     if uniform:
         try:
             result = assign_uniform(view.layout, resolved.owned, range(len(view.members)), view.name_rank,
-                                    resolved.contested, racks, rules)
+                                    resolved.contested, racks, rules, shared=resolved.shared)
             owner, transferring = result.owner, result.transferring
+        except SharedPartitionError as err:
+            p = int(err.partition)
+            topic, number = view.layout.topics[view.layout.topic_of[p]], p - int(view.layout.offsets[view.layout.topic_of[p]])
+            raise KassignError(
+                f"Kafka {rules.release.label}'s {name} assignor keeps partition {topic}-{number} for both "
+                f"{view.members[err.members[0]]} and {view.members[err.members[1]]}: it weighs a claim against the "
+                f"last claim that lost rather than the member holding the partition (fixed in 3.5.2 and 3.6.0), and "
+                f"its answer is then broken (partitions given twice, others to nobody); kassign cannot answer as "
+                f"that release for this group") from None
         except StickyInvariantError as err:
             if not rules.kafka_15170:  # Kafka before 3.7.1 throws here, and so does kassign asked as that release
                 said = err.kafka_message % view.members[err.member] if "%s" in err.kafka_message else err.kafka_message

@@ -9,6 +9,10 @@ which release has which rule; this module only turns a release into switches):
   only the claims of the members of the highest generation count; an older member keeps nothing, even a
   partition nobody else claims. From KAFKA-14639 on every claim counts and a higher generation wins a
   partition claimed twice.
+* ``weigh_against_last_claimant`` (3.4.1 to 3.5.1, before KAFKA-15106): where every member subscribes
+  alike, a claim to a partition is weighed against the generation of the last member that claimed it, even
+  one whose claim lost to an older holder's; from 3.5.2 and 3.6.0 on, against the holder. Before, a third
+  claimant can come to hold a partition beside its holder.
 * ``sorted_owned`` (KAFKA-16277, 3.7.1 and later): a member keeps the first of its owned partitions sorted
   by partition number, then topic. Before, it keeps the first in the order it listed them.
 * ``kafka_15170`` (3.7.1 and later): the rack-aware round robin counts the members it fills up to the
@@ -25,6 +29,8 @@ from functools import lru_cache
 
 from kassign.core.releases import (
     BEFORE_KAFKA_14639,
+    BEFORE_KAFKA_15106,
+    CLASSIC_CLAIMS,
     CLASSIC_RACKS,
     CLASSIC_STICKY,
     KAFKA_16277,
@@ -42,6 +48,7 @@ class StickyRules:
     release: KafkaRelease
     rack_aware: bool
     highest_generation_only: bool
+    weigh_against_last_claimant: bool
     sorted_owned: bool
     kafka_15170: bool
 
@@ -53,6 +60,7 @@ def sticky_rules(release: KafkaRelease = LATEST) -> StickyRules:
         release=release,
         rack_aware=rule(release, CLASSIC_RACKS) == RACK_AWARE,
         highest_generation_only=sticky == BEFORE_KAFKA_14639,
+        weigh_against_last_claimant=rule(release, CLASSIC_CLAIMS) == BEFORE_KAFKA_15106,
         sorted_owned=sticky == KAFKA_16277,
         kafka_15170=sticky == KAFKA_16277,
     )

@@ -56,6 +56,15 @@ class StickyInvariantError(RuntimeError):
         self.member = member  # the member index Kafka's message names (its "%s"), if any
 
 
+class SharedPartitionError(RuntimeError):
+    """Two members keep one partition (Kafka to 3.5.1, where two can hold it: ``claims``' ``shared``)."""
+
+    def __init__(self, partition: int, members: tuple[int, int]) -> None:
+        super().__init__(f"partition {partition} kept by members {members}")
+        self.partition = partition
+        self.members = members
+
+
 @dataclass
 class UniformResult:
     owner: np.ndarray  # int32 [N]: member index per partition
@@ -84,8 +93,11 @@ def _keep_owned(
     owner: np.ndarray,
     given_up: np.ndarray | None,
     rules: StickyRules,
+    shared: bool = False,
 ) -> None:
-    """Step 1. ``given_up`` may be None only when nobody owns anything (a new group keeps nothing)."""
+    """Step 1. ``given_up`` may be None only when nobody owns anything (a new group keeps nothing).
+    ``shared``: some partition is in two members' ``owned`` (then a second keeper is a
+    :class:`SharedPartitionError`)."""
     topic_of = layout.topic_of
     num_topics = max(len(layout.topics), 1)
     for m in walk_order:
@@ -119,6 +131,10 @@ def _keep_owned(
             keep = ids[: quotas.min]
             if quotas.over_min < quotas.expected_over_min:
                 quotas.at_min.append(m)
+        if shared:
+            taken = keep[owner[keep] != NO_OWNER]
+            if len(taken):
+                raise SharedPartitionError(int(taken[0]), (int(owner[taken[0]]), m))
         owner[keep] = m
         given_up[ids[len(keep) :]] = m
         quotas.count[m] = len(keep)
@@ -243,13 +259,15 @@ def assign_uniform(
     contested: np.ndarray,
     racks: RackContext | None = None,
     rules: StickyRules | None = None,
+    shared: np.ndarray | None = None,
 ) -> UniformResult:
     """Kafka's constrained sticky assignment over global partition indexes.
 
     ``owned[m]``: member m's rightful previous partitions; ``walk_order``: member
     indexes in Java HashMap order; ``name_rank[m]``: rank of member m's id in Java
     string order; ``contested``: partitions claimed twice in one generation; ``rules``:
-    the release's switches (``sticky.rules``; None: the newest release's).
+    the release's switches (``sticky.rules``; None: the newest release's); ``shared``: partitions in
+    two members' ``owned`` (Kafka to 3.5.1 only).
     """
     rules = sticky_rules() if rules is None else rules
     members = len(owned)
@@ -260,7 +278,8 @@ def assign_uniform(
     history = any(map(len, owned))
     given_up = np.full(layout.total, NO_OWNER, dtype=np.int32) if history else None
     quotas = _Quotas(layout.total, members)
-    _keep_owned(layout, owned, walk_order, quotas, racks, owner, given_up, rules)
+    _keep_owned(layout, owned, walk_order, quotas, racks, owner, given_up, rules,
+                shared is not None and len(shared) > 0)
     unassigned = np.flatnonzero(owner == NO_OWNER) if history else None  # None: every partition, in order
     rank = name_rank.tolist()
     quotas.under.sort(key=rank.__getitem__)
