@@ -70,11 +70,44 @@ def test_a_bad_release_is_refused_before_the_scenario_is_read(tmp_path) -> None:
     assert result.returncode == 2 and "Kafka 4.5" in result.stderr
 
 
-def test_classic_answers_alike_in_every_4x_and_stays_as_it_was(scenario_file: str) -> None:
+def test_classic_roundrobin_deals_alike_in_every_release_and_says_which(scenario_file: str) -> None:
     plain = run_json("assign", "-s", "roundrobin", scenario_file)
-    assert plain == {"assignment": _as_json(kassign.assign("roundrobin", FRESH))}
-    for version in ("4.0.0", "4.1", "4.4"):
-        assert run_json("assign", "-s", "roundrobin", "--kafka-version", version, scenario_file) == plain
+    assert plain == {"assignment": _as_json(kassign.assign("roundrobin", FRESH)), "kafka_version": "4.4"}
+    for version in ("3.0.0", "3.4.0", "4.0.0", "4.1", "4.4"):
+        said = run_json("assign", "-s", "roundrobin", "--kafka-version", version, scenario_file)
+        assert said == {**plain, "kafka_version": version}
+
+
+# C0 listed what it owned as t0-3, t0-0, t0-1, t0-2: Kafka before 3.7.1 keeps the first two it listed
+# (t0-3 and t0-0), 3.7.1 and later the two lowest (KAFKA-16277)
+HISTORY = {"topics": {"t0": 4}, "members": {
+    "C0": {"topics": ["t0"], "owned": [["t0", 3], ["t0", 0], ["t0", 1], ["t0", 2]], "generation": 4},
+    "C1": {"topics": ["t0"]}}}
+
+
+@pytest.mark.parametrize("version, kept", [("3.0.0", [0, 3]), ("3.4.0", [0, 3]), ("3.6", [0, 3]), ("3.7.0", [0, 3]),
+                                           ("3.7.1", [0, 1]), ("4.4", [0, 1])])
+def test_classic_sticky_answers_as_the_release_and_says_it(tmp_path, version: str, kept: list[int]) -> None:
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(HISTORY))
+    doc = run_json("assign", "-s", "sticky", "--kafka-version", version, str(path))
+    assert doc == {"assignment": _as_json(kassign.assign("sticky", HISTORY, kafka_version=version)),
+                   "kafka_version": version}
+    assert [p for _, p in doc["assignment"]["C0"]] == kept
+    table = run("assign", "-s", "sticky", "--kafka-version", version, str(path))
+    assert table.returncode == 0 and f"sticky assignment (Kafka {version})" in table.stdout
+
+
+def test_an_assignor_of_kassigns_own_names_no_release(scenario_file: str) -> None:
+    doc = run_json("assign", "-s", "random", "-o", "seed=7", scenario_file)
+    assert set(doc) == {"assignment"}
+    table = run("assign", "-s", "random", "-o", "seed=7", "--kafka-version", "3.4.0", scenario_file)
+    assert table.returncode == 0 and table.stdout.splitlines()[0].strip() == "random assignment"
+
+
+def test_the_release_is_not_an_assignor_option(scenario_file: str) -> None:
+    result = run("assign", "-s", "sticky", "-o", "kafka_version=3.4.0", scenario_file)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and "--kafka-version" in result.stderr
 
 
 def test_simulate_plays_the_release_and_says_it() -> None:

@@ -28,7 +28,7 @@ from kassign.groups.classic.assignors.base import (
     TopicPartition,
 )
 from kassign.core.errors import KassignError, UnknownAssignorError
-from kassign.core.releases import CLASSIC_RACKS, CLASSIC_STICKY, KafkaRelease, release_for, rule
+from kassign.core.releases import KafkaRelease, release_for, rule
 
 if TYPE_CHECKING:  # the scenario module names the assignor interface itself
     from kassign.groups.flat import FlatAssignment
@@ -43,6 +43,8 @@ __all__ = [
     "MemberInfo",
     "Subscription",
     "TopicPartition",
+    "answers_per_release",
+    "assignor_factory",
     "available_assignors",
     "get_assignor",
     "takes_kafka_version",
@@ -121,6 +123,28 @@ def load_assignor_class(path: str) -> type:
     return cls
 
 
+def assignor_factory(strategy: str) -> Callable[..., ConsumerPartitionAssignor]:
+    """What builds the assignor a name (a short name, a Kafka class name, or ``package.module:Class``) stands for."""
+    name = _KAFKA_CLASS_NAMES.get(strategy, strategy)
+    if name in _registered:
+        return _registered[name]
+    if name in _BUILTIN:
+        return load_assignor_class(_BUILTIN[name])
+    if ":" in name or "." in name:
+        return load_assignor_class(name)
+    raise UnknownAssignorError(
+        f"unknown assignor {strategy!r}: use one of {', '.join(available_assignors())} or package.module:Class"
+    )
+
+
+def answers_per_release(strategy: str | ConsumerPartitionAssignor) -> bool:
+    """Whether the assignor ``strategy`` names answers as a chosen Kafka release (it takes ``kafka_version``):
+    then an answer says which release it is for."""
+    if not isinstance(strategy, str):
+        return isinstance(getattr(strategy, "release", None), KafkaRelease)
+    return takes_kafka_version(assignor_factory(strategy))
+
+
 def takes_kafka_version(factory: Callable[..., Any]) -> bool:
     """Whether ``factory`` (an assignor class or any callable) names a ``kafka_version`` parameter: kassign's
     ``range``, ``roundrobin``, ``sticky`` and ``cooperative-sticky`` do, and so may a user's own class."""
@@ -148,17 +172,7 @@ def get_assignor(strategy: str | ConsumerPartitionAssignor, kafka_version: Any =
             return strategy
         raise UnknownAssignorError(f"strategy must be an assignor name such as 'range' or an assignor object, "
                                    f"got {strategy!r} ({type(strategy).__name__})")
-    name = _KAFKA_CLASS_NAMES.get(strategy, strategy)
-    if name in _registered:
-        factory: Callable[..., ConsumerPartitionAssignor] = _registered[name]
-    elif name in _BUILTIN:
-        factory = load_assignor_class(_BUILTIN[name])
-    elif ":" in name or "." in name:
-        factory = load_assignor_class(name)
-    else:
-        raise UnknownAssignorError(
-            f"unknown assignor {strategy!r}: use one of {', '.join(available_assignors())} or package.module:Class"
-        )
+    factory = assignor_factory(strategy)
     if kafka_version is not None and takes_kafka_version(factory):
         options = {**options, "kafka_version": kafka_version}
     try:
@@ -171,18 +185,16 @@ def get_assignor(strategy: str | ConsumerPartitionAssignor, kafka_version: Any =
         raise UnknownAssignorError(f"assignor {strategy!r} could not be created: {type(err).__name__}: {err}") from None
 
 
-def _classic_rules(release: KafkaRelease) -> tuple[str, ...]:
-    return tuple(rule(release, name) for name in (CLASSIC_RACKS, CLASSIC_STICKY))
-
-
 def _check_release(assignor: Any, kafka_version: Any) -> None:
-    """An assignor object built for one release, asked to answer as another whose classic rules differ, is an
-    error (the answer would be the other release's); an object without a ``release`` answers alike in all."""
+    """An assignor object built for one release, asked to answer as another where a rule it follows
+    (its ``release_rules``) differs, is an error (the answer would be the other release's); an object
+    without a ``release`` answers alike in all."""
     own = getattr(assignor, "release", None)
     if not isinstance(own, KafkaRelease):
         return
     asked = release_for(kafka_version, "classic")
-    if _classic_rules(own) != _classic_rules(asked):
+    names = getattr(assignor, "release_rules", ())
+    if any(rule(own, name) != rule(asked, name) for name in names):
         name = getattr(assignor, "name", type(assignor).__name__)
         raise KassignError(
             f"this {name} assignor answers as Kafka {own.label}, but kafka_version asks for Kafka {asked.label}, "

@@ -126,6 +126,7 @@ def _assign_co_partitioned(states: list[_TopicRanges], out: dict[str, list[Topic
 
 class RangeAssignor(AbstractPartitionAssignor):
     name = "range"
+    release_rules = (CLASSIC_RACKS,)  # the rules of core.releases this assignor follows
 
     def __init__(self, prefer_rack_aware: bool = False, kafka_version: str | KafkaRelease = DEFAULT_KAFKA_VERSION) -> None:
         # Kafka's AbstractPartitionAssignor.preferRackAwareLogic (off by default): rack-match even

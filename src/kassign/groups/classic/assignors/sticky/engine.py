@@ -44,7 +44,7 @@ from kassign.groups.classic.assignors.sticky.rules import StickyRules, sticky_ru
 from kassign.groups.classic.assignors.sticky.uniform import SharedPartitionError, StickyInvariantError, assign_uniform
 from kassign.core.cluster import Cluster
 from kassign.core.errors import KafkaAssignorError, KassignError
-from kassign.core.releases import LATEST, KafkaRelease
+from kassign.core.releases import CLASSIC_CLAIMS, CLASSIC_RACKS, CLASSIC_STICKY, LATEST, KafkaRelease
 from kassign.groups.flat import (
     FlatAssignment,
     group_by_owner,
@@ -279,6 +279,7 @@ class EngineAssignor(ConsumerPartitionAssignor):
     cooperative: bool = False
     prefer_rack_aware: bool = False
     release: KafkaRelease = LATEST
+    release_rules = (CLASSIC_RACKS, CLASSIC_STICKY, CLASSIC_CLAIMS)  # the rules of core.releases they follow
 
     @property
     def kafka_version(self) -> str:
