@@ -12,9 +12,9 @@ StickyAssignor (eager) user data, version 1::
     int32   generation the partitions were owned in
 
 A member writes its topics in the order Kafka's own StickyAssignor member does: it groups its owned
-partitions by topic in a ``java.util.HashMap``, so the topic entries follow that map's iteration order
-(the topics put in the order first listed; :mod:`kassign.core.javaorder`), and each topic's partitions
-as listed. Kafka before 3.7.1 keeps a member's owned partitions in the order it reads them here
+partitions by topic in a ``java.util.HashMap`` filled by ``computeIfAbsent``, so the topic entries follow
+that map's iteration order (the topics put in the order first listed;
+:func:`kassign.core.javaorder.compute_if_absent_order`), and each topic's partitions as listed. Kafka before 3.7.1 keeps a member's owned partitions in the order it reads them here
 (KAFKA-16277 sorts them), so the order is part of what a member says.
 
 Version 0 is the same without the trailing generation. A reader tries version 1
@@ -91,13 +91,15 @@ def encode_sticky_user_data(
     if version not in (0, 1):
         raise KassignError(f"sticky user data version must be 0 or 1, got {version}")
     by_topic: dict[str, list[int]] = {}
+    calls: list[str] = []  # the topic of every partition, as Kafka's grouping visits them
     for topic, partition in partitions:
         by_topic.setdefault(topic, []).append(int(partition))
+        calls.append(topic)
     pieces = [_INT32.pack(len(by_topic))]
     if len(by_topic) > 1:
-        from kassign.core.javaorder import java_string_hash_order  # numba: loaded when a member has two topics
+        from kassign.core.javaorder import java_string_compute_if_absent_order  # numba: for two topics or more
 
-        topics: Iterable[str] = java_string_hash_order(by_topic)
+        topics: Iterable[str] = java_string_compute_if_absent_order(calls)
     else:
         topics = by_topic
     for topic in topics:
@@ -128,7 +130,7 @@ def encode_many(start: np.ndarray, code: np.ndarray, names: Sequence[str], parti
     the pairs ``start[m] .. start[m+1]-1``, pair ``j`` of topic ``names[code[j]]`` and partition
     ``partitions[j]`` (as :class:`kassign.groups.scenario.Members` keeps them), in generation
     ``generations[m]``. The same bytes, member by member: topic entries in Java's ``HashMap`` order of the
-    member's topics (put in the order first listed), each topic's partitions as listed. A leader replaying two thousand members' histories of five hundred
+    member's topics (put by ``computeIfAbsent`` in the order first listed), each topic's partitions as listed. A leader replaying two thousand members' histories of five hundred
     partitions each would otherwise pack a million numbers one topic entry at a time. Numbers must be
     Java ints (a scenario's are)."""
     if version not in (0, 1):
@@ -185,9 +187,8 @@ def _write_i32(buf, pos, value):  # pragma: no cover - compiled by numba
     buf[pos + 3] = value & 0xFF
 
 
-# compiled kernels of kassign.core.javaorder, bound by _encoders() before the fill kernel is compiled
-_bucket_order: Callable[..., np.ndarray]
-insert_only_capacity_with: Callable[..., int]
+# a compiled kernel of kassign.core.javaorder, bound by _encoders() before the fill kernel is compiled
+compute_if_absent_order: Callable[..., np.ndarray]
 
 
 def _encode_fill(start, code, partitions, header_bytes, header_start, generation, version, offsets, buf, slot,
@@ -206,11 +207,10 @@ def _encode_fill(start, code, partitions, header_bytes, header_start, generation
         _write_i32(buf, pos, entries)
         pos += 4
         order = np.arange(entries)
-        if entries > 1:  # Java's HashMap order of the member's topics (put in the order first listed)
-            entry_spreads = spreads[entry_topic[:entries]]
-            in_bucket[:] = 0
-            capacity = insert_only_capacity_with(entry_spreads, 16, in_bucket)
-            order = _bucket_order(entry_spreads & (capacity - 1), capacity)
+        if entries > 1:  # Java's HashMap order of the member's topics (computeIfAbsent, in the order first listed)
+            last = start[m + 1] - 1  # a call after the last new topic went in: the last pair's topic came before
+            called_after = entry_topic[entries - 1] != code[last] or entry_count[slot[code[last]]] > 1
+            order = compute_if_absent_order(spreads[entry_topic[:entries]], in_bucket, called_after)
         for e in order:
             c = entry_topic[e]
             for i in range(header_start[c], header_start[c + 1]):
@@ -235,8 +235,8 @@ def _encoders() -> tuple[Callable[..., None], Callable[..., None]]:
     """Compiled on first use, as :func:`_kernels`."""
     import numba
 
-    global _write_i32, _bucket_order, insert_only_capacity_with  # the fill kernel calls them: compiled first
-    from kassign.core.javaorder import _bucket_order, insert_only_capacity_with
+    global _write_i32, compute_if_absent_order  # the fill kernel calls them: compiled first
+    from kassign.core.javaorder import compute_if_absent_order
 
     jit = numba.njit(cache=True, nogil=True)
     _write_i32 = jit(_write_i32)
