@@ -111,9 +111,9 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
     classic = [run for run in runs if run.group_protocol != CONSUMER and run.kafka_version is not None]
     if consumer:
         caption += f", heartbeat every {scenario.settings['heartbeat_interval']:g}s"
-        caption += f"; consumer protocol as Kafka {consumer[0].kafka_version}"
-    if classic:
-        caption += f"; classic assignors as Kafka {classic[0].kafka_version}"
+    played = [name for name, runs_of in (("consumer protocol", consumer), ("classic assignors", classic)) if runs_of]
+    if played:
+        caption += f"; {' and '.join(played)} as Kafka {(consumer or classic)[0].kafka_version}"
     return caption
 
 

@@ -211,8 +211,10 @@ def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim], *,
         newest = max(c.generation for c in claims)
         stale = [c.member for c in claims if c.generation != newest and _lists_entries(c)]
         if stale:
-            log.warning("%d member(s) claim partitions from a generation older than %d; as Kafka before 3.4.1 "
-                        "does, they keep none of them (%s)", len(stale), newest, ", ".join(stale[:5]))
+            log.warning("%s claim%s partitions of a generation older than the newest (%d): Kafka before 3.4.1 "
+                        "counts only the newest generation's claims, so %s none of them",
+                        ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else ""),
+                        "" if len(stale) > 1 else "s", newest, "they keep" if len(stale) > 1 else "it keeps")
             claims = [c if c.generation == newest else Claim(c.member, c.generation, c.subscribed) for c in claims]
     if not any(map(_lists_entries, claims)):  # a new group: nothing claimed, nothing to settle or warn about
         nobody = np.broadcast_to(np.int32(NO_OWNER), (n,))  # read-only, and no memory for a million partitions
