@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kassign.core.errors import KassignError, ScenarioError, UnknownAssignorError
 from kassign.groups.streams.classic import assign_streams_classic
-from kassign.groups.streams.classic.high_availability import task_hash
+from kassign.groups.streams.classic.high_availability import _movement_order, task_hash
 from kassign.core.javaqueue import JavaPriorityQueue
 from kassign.core.javasets import hash_set_order
 from kassign.groups.streams.classic.threads import assign_tasks_to_threads
@@ -40,6 +40,25 @@ def test_vector(line: dict) -> None:
     # clients in signed UUID order, consumers by member id, as the file lists them
     assert list(got["clients"]) == list(expected["clients"])
     assert list(got["consumers"]) == list(expected["consumers"])
+
+
+RARE = "kafka-4.3/assign-streams-client-rare.jsonl"
+
+
+@pytest.mark.parametrize("line", vector_params(RARE))
+def test_rare_vector(line: dict) -> None:
+    """Two standby replicas: two standbys of one task can both need moving to a caught-up client."""
+    assert assign_streams_classic(line["strategy"], line["scenario"], kafka_version="4.3") == line["expected"]
+
+
+def test_movements_of_one_task_leave_the_queue_in_heap_order() -> None:
+    # Kafka's PriorityQueue of movements orders by (caught-up clients, task) only: three standbys of task 0 to
+    # move (destinations 0, 1, 2, offered in that order) come out 0, 2, 1, as the heap's array has them; a fourth
+    # movement polled first reorders the rest (java.util.PriorityQueue gives these orders, JDK 17)
+    assert _movement_order([(1, 0, 0), (1, 0, 1), (1, 0, 2)]) == [(1, 0, 0), (1, 0, 2), (1, 0, 1)]
+    moves = [(1, 0, 0), (1, 0, 1), (1, 0, 2), (0, 5, 3)]
+    assert _movement_order(moves) == [(0, 5, 3), (1, 0, 1), (1, 0, 2), (1, 0, 0)]
+    assert _movement_order([(2, 1, 0), (1, 1, 1)]) == [(1, 1, 1), (2, 1, 0)]
 
 
 # --- helpers for hand-written scenarios ---------------------------------------------------------

@@ -24,7 +24,9 @@ Clients are taken in process UUID order (both halves compared as signed longs) a
    keeps a *warm-up* replica (a standby) while ``max_warmup_replicas`` last.
 4. **Standby movements.** A standby (not a warm-up) on a client that is not caught up moves
    the same way to a caught-up client (else the least-lagged one) without a copy, keeping a
-   warm-up where one is left.
+   warm-up where one is left. With two or more standby replicas one task can have several
+   standbys to move; their movements tie in Kafka's priority queue (fewest caught-up clients,
+   then task), so the heap's array decides which goes first, not the destination's UUID.
 5. **Stateless actives** go one by one, in task order, to the client with the fewest active
    tasks per thread (ties: lower UUID).
 
@@ -56,7 +58,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from kassign.core.javaqueue import LoadPriorityQueue
+from kassign.core.javaqueue import JavaPriorityQueue, LoadPriorityQueue
 from kassign.core.javasets import hash_set_order
 from kassign.groups.streams.classic.rack_aware import (STATELESS_COSTS, LegacyRackAwareAssignor,
                                                        high_availability_costs, tag_standby_predicate)
@@ -214,6 +216,20 @@ def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool
                         lowest = None
 
 
+def _movement_order(movements: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Scheduled movements ``(caught-up clients, task, destination)``, offered in that list's order, as Kafka's
+    ``PriorityQueue`` of them hands them out: by caught-up clients, then task. Two movements of one task (two
+    standbys of it to move, which takes two standby replicas) compare equal: then the heap's array decides, not
+    the destination, and the first one polled takes the least loaded caught-up client and the warm-up left."""
+    if len(movements) < 2:
+        return movements
+    keys = [m[:2] for m in movements]
+    queue = JavaPriorityQueue(keys.__getitem__)
+    for i in range(len(movements)):
+        queue.offer(i)
+    return [movements[queue.poll()] for _ in range(len(movements))]
+
+
 class HighAvailabilityAssignor:
     """One run of the assignor over a scenario; :meth:`assign` gives whether a probing rebalance follows."""
 
@@ -333,8 +349,7 @@ class HighAvailabilityAssignor:
                 if task not in skip.get(client, ()) and self._needs_moving(task, client):
                     movements.append((self.caught_up_count[task], task, client))
             by_load.offer(client)
-        movements.sort()  # Kafka's PriorityQueue of movements: fewest caught-up clients, then task
-        return movements, by_load
+        return _movement_order(movements), by_load
 
     def _take_warmup(self) -> bool:
         left = self._warmups_left
