@@ -59,6 +59,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from kassign.core.javaqueue import JavaPriorityQueue, LoadPriorityQueue
+from kassign.core.releases import (BEFORE_KAFKA_13600, KSTREAMS_MOVEMENTS, KSTREAMS_RACK_FLOW, LATEST, MOVEMENTS_POLLED,
+                                   KafkaRelease, rule)
 from kassign.core.javasets import hash_set_order
 from kassign.groups.streams.classic.rack_aware import (STATELESS_COSTS, LegacyRackAwareAssignor,
                                                        high_availability_costs, tag_standby_predicate)
@@ -216,25 +218,34 @@ def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool
                         lowest = None
 
 
-def _movement_order(movements: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+def _movement_order(movements: list[tuple[int, int, int]], polled: bool = True) -> list[tuple[int, int, int]]:
     """Scheduled movements ``(caught-up clients, task, destination)``, offered in that list's order, as Kafka's
     ``PriorityQueue`` of them hands them out: by caught-up clients, then task. Two movements of one task (two
     standbys of it to move, which takes two standby replicas) compare equal: then the heap's array decides, not
-    the destination, and the first one polled takes the least loaded caught-up client and the warm-up left."""
+    the destination, and the first one polled takes the least loaded caught-up client and the warm-up left.
+    ``polled`` False: the order Kafka 3.0 to 3.2 walk them in, the queue's array front to back (heap order,
+    not priority order)."""
     if len(movements) < 2:
         return movements
     keys = [m[:2] for m in movements]
     queue = JavaPriorityQueue(keys.__getitem__)
     for i in range(len(movements)):
         queue.offer(i)
+    if not polled:
+        return [movements[i] for i in queue]
     return [movements[queue.poll()] for _ in range(len(movements))]
 
 
 class HighAvailabilityAssignor:
     """One run of the assignor over a scenario; :meth:`assign` gives whether a probing rebalance follows."""
 
-    def __init__(self, scenario: StreamsClassicScenario, lags: np.ndarray) -> None:
+    def __init__(self, scenario: StreamsClassicScenario, lags: np.ndarray, release: KafkaRelease = LATEST) -> None:
         self.scenario = scenario
+        movements = rule(release, KSTREAMS_MOVEMENTS)
+        # before KAFKA-13600 a task moves only where some client is caught up on it, and only to such a client
+        self._most_caught_up_fallback = movements != BEFORE_KAFKA_13600
+        self._movements_polled = movements == MOVEMENTS_POLLED
+        self.flow = rule(release, KSTREAMS_RACK_FLOW)
         self.lags = lags  # [client, task]
         self.clients = Clients([c.capacity for c in scenario.clients], len(scenario.tasks))
         self.hash_codes = [c.hash_code for c in scenario.clients]
@@ -244,7 +255,7 @@ class HighAvailabilityAssignor:
         self.stateless = [t for t, s in enumerate(scenario.stateful) if not s]
         self.rack_aware: LegacyRackAwareAssignor | None = None
         if scenario.rack_aware_assignment_strategy != "none":
-            self.rack_aware = LegacyRackAwareAssignor.from_scenario(scenario)
+            self.rack_aware = LegacyRackAwareAssignor.from_scenario(scenario, self.flow)
 
     def _rack_aware_enabled(self) -> bool:
         return self.rack_aware is not None and self.rack_aware.can_enable()
@@ -338,8 +349,13 @@ class HighAvailabilityAssignor:
         return order
 
     def _needs_moving(self, task: int, client: int) -> bool:
-        """Not caught up on ``task`` while another client has a smaller lag on it."""
-        return not self.caught_up[client, task] and self.least_lag[task] < self.lags[client, task]
+        """Not caught up on ``task`` while another client has a smaller lag on it (before KAFKA-13600: while
+        another client is caught up on it)."""
+        if self.caught_up[client, task]:
+            return False
+        if not self._most_caught_up_fallback:
+            return self.caught_up_count[task] > 0
+        return self.least_lag[task] < self.lags[client, task]
 
     def _scheduled(self, tasks_of: list[set[int]], skip: dict[int, set[int]]) -> tuple[list, ConstrainedPrioritySet]:
         by_load = self.by_load(self.caught_up_by_task.__getitem__)
@@ -349,7 +365,7 @@ class HighAvailabilityAssignor:
                 if task not in skip.get(client, ()) and self._needs_moving(task, client):
                     movements.append((self.caught_up_count[task], task, client))
             by_load.offer(client)
-        return _movement_order(movements), by_load
+        return _movement_order(movements, self._movements_polled), by_load
 
     def _take_warmup(self) -> bool:
         left = self._warmups_left
@@ -384,7 +400,7 @@ class HighAvailabilityAssignor:
         done = 0
         for _, task, destination in movements:
             source = by_load.poll(task, clients.without_copy(task))
-            if source is None:
+            if source is None and self._most_caught_up_fallback:
                 source = self._most_caught_up(task, destination, lambda c, task=task: not clients.holds(c, task))
             if source is None:
                 continue  # every closer client already holds a copy: nowhere to move it
