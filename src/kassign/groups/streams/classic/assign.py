@@ -6,6 +6,13 @@ Two of Kafka Streams' task assignors: ``high-availability`` (the default, KIP-44
 (:mod:`kassign.groups.streams.classic.optimal`: exact balance, then stickiness and the least restoration, no
 warm-ups); then the split over each client's stream threads (:mod:`kassign.groups.streams.classic.threads`).
 
+``kafka_version`` names the release whose leader decides, any from 3.0 to 4.4 (default 4.4): the
+rules that changed between them are in :mod:`kassign.core.releases` (``KSTREAMS_*``) and each module
+says what its releases do; a release lacking what is asked (``sticky`` before 3.8, rack-aware
+assignment before 3.6, ``balance_subtopology`` in 3.6, client tags before 3.2) is a one-line
+:class:`~kassign.core.errors.KassignError` saying what that release has. ``optimal`` is kassign's and
+answers alike in every release, but the split over threads it is given is the release's.
+
 The answer (SPEC section 8) gives every client's active and standby tasks (warm-up replicas
 are standbys, as Kafka hands them out), every consumer's share of its client's tasks, and
 whether the leader schedules a probing rebalance. Task lists are sorted by (subtopology,
@@ -38,30 +45,37 @@ def streams_release(kafka_version: Any) -> KafkaRelease:
     return release_for(kafka_version, "classic")
 
 
-def check_release_has(strategy: str, parsed: StreamsClassicScenario, release: KafkaRelease) -> None:
-    """A one-line :class:`KassignError` when ``release`` lacks what the strategy or the scenario asks for."""
+def check_release_has(strategy: str, settings: Mapping[str, Any], release: KafkaRelease) -> None:
+    """A one-line :class:`KassignError` when ``release`` lacks what the strategy or the settings ask for.
+    ``settings``: the scenario's ``rack_aware_assignment_*`` settings (absent: Kafka Streams' defaults)."""
     label = release.label
     if strategy == "sticky" and rule(release, KSTREAMS_TASK_ASSIGNORS) == HIGH_AVAILABILITY_ONLY:
         raise KassignError(f"Kafka {label} has no sticky task assignor for Kafka Streams (task.assignor.class and "
                            f"its StickyTaskAssignor, KIP-924, came with 3.8); Kafka {label}'s classic Kafka Streams "
                            "assigns with high-availability; pass kafka_version (--kafka-version) 3.8 or later")
-    if parsed.rack_aware_assignment_tags and rule(release, KSTREAMS_CLIENT_TAGS) == NO_CLIENT_TAGS:
+    if settings.get("rack_aware_assignment_tags") and rule(release, KSTREAMS_CLIENT_TAGS) == NO_CLIENT_TAGS:
         raise KassignError(f"Kafka {label} has no rack_aware_assignment_tags (rack.aware.assignment.tags, KIP-708, "
                            f"came with 3.2); Kafka {label} places standbys on the least loaded clients; leave the "
                            "tags out or pass kafka_version (--kafka-version) 3.2 or later")
     rack_aware = rule(release, KSTREAMS_RACK_AWARE)
+    strategy_set = settings.get("rack_aware_assignment_strategy", "none")
     costs = [key for key in ("rack_aware_assignment_traffic_cost", "rack_aware_assignment_non_overlap_cost")
-             if getattr(parsed, key) is not None]
-    if rack_aware == NO_RACK_AWARE and (parsed.rack_aware_assignment_strategy != "none" or costs):
-        what = (f"rack_aware_assignment_strategy {parsed.rack_aware_assignment_strategy}"
-                if parsed.rack_aware_assignment_strategy != "none" else " and ".join(costs))
+             if settings.get(key) is not None]
+    if rack_aware == NO_RACK_AWARE and (strategy_set != "none" or costs):
+        what = f"rack_aware_assignment_strategy {strategy_set}" if strategy_set != "none" else " and ".join(costs)
         raise KassignError(f"Kafka {label} has no rack-aware task assignment ({what}: rack.aware.assignment.strategy "
                            "and its costs, KIP-925, came with 3.6); leave them out or pass kafka_version "
                            "(--kafka-version) 3.6 or later")
-    if rack_aware == MIN_TRAFFIC_ONLY and parsed.rack_aware_assignment_strategy == "balance_subtopology":
+    if rack_aware == MIN_TRAFFIC_ONLY and strategy_set == "balance_subtopology":
         raise KassignError(f"Kafka {label} rejects rack_aware_assignment_strategy balance_subtopology (its StreamsConfig "
                            "throws ConfigException: balance_subtopology came with 3.7); Kafka 3.6 takes none or "
                            "min_traffic")
+
+
+def _settings_of(parsed: StreamsClassicScenario) -> dict[str, Any]:
+    return {key: getattr(parsed, key) for key in ("rack_aware_assignment_tags", "rack_aware_assignment_strategy",
+                                                  "rack_aware_assignment_traffic_cost",
+                                                  "rack_aware_assignment_non_overlap_cost")}
 
 
 def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict:
@@ -75,7 +89,7 @@ def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str 
                                    f"choose one of: {', '.join(STRATEGIES)}")
     release = streams_release(kafka_version)
     parsed = scenario if isinstance(scenario, StreamsClassicScenario) else parse_streams_classic(scenario)
-    check_release_has(strategy, parsed, release)
+    check_release_has(strategy, _settings_of(parsed), release)
     return _answer(parsed, *decide_streams_classic(strategy, parsed, release))
 
 

@@ -49,7 +49,22 @@ comes from a ``java.util.PriorityQueue`` whose weights change while clients sit 
 With ``rack_aware_assignment_strategy`` (``rack.aware.assignment.strategy``, KIP-925; off by
 default) a min-cost flow then trims cross-rack traffic where Kafka calls it: after step 1 (the
 stateful actives), after step 2 (the standbys) and after step 5 (the stateless actives); see
-:mod:`kassign.groups.streams.classic.rack_aware`. Kafka 4.0 to 4.3 do the same here.
+:mod:`kassign.groups.streams.classic.rack_aware` (3.6 and later; 3.6's min-cost flow searches
+differently from 3.7's).
+
+Releases (``kafka_version``, rules in :mod:`kassign.core.releases`): 3.3 to 4.4 run the steps above
+alike (3.3 differs from 3.4 in log lines only). Earlier releases differ in steps 2 to 4:
+
+* 3.2 (``KSTREAMS_MOVEMENTS`` ``KAFKA_13600``): as above, but Kafka walks the queue of planned
+  movements with its iterator, so they go in the order of the heap's array, not by priority (3.3
+  polls them, hotfix #12585); the first movements take the least loaded clients and the warm-ups.
+* 3.0 and 3.1 (``BEFORE_KAFKA_13600``): in step 3 a task is planned to move only when some client
+  is caught up on it, and only to a caught-up client (no fallback to the client with the smallest
+  lag); in step 4 a standby with no caught-up client free to take it stays. Movements go in the
+  heap's array order too. No client tags (KIP-708 came with 3.2): standbys by load alone.
+
+3.0.2, 3.1.2, 3.2.3 and 3.3.2's own classes give the answers kassign gives on the vectors' groups
+and on a few thousand generated ones (a local check; nothing of Kafka's is kept here).
 """
 
 from __future__ import annotations

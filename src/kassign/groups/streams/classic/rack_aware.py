@@ -1,5 +1,12 @@
 """Kafka Streams' rack-aware task assignment (KIP-925, ``rack.aware.assignment.strategy``).
 
+Releases: Kafka 3.6 brought it with ``min_traffic`` only (its ``StreamsConfig`` rejects
+``balance_subtopology``); 3.7.0 added ``balance_subtopology`` and changed how the min-cost flow
+searches for negative cycles (KAFKA-15022), which can break ties between equal-cost answers
+otherwise (:mod:`kassign.groups.streams.classic.mincostflow` takes the release's rule); 3.7 to
+4.4 optimise alike. Before 3.6 a strategy other than ``none``, or a cost, is a
+:class:`~kassign.core.errors.KassignError`.
+
 With a strategy other than ``none``, the assignor first decides as usual, then lets a min-cost
 flow (:mod:`kassign.groups.streams.classic.mincostflow`, Kafka's own ``Graph``) move tasks
 between clients so that fewer of the partitions a task reads sit in another rack, without

@@ -19,6 +19,15 @@ takes ``0_2``, remembers ``0_0``. Pass 2: C1 takes ``0_0``. Pass 3: ``0_1`` is l
 ``min``; its previous holder is nobody, so it goes to the first consumer at ``min``, C1.
 Result: C1 ``0_0``, ``0_1``; C2 ``0_2``.
 
+That is Kafka 3.2 and later (KAFKA-12959). Kafka 3.0 and 3.1 split a client's tasks in two
+passes, each counting from zero: its actives (stateful ones as above, ``min`` being the stateful
+tasks per consumer; then the stateless ones, sorted, first one each to the consumers the stateful
+pass left at ``min``, then round robin over all consumers) and its standbys (as above, alone). So
+a consumer can get both an active and a standby while another gets nothing. Kafka 3.0 also sorts
+every task a consumer reported an offset sum for by its lag, and a task without changelogs has
+none: the rebalance fails (``IllegalStateException``, a :class:`KassignError` here) when a client
+with stateful actives or standbys has a consumer reporting one; 3.1 skips such tasks.
+
 This is the split the leader decides, which is what kassign answers (and what SPEC section 8's
 vectors hold). What a consumer receives in this very round can be less: under cooperative
 rebalancing Kafka holds back an active task whose partition another consumer still owns (and
