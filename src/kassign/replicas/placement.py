@@ -17,7 +17,7 @@ Which release does what (``kafka_version``; facts of each release's AdminUtils a
   access only (the answer says so); two of its refusals read differently from 4.3.0 on (KAFKA-19774).
 - Without ``placer``, the release decides: a 3.x release means AdminUtils (its ZooKeeper mode, and what
   its ``--generate`` proposes), a 4.x release the striped placer (how its controller creates topics).
-  Without ``kafka_version`` either, the call answers with AdminUtils as it always has (SPEC section 3's
+  Without ``kafka_version`` either, the call answers with AdminUtils as it always has (the documented
   ``assign_replicas(brokers, partitions, replication_factor, start_index=-1, start_partition=-1)``), as
   Kafka 3.9, the newest release with ZooKeeper mode; with ``placer="striped"`` alone, as 4.4.
 
