@@ -121,4 +121,12 @@ def test_the_release_of_a_kafka_4_3_1_broker_is_inferred() -> None:
     assert line == "4.3" and "level 30" in why
 
 
+def test_the_manuals_check_line_is_what_describe_group_prints_for_the_captured_broker() -> None:
+    line, why = infer_release(groups.hints_from(answer("api-versions"), "127.0.0.1:9092", 4))
+    found = {"group_check": check_group(stable(), {"rk43-b11-p7": 7}, line), "group": stable().to_json(),
+             "kafka_version": line, "kafka_version_from": "inferred", "kafka_version_why": why}
+    page = (REPO / "docs" / "group-types.md").read_text()
+    assert check_lines(found)[0] in page.splitlines()
+
+
 # every release line from 3.0 to 4.4, ZooKeeper mode and KRaft: tests/kafka/test_release_inference.py

@@ -177,3 +177,31 @@ def test_the_captured_kafka_4_3_1_answer_names_4_3() -> None:
     assert "not ApiVersions v5, first in 4.4" in found.why
     # the facts file agrees with the real broker on every API it lists (kassign's own decoder, the same bytes)
     assert {int(k): tuple(v) for k, v in FACTS["kraft"]["4.3"].items()} == answer.versions
+
+
+# -- what is inferred reaches the answers about a live cluster ----------------------------------------------------------
+
+@pytest.mark.parametrize("mode, release", [("zookeeper", "3.6"), ("kraft", "3.1"), ("kraft", "4.0.0"),
+                                           ("kraft", "4.4")])
+def test_a_live_cluster_is_answered_as_the_release_its_broker_names(mode: str, release: str) -> None:
+    from kassign.kafka.client import Cluster
+    from kassign.kafka.config import ClientSettings
+    from kassign.kafka.live_group import choose_release
+    from tests.kafka.replay_broker import ReplayBroker
+
+    table = FACTS[mode][release]
+    versions = {int(k): tuple(v) for k, v in table.items()}
+    mv = FACTS["metadata_version"].get(release, [None])[0] if mode == "kraft" else None
+    supported = {"metadata.version": tuple(mv)} if mv else None
+    body = encoded_answer(table, supported, {"metadata.version": (mv[1], mv[1])} if mv else None)[4:]
+    broker = ReplayBroker(versions, {18: body})
+    try:
+        with Cluster(broker.bootstrap, ClientSettings(request_timeout=5)) as cluster:
+            found, source, why = choose_release(cluster, None)
+        assert (found, source) == (release, "inferred") and f"Kafka {line_of(release)}" in why
+        # the API versions kassign asked with: its own newest that the broker speaks (v3 for every 3.x broker)
+        assert [v for k, v, _ in broker.requests if k == 18][-1] == min(3 if release < "3.9" else 4, 4)
+        with Cluster(broker.bootstrap, ClientSettings(request_timeout=5)) as cluster:
+            assert choose_release(cluster, "3.9.2") == ("3.9.2", "given", "as given (--kafka-version)")
+    finally:
+        broker.stop()
