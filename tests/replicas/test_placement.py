@@ -227,3 +227,21 @@ def test_racks_utf8_cannot_carry_are_refused(placer: str) -> None:
         kassign.assign_replicas([(0, "\udcff"), (1, "b")], 2, 2, placer=placer, seed=1)
     with pytest.raises(KassignError, match="rack 'r\\\\ud800' has a lone surrogate"):
         kassign.assign_replicas({0: "a", 1: "r\ud800"}, 2, 2, placer=placer, seed=1)
+
+
+# --- Java's 32-bit arithmetic -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("start_index, start_partition, partitions", [
+    (0, (1 << 31) - 2, 3),  # the third partition id passes 2^31 - 1: Kafka's wraps to -2^31
+    ((1 << 31) - 1, 0, 3),  # partition 1 + start index passes 2^31 - 1: Kafka indexes its broker list below 0
+])
+def test_where_kafkas_int_arithmetic_would_overflow_kassign_refuses_in_one_line(start_index, start_partition,
+                                                                                partitions) -> None:
+    with pytest.raises(KassignError, match="32-bit") as caught:
+        kassign.assign_replicas([(0, None), (1, None)], partitions, 1, start_index, start_partition)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_largest_ids_that_do_not_overflow_still_place() -> None:
+    got = kassign.assign_replicas([(0, None), (1, None)], 2, 2, 0, (1 << 31) - 3)
+    assert got == {(1 << 31) - 3: [1, 0], (1 << 31) - 2: [0, 1]}

@@ -89,6 +89,21 @@ def _check_request(brokers: Sequence[Broker], num_partitions: int, replication_f
         )
 
 
+def _check_int_range(num_brokers: int, num_racks: int, partitions: int, replication_factor: int, start_index: int,
+                     start_partition: int) -> None:
+    """Refuse a request on which AdminUtils' Java ints would overflow: partition ids wrap to negative numbers and
+    broker positions go below 0 (an exception), answers kassign does not reproduce. Real requests never come
+    near (Kafka draws the start below the broker count); only a huge start index or partition id does."""
+    last = max(0, start_partition) + partitions - 1
+    start = start_index if start_index >= 0 else num_brokers - 1
+    shift = start + last // num_brokers + 1
+    if last > INT_MAX or last + start > INT_MAX or shift * max(1, num_racks) + replication_factor * num_brokers > INT_MAX:
+        raise KassignError(
+            f"this request overflows Kafka's 32-bit int arithmetic (start index {start_index}, partitions "
+            f"{max(0, start_partition)} to {last}): Kafka would number partitions below 0 or fail, which kassign "
+            f"does not reproduce; keep start index + partition ids below 2^31")
+
+
 def _request_numbers(partitions: Any, replication_factor: Any, start_index: Any,
                      start_partition: Any) -> tuple[int, int, int, int]:
     """The request's numbers as Java ints, checked before anything is allocated."""
@@ -199,6 +214,8 @@ def assign_replicas(
         partitions, replication_factor, start_index, start_partition)
     broker_list = normalise_brokers(brokers)
     _check_request(broker_list, partitions, replication_factor)
+    _check_int_range(len(broker_list), len({rack for _, rack in broker_list}), partitions, replication_factor,
+                     start_index, start_partition)
     racks = [rack for _, rack in broker_list]
     rng = random.Random(seed)
     if all(rack is None for rack in racks):
