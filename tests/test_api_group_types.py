@@ -52,7 +52,7 @@ SHARE = {"topics": {"t0": 4}, "members": {"A": {"topics": ["t0"]}, "B": {"topics
 
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: kassign.assign("simple", SHARE, protocol="share", kafka_version="4.0"), "early access"),
-    (lambda: kassign.assign("simple", SHARE, protocol="share", kafka_version="5.0"), "4.1, 4.2 and 4.3"),
+    (lambda: kassign.assign("simple", SHARE, protocol="share", kafka_version="5.0"), "every release from 3.0 to 4.4"),
     (lambda: kassign.assign("simple", SHARE, protocol="share", seed=3), "take no options"),
     (lambda: kassign.assign("uniform", SHARE, protocol="share"), "simple"),
     (lambda: kassign.assign("simple", SHARE, protocol="streams"), "protocol must be one of"),

@@ -12,7 +12,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "kassign"
 # Each top-level part and its layer: a part imports only parts of lower layers (core at the bottom),
 # and the three questions (producer, groups, replicas) stay independent of one another.
 LAYERS = {"core": 0, "_accel": 0, "_native": 0, "producer": 1, "groups": 1, "replicas": 1,
-          "kafka": 2, "api": 3, "spark": 3, "cli": 4, "": 5}
+          "kafka": 2, "api": 3, "spark": 3, "assignors": 3, "clients": 3, "cli": 4, "": 5}
 PEERS_APART = {"producer", "groups", "replicas"}
 
 

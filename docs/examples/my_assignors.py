@@ -1,7 +1,7 @@
 """A user's own assignor, for the manual's example: the first subscriber (by member id) of each topic takes
 all of its partitions."""
 
-from kassign.groups.classic.assignors import AbstractPartitionAssignor, TopicPartition
+from kassign.assignors import AbstractPartitionAssignor, TopicPartition
 
 
 class FirstTakesAll(AbstractPartitionAssignor):

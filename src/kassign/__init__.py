@@ -4,7 +4,10 @@ key -> partition (the producer's murmur2 partitioner), partition -> consumer (th
 assignors of every group type -- classic, consumer, share, streams, and Kafka Streams'
 task assignment -- and the protocols around them), replica -> broker (Kafka's replica
 placement), and a Spark pipeline that applies them to real data; each as the Kafka
-release the user runs (``kafka_version``, default 4.3).
+release the user runs (``kafka_version``: every release from 3.0 to 4.4, default 4.4).
+
+Write your own assignor from :mod:`kassign.assignors`; run kassign's assignors inside kafka-python or aiokafka
+consumers from :mod:`kassign.clients`. Modules that moved keep their old import paths (:mod:`kassign.core.moved`).
 
 The public names below are loaded on first use (PEP 562), so that importing one part of
 kassign (the CLI, which starts Spark's JVM as early as it can) does not load every other part.
@@ -15,6 +18,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kassign.core.lazy import lazy_names
+from kassign.core.moved import install as _keep_old_paths
+
+_keep_old_paths()
 
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded lazily at run time
     from kassign.api import assign, assign_table, assign_tasks

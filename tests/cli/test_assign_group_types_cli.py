@@ -18,7 +18,7 @@ def _load(name: str) -> dict:
 def test_share_group_json_is_the_api_answer_with_its_release() -> None:
     out = run_json("assign", "--protocol", "share", "-s", "simple", str(EXAMPLES / "share-group.json"))
     expected = kassign.assign("simple", _load("share-group.json"), protocol="share")
-    assert out == {"assignment": {m: [list(tp) for tp in ps] for m, ps in expected.items()}, "kafka_version": "4.3"}
+    assert out == {"assignment": {m: [list(tp) for tp in ps] for m, ps in expected.items()}, "kafka_version": "4.4"}
 
 
 def test_share_group_table_says_what_is_shared() -> None:

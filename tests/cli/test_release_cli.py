@@ -33,7 +33,7 @@ def test_the_release_changes_the_answer_and_is_said(scenario_file: str) -> None:
                    "kafka_version": "4.0.0"}
     assert new == {"assignment": _as_json(kassign.assign("uniform", FRESH, protocol="consumer")),
                    "kafka_version": "4.3"}
-    assert run_json(*args) == new  # 4.3 is the default
+    assert run_json(*args) == {**new, "kafka_version": "4.4"}  # 4.4 is the default, and answers as 4.3 here
     assert old["assignment"]["C"] == [["t", 4]] and new["assignment"]["A"] == [["t", 0]]
 
 
@@ -43,28 +43,31 @@ def test_the_table_title_names_the_release(scenario_file: str) -> None:
         assert result.returncode == 0, result.stderr
         assert f"Kafka {version})" in " ".join(result.stdout.split())
     by_partition = run("assign", "--protocol", "consumer", "-s", "range", "--by-partition", scenario_file)
-    assert "consumer protocol, Kafka 4.3)" in " ".join(by_partition.stdout.split())
+    assert "consumer protocol, Kafka 4.4)" in " ".join(by_partition.stdout.split())
 
 
 @pytest.mark.parametrize("protocol, version, says", [
-    ("consumer", "4.4", "Kafka 4.4 is not a release kassign models"),
-    ("consumer", "3.9", "Kafka 3.9 is not a release kassign models"),
+    ("consumer", "4.5", "Kafka 4.5 is not a release kassign models"),
+    ("consumer", "3.9", "Kafka 3.9's consumer protocol (KIP-848) was early access"),
+    ("consumer", "3.6", "Kafka 3.6 has no consumer protocol"),
     ("consumer", "four", "MAJOR.MINOR"),
-    ("classic", "3.9", "every Kafka 4.x release"),
+    ("classic", "2.8", "every release from 3.0 to 4.4"),
+    ("classic", "4.5", "every release from 3.0 to 4.4"),
 ])
 def test_a_bad_release_exits_2_with_one_line(scenario_file: str, protocol: str, version: str, says: str) -> None:
     result = run("assign", "--protocol", protocol, "-s", "range", "--kafka-version", version, scenario_file)
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("kassign: error: ") and says in lines[0]
-    if protocol == "consumer" and version != "four":
-        assert all(modelled in lines[0] for modelled in ("4.0.0", "4.1", "4.2", "4.3"))
+    if protocol == "consumer" and version in ("3.9", "3.6"):
+        assert all(modelled in lines[0] for modelled in ("4.0.0", "4.1", "4.2", "4.3", "4.4"))
+        assert f"Kafka {version} has the classic protocol's assignors" in lines[0]
 
 
 def test_a_bad_release_is_refused_before_the_scenario_is_read(tmp_path) -> None:
-    result = run("assign", "--protocol", "consumer", "-s", "uniform", "--kafka-version", "4.4",
+    result = run("assign", "--protocol", "consumer", "-s", "uniform", "--kafka-version", "4.5",
                  str(tmp_path / "missing.json"))
-    assert result.returncode == 2 and "Kafka 4.4" in result.stderr
+    assert result.returncode == 2 and "Kafka 4.5" in result.stderr
 
 
 def test_classic_answers_alike_in_every_4x_and_stays_as_it_was(scenario_file: str) -> None:
@@ -91,7 +94,8 @@ def test_simulate_plays_the_release_and_says_it() -> None:
     assert "kafka_version" not in classic
 
 
-@pytest.mark.parametrize("strategies, version", [("consumer:uniform", "4.4"), ("range", "3.9"), ("range", "x")])
+@pytest.mark.parametrize("strategies, version", [("consumer:uniform", "4.5"), ("consumer:uniform", "3.9"),
+                                                 ("range", "2.8"), ("range", "x")])
 def test_simulate_refuses_a_bad_release(strategies: str, version: str) -> None:
     result = run("simulate", str(EXAMPLES / "consumer-protocol.yaml"), "-s", strategies, "--kafka-version", version)
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and "kafka_version" in result.stderr

@@ -22,10 +22,19 @@ from kassign.core.releases import (
     KEYLESS,
     KIP_480,
     KIP_794,
+    KRAFT,
+    KRAFT_EARLY_ACCESS,
     KRAFT_ONLY,
     KSTREAMS_CLIENT_TAGS,
     KSTREAMS_MOVEMENTS,
     KSTREAMS_RACK_AWARE,
+    KRAFT_PRODUCTION,
+    ADMIN_UTILS,
+    FENCED_OR_REGISTERED,
+    KAFKA_18798,
+    KAFKA_19774,
+    REASSIGN_GENERATE,
+    STRIPED_MESSAGES,
     KSTREAMS_RACK_FLOW,
     KSTREAMS_STICKY_ROOM,
     KSTREAMS_TASK_ASSIGNORS,
@@ -237,6 +246,27 @@ def test_classic_rules_per_release(version: str, racks: str, sticky: str) -> Non
 def test_producer_and_placement_rules_per_release(version: str, keyless: str, placement: str) -> None:
     release = release_for(version, "classic")
     assert rule(release, KEYLESS) == keyless and rule(release, PLACEMENT) == placement
+
+
+# KRaft early access before 3.3 (KIP-833); the striped placer's reworded refusals from 4.3.0 (KAFKA-19774, not in any
+# 4.2 patch: 4.2.1's StripedReplicaPlacer still has the old words); --generate on the striped placer from 4.1.0
+# (KAFKA-18798: every 4.0 patch, 4.0.2 included, still calls AdminUtils)
+@pytest.mark.parametrize("version, kraft, messages, generate", [
+    ("3.0", KRAFT_EARLY_ACCESS, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("3.2.3", KRAFT_EARLY_ACCESS, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("3.3.0", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("3.9", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("4.0", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("4.0.2", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("4.1.0", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, KAFKA_18798),
+    ("4.2", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, KAFKA_18798),
+    ("4.3.0", KRAFT_PRODUCTION, KAFKA_19774, KAFKA_18798),
+    ("4.4", KRAFT_PRODUCTION, KAFKA_19774, KAFKA_18798),
+])
+def test_kraft_and_replica_placement_rules_per_release(version: str, kraft: str, messages: str, generate: str) -> None:
+    release = release_for(version, "classic")
+    assert rule(release, KRAFT) == kraft
+    assert rule(release, STRIPED_MESSAGES) == messages and rule(release, REASSIGN_GENERATE) == generate
 
 
 @pytest.mark.parametrize("version, streams, room, flow", [

@@ -34,7 +34,7 @@ def stable():
 
 
 def test_a_stable_uniform_group_is_exactly_what_uniform_gives_at_4_3() -> None:
-    check = check_group(stable(), {"rk43-b11-p7": 7})
+    check = check_group(stable(), {"rk43-b11-p7": 7}, "4.3")
     assert check == {"kafka_version": "4.3", "assignor": "uniform", "equal": True, "differs": {}, "notes": []}
 
 
@@ -121,18 +121,12 @@ def test_the_release_of_a_kafka_4_3_1_broker_is_inferred() -> None:
     assert line == "4.3" and "level 30" in why
 
 
-@pytest.mark.parametrize(("top", "line"), [(25, "4.0"), (22, "4.0"), (27, "4.1"), (26, "4.1"), (29, "4.2"),
-                                           (30, "4.3"), (31, None), (21, None)])
-def test_each_release_line_by_its_metadata_versions(top: int, line) -> None:
-    found, why = infer_release({"supported_features": {"metadata.version": [7, top]}, "api_versions": {68: [0, 1]}})
-    assert found == line
-    if line == "4.0":
-        assert "patch release not told apart" in why
-    if line is None:
-        assert str(top) in why
+def test_the_manuals_check_line_is_what_describe_group_prints_for_the_captured_broker() -> None:
+    line, why = infer_release(groups.hints_from(answer("api-versions"), "127.0.0.1:9092", 4))
+    found = {"group_check": check_group(stable(), {"rk43-b11-p7": 7}, line), "group": stable().to_json(),
+             "kafka_version": line, "kafka_version_from": "inferred", "kafka_version_why": why}
+    page = (REPO / "docs" / "group-types.md").read_text()
+    assert check_lines(found)[0] in page.splitlines()
 
 
-def test_a_broker_without_features_is_said_so() -> None:
-    assert infer_release({"supported_features": {}, "api_versions": {68: [0, 1]}})[0] is None
-    found, why = infer_release({"supported_features": {}, "api_versions": {3: [0, 12]}})
-    assert found is None and "not a Kafka 4 broker" in why
+# every release line from 3.0 to 4.4, ZooKeeper mode and KRaft: tests/kafka/test_release_inference.py

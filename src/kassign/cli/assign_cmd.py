@@ -74,9 +74,11 @@ def _consumer_protocol_notes(strategy: str, scenario, stats) -> tuple[dict[str, 
                    "streams: a streams group's tasks (KIP-1071); classic-streams: a Kafka Streams application's "
                    "tasks as its group leader assigns them (SPEC section 8).")
 @click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, metavar="MAJOR.MINOR[.PATCH]",
-              help="The Kafka release to answer as. The consumer protocol's uniform assignor changed in 4.0.1 "
-                   "(KAFKA-18688): 4.0.0 gives other answers than 4.0.1, 4.1, 4.2 and 4.3 (\"4.0\" means the 4.0 "
-                   "line's latest patch). Classic assignors: any 4.x, the same answer.")
+              help="The Kafka release to answer as, any from 3.0 to 4.4 (\"3.4\" means the 3.4 line's latest "
+                   "patch, \"3.4.0\" its first). What changed where: the classic sticky assignors and rack "
+                   "awareness in 3.x, the consumer protocol's uniform in 4.0.1 (KAFKA-18688), share groups' simple "
+                   "in 4.2, streams groups' sticky and Kafka Streams' sticky in 4.4 (the manual's Kafka releases "
+                   "page). The consumer protocol needs 4.0, share groups 4.1, streams groups 4.2.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE",
               help="Constructor option for the assignor, e.g. -o seed=7 for random. Repeatable.")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png",

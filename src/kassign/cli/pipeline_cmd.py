@@ -87,7 +87,7 @@ def _scenario_file(path: str | None) -> dict | None:
                    "its offsets give the lag, and kassign checks its assignment (summary.json: group, group_check).")
 @click.option("--kafka-version", default=None, metavar="MAJOR.MINOR[.PATCH]",
               help="The Kafka release the consumer-protocol and share strategies answer as. Default: the broker's, "
-                   "inferred from ApiVersions (live topics), else 4.3.")
+                   "inferred from ApiVersions (live topics), else 4.4.")
 @click.option("--since", default=None, metavar="TIME",
               help="Read from each partition's first offset at or after TIME (ISO-8601 or epoch ms).")
 @click.option("--last", type=int, default=None, metavar="N", help="Read the last N offsets of each partition.")

@@ -132,11 +132,11 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
 @click.option("--plot", "plot_dir", metavar="DIR", help="The same as --out DIR (its first name, kept).")
 @click.option("--events", "show_events", is_flag=True, help="Also print every event's row per strategy.")
 @click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, metavar="MAJOR.MINOR[.PATCH]",
-              help="The Kafka release whose assignors play the timeline: the consumer:... strategies' group "
-                   "coordinator (its uniform assignor changed in 4.0.1, KAFKA-18688, so 4.0.0 can move other "
-                   "partitions than 4.0.1, 4.1, 4.2 and 4.3), or a Kafka Streams timeline's assignors (any 4.x). "
-                   "Share groups and streams groups: 4.2 or 4.3 (4.3's coordinator computes a target at most once a "
-                   "second). Classic strategies: any 4.x, the same.")
+              help="The Kafka release whose assignors play the timeline, any from 3.0 to 4.4: the classic "
+                   "strategies as that release's clients run them (3.x releases differ in sticky and in racks), the "
+                   "consumer:... strategies' group coordinator (4.0 and later; its uniform assignor changed in 4.0.1, "
+                   "KAFKA-18688), a Kafka Streams timeline's assignors; share groups 4.2 to 4.4, streams groups 4.2 "
+                   "to 4.4 (from 4.3 the coordinator computes a target at most once a second).")
 @json_option
 def command(scenario_path: str, strategies_option: str | None, out_dir: str | None, plot_dir: str | None,
             show_events: bool, kafka_version: str, as_json: bool) -> None:

@@ -182,10 +182,25 @@ BEFORE_KAFKA_12648 = "before-kafka-12648"  # 3.0: actives, then standbys; a repo
 KAFKA_12648 = "kafka-12648"  # 3.1: the same, reported tasks without a lag skipped
 KAFKA_12959 = "kafka-12959"  # 3.2 and later: stateful actives, standbys, stateless actives, one thread load
 
-# replica placement: which placers a release has and how its errors read
+# replica placement: which placers a release creates topics with
 PLACEMENT = "placement"
 ZOOKEEPER_OR_KRAFT = "zookeeper-or-kraft"  # 3.x: AdminUtils for ZooKeeper-mode clusters, the striped placer for KRaft
-KRAFT_ONLY = "kraft-only"  # 4.x: the striped placer only (errors name cordoned log directories)
+KRAFT_ONLY = "kraft-only"  # 4.x: the striped placer only (no ZooKeeper mode)
+
+# KRaft itself: 3.0 to 3.2 shipped it as early access (not for production); KIP-833 made it production-ready in 3.3
+KRAFT = "kraft"
+KRAFT_EARLY_ACCESS = "kraft-early-access"  # 3.0 to 3.2 (the striped placer already places as in 3.3 and later)
+KRAFT_PRODUCTION = "kraft-production"  # 3.3 and later
+
+# the striped placer's refusals: two of its three messages were reworded when log directories could be cordoned
+STRIPED_MESSAGES = "striped-messages"
+FENCED_OR_REGISTERED = "fenced-or-registered"  # 3.0 to 4.2: "All brokers are currently fenced." and "... registered."
+KAFKA_19774 = "kafka-19774"  # 4.3.0 and later (KIP-1066): both also name brokers whose log directories are cordoned
+
+# kafka-reassign-partitions.sh --generate: which placer proposes its new replica lists
+REASSIGN_GENERATE = "reassign-generate"
+ADMIN_UTILS = "admin-utils"  # 3.0 to 4.0: AdminUtils, as ZooKeeper-mode topic creation
+KAFKA_18798 = "kafka-18798"  # 4.1.0 and later: the controller's striped placer (all brokers unfenced, one Random)
 
 # rule name -> ((first releases using it, the rule), ...), oldest first; () is "from the oldest release modelled"
 RULE_CHANGES: dict[str, tuple[tuple[tuple[Triple, ...], str], ...]] = {
@@ -203,6 +218,9 @@ RULE_CHANGES: dict[str, tuple[tuple[tuple[Triple, ...], str], ...]] = {
     KSTREAMS_MOVEMENTS: (((), BEFORE_KAFKA_13600), (((3, 2, 0),), KAFKA_13600), (((3, 3, 0),), MOVEMENTS_POLLED)),
     KSTREAMS_THREAD_SPLIT: (((), BEFORE_KAFKA_12648), (((3, 1, 0),), KAFKA_12648), (((3, 2, 0),), KAFKA_12959)),
     PLACEMENT: (((), ZOOKEEPER_OR_KRAFT), (((4, 0, 0),), KRAFT_ONLY)),
+    KRAFT: (((), KRAFT_EARLY_ACCESS), (((3, 3, 0),), KRAFT_PRODUCTION)),
+    STRIPED_MESSAGES: (((), FENCED_OR_REGISTERED), (((4, 3, 0),), KAFKA_19774)),
+    REASSIGN_GENERATE: (((), ADMIN_UTILS), (((4, 1, 0),), KAFKA_18798)),
 }
 
 

@@ -412,7 +412,8 @@ def test_unknown_strategy_names_simple() -> None:
         assign_share("simple", BASE)
 
 
-@pytest.mark.parametrize(("version", "line"), [("4.3", "4.3"), ("4.3.1", "4.3"), ("4.2", "4.2"), ("4.2.0", "4.2"),
+@pytest.mark.parametrize(("version", "line"), [("4.4", "4.4"), ("4.4.0", "4.4"), ("4.3", "4.3"), ("4.3.1", "4.3"),
+                                               ("4.2", "4.2"), ("4.2.0", "4.2"),
                                                (" 4.3 ", "4.3"), ("4.1", "4.1"), ("4.1.0", "4.1"), ("4.1.1", "4.1")])
 def test_modelled_releases(version: str, line: str) -> None:
     assert share_release(version) == line
@@ -422,8 +423,8 @@ def test_modelled_releases(version: str, line: str) -> None:
 
 @pytest.mark.parametrize(("version", "message"), [
     ("4.0", "early access"), ("4.0.1", "early access"), ("4.0.0", "early access"),
-    ("3.9", "Kafka 4.1, 4.2 and 4.3"), ("4.4", "Kafka 4.1, 4.2 and 4.3"), ("latest", 'such as "4.3"'),
-    (4.3, 'such as "4.3"'),
+    ("3.9", "Kafka 3.9 has no share groups"), ("3.9", "Kafka 4.1, 4.2, 4.3 and 4.4"),
+    ("4.5", "every release from 3.0 to 4.4"), ("latest", 'such as "4.4"'), (4.3, 'such as "4.4"'),
 ])
 def test_other_releases_are_refused(version, message: str) -> None:
     with pytest.raises(KassignError, match=message):

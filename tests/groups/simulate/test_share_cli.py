@@ -16,12 +16,12 @@ def test_the_summary_in_words_and_a_row_per_event():
     result = kassign("simulate", str(EXAMPLE))
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert out.startswith("order workers in a share group (share group, Kafka 4.3)\n")
+    assert out.startswith("order workers in a share group (share group, Kafka 4.4)\n")
     assert ("- 1 min, join worker-5 (orders): no member stopped fetching during the change: a share group hands "
             "records out one by one, so worker-5 joining only spread the fetches") in out.replace("\n  ", " ")
     assert "nothing was revoked" in out and "share:simple: per event" in out
     words = " ".join(out.split())  # the caption wraps with the terminal
-    assert "Kafka 4.3, share group (KIP-932), assignor simple" in words and "targets at most every 1 s" in words
+    assert "Kafka 4.4, share group (KIP-932), assignor simple" in words and "targets at most every 1 s" in words
 
 
 def test_json_holds_the_figures_the_release_and_the_report(tmp_path):
@@ -72,6 +72,6 @@ def test_a_bad_document_exits_2_with_one_line(tmp_path):
 
 def test_releases_before_4_2_are_one_line_errors_and_stdin_works():
     result = kassign("simulate", str(EXAMPLE), "--kafka-version", "4.1")
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "4.2 and 4.3" in result.stderr
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "4.2, 4.3 and 4.4" in result.stderr
     result = kassign("simulate", "-", "--json", stdin=EXAMPLE.read_text())
-    assert result.returncode == 0 and json.loads(result.stdout)["kafka_version"] == "4.3"
+    assert result.returncode == 0 and json.loads(result.stdout)["kafka_version"] == "4.4"

@@ -160,9 +160,9 @@ def test_bad_documents_are_one_line_with_the_place(doc, message):
 
 
 def test_releases_without_the_modelled_share_assignor_are_refused():
-    with pytest.raises(KassignError, match="Kafka 4.0's share groups were early access"):
+    with pytest.raises(KassignError, match=r"Kafka 4.0's share groups \(KIP-932\) were early access"):
         ShareTimelineRun(parse_share_timeline(A_AND_B), "4.0")
-    with pytest.raises(KassignError, match="plays the coordinator of Kafka 4.2 and 4.3, not Kafka 4.1.1's"):
+    with pytest.raises(KassignError, match="plays the coordinator of Kafka 4.2, 4.3 and 4.4, not Kafka 4.1.1's"):
         ShareTimelineRun(parse_share_timeline(A_AND_B), "4.1.1")
 
 

@@ -4,7 +4,7 @@
 partition), ...]}``, every member present, each list sorted by topic then partition, a partition
 possibly under several members. ``assign_share_table`` gives the same rows as a pyarrow table.
 
-Kafka releases (:func:`share_release`): 4.1, 4.2 and 4.3. Kafka 4.1's ``simple`` places members by
+Kafka releases (:func:`share_release`): 4.1, 4.2, 4.3 and 4.4. Kafka 4.1's ``simple`` places members by
 the hash of their id, then round robin; KAFKA-19362 and KAFKA-19363 replaced that for 4.2
 (:mod:`.simple` states both rules). 4.0 had only an early-access preview; kassign refuses it, saying so.
 """
@@ -28,7 +28,7 @@ _SIMPLE_NAMES = frozenset({"simple", "org.apache.kafka.coordinator.group.assigno
 
 
 def share_release(kafka_version: object = DEFAULT_KAFKA_VERSION) -> str:
-    """The release line (``"4.1"``, ``"4.2"`` or ``"4.3"``) of ``kafka_version`` (``"MAJOR.MINOR"`` or
+    """The release line (``"4.1"`` to ``"4.4"``) of ``kafka_version`` (``"MAJOR.MINOR"`` or
     ``"MAJOR.MINOR.PATCH"``) whose share assignor answers; a KassignError naming the releases
     modelled for any other (:mod:`kassign.core.releases`, feature ``share``)."""
     release = release_for(kafka_version, "share")  # type: ignore[arg-type]
@@ -43,7 +43,7 @@ def check_share_strategy(strategy: object) -> None:
 
 
 def share_target(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
-                 kafka_version: str = "4.3") -> ShareTarget:
+                 kafka_version: str = DEFAULT_KAFKA_VERSION) -> ShareTarget:
     """The new target assignment as arrays (:class:`~kassign.groups.share.simple.ShareTarget`)."""
     check_share_strategy(strategy)
     release = release_for(kafka_version, "share")  # type: ignore[arg-type]
@@ -59,26 +59,26 @@ def _flat(target: ShareTarget) -> FlatAssignment:
 
 
 def share_flat(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
-               kafka_version: str = "4.3") -> FlatAssignment:
+               kafka_version: str = DEFAULT_KAFKA_VERSION) -> FlatAssignment:
     """The new target assignment as integer arrays (:class:`~kassign.groups.flat.FlatAssignment`, several
     members per partition allowed): what :func:`assign_share` and :func:`assign_share_table` are built from."""
     return _flat(share_target(strategy, scenario, kafka_version))
 
 
 def assign_share(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
-                 kafka_version: str = "4.3") -> dict[str, list[tuple[str, int]]]:
+                 kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict[str, list[tuple[str, int]]]:
     """A share group's new target assignment: ``{member: [(topic, partition), ...]}``, every member
     present, partitions sorted (topic, then partition); one partition may be under several members.
 
     ``strategy``: ``"simple"`` (or Kafka's class name); ``scenario``: SPEC section 6's document (section
-    4's server-side scenario plus ``initialized``); ``kafka_version``: a 4.1, 4.2 or 4.3 release (4.1
+    4's server-side scenario plus ``initialized``); ``kafka_version``: a 4.1, 4.2, 4.3 or 4.4 release (4.1
     answers with its own rule, see :mod:`.simple`)."""
     flat = _flat(share_target(strategy, scenario, kafka_version))
     return flat.to_dict(flat.members)
 
 
 def assign_share_table(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
-                       kafka_version: str = "4.3") -> pa.Table:
+                       kafka_version: str = DEFAULT_KAFKA_VERSION) -> pa.Table:
     """:func:`assign_share` as a pyarrow table: columns ``member`` (string), ``topic`` (string),
     ``partition`` (int32), one row per (member, partition), in the dict's order."""
     return _flat(share_target(strategy, scenario, kafka_version)).to_table()

@@ -1,4 +1,4 @@
-"""``simple``: the share-group assignor (KIP-932) of Kafka 4.1, 4.2 and 4.3's group coordinator.
+"""``simple``: the share-group assignor (KIP-932) of Kafka 4.1 to 4.4's group coordinator.
 
 A share group's members read the partitions of their topics together, record by record, so a
 partition may be assigned to several members. The coordinator recomputes every member's
@@ -10,7 +10,7 @@ the release and runs the rule :func:`~kassign.core.releases.rule` names for it (
 everything around the rule (the group, the checks, which partitions may be assigned, the order of a
 member's topics) is the same code for both.
 
-**The rule of 4.2 and 4.3.** For a set of ``P`` assignable partitions and ``M`` members reading them:
+**The rule of 4.2, 4.3 and 4.4** (4.4 left the assignor as 4.3 had it). For a set of ``P`` assignable partitions and ``M`` members reading them:
 
 * each partition wants ``sharing = ceil(M / P)`` members;
 * member ``i`` (0-based, in the coordinator's member-map order) wants
@@ -65,7 +65,7 @@ C on ``t0-1``, and nothing is left to deal: ``A: t0-2; B: t0-0; C: t0-1; D: t0-2
 partition each where 4.3 gives A two. In a new group with a single member, or with each topic read by
 one member, both rules give every reader all of its partitions.
 
-**Where kassign differs.** Nowhere in the answer. Kafka 4.2 and 4.3 keep, in the heterogeneous path, the
+**Where kassign differs.** Nowhere in the answer. Kafka 4.2 to 4.4 keep, in the heterogeneous path, the
 current partitions of topics that nobody subscribes to any more or that were deleted; kassign
 does the same (the answer then names a topic absent from ``topics``). Where Kafka's round robin
 throws ``java.util.NoSuchElementException`` (its members ran out of room while a partition still

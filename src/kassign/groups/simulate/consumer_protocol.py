@@ -6,7 +6,7 @@ clock moves from one thing to the next, and the things are scenario events and
 ``ConsumerGroupHeartbeat`` requests. The coordinator (``kassign.groups.consumer.coordinator``)
 computes the target assignment with the real server-side assignor (the one behind
 ``kassign.assign(..., protocol="consumer")``, of the Kafka release ``kafka_version`` names,
-default 4.3: :mod:`kassign.core.releases`) and moves each member towards it one
+default 4.4: :mod:`kassign.core.releases`) and moves each member towards it one
 heartbeat at a time; a partition goes to its next owner only after its previous
 owner has said, on a heartbeat, that it revoked it.
 

@@ -7,10 +7,11 @@ fetches exactly that: it starts on partitions new to it and stops fetching those
 the others go on. A partition may be in several members' targets (the broker hands its records out one by
 one under acquisition locks), so members joining a group with fewer partitions than members only spread
 the fetches. Targets come from :func:`kassign.groups.share.assign_share` (the release ``kafka_version``
-names, 4.2 or 4.3), fed what Kafka's coordinator feeds it: every member in the order it joined, its
+names, 4.2, 4.3 or 4.4), fed what Kafka's coordinator feeds it: every member in the order it joined, its
 subscription and its current target, and the partitions whose share state is initialised.
 
-The coordinator, as Kafka 4.2's and 4.3's ``GroupMetadataManager`` runs a share group:
+The coordinator, as Kafka 4.2's, 4.3's and 4.4's ``GroupMetadataManager`` runs a share group (4.4 runs it as 4.3
+does: the same assignor, the same 1 s assignment interval):
 
 - a member joining (epoch 0), leaving (epoch -1), fenced (its session, ``session_timeout``, ran out after its
   last heartbeat), or sending a new subscription bumps the group epoch; so does a change to a subscribed
@@ -87,11 +88,11 @@ class ShareTimelineRun(HeartbeatTimeline):
                  trace: bool = False) -> None:
         self.release = release_for(kafka_version, "share")
         if not self.release.at_least(4, 2):
-            # the coordinator played here is 4.2's and 4.3's; 4.1's assignor alone is modelled (kassign assign)
+            # the coordinator played here is that of 4.2 to 4.4; 4.1's assignor alone is modelled (kassign assign)
             raise UnsupportedReleaseError(
-                f"the share-group simulator plays the coordinator of Kafka 4.2 and 4.3, not Kafka {self.release}'s "
-                "(kassign assign --protocol share answers Kafka 4.1's simple assignor); pass 4.2 or 4.3 as "
-                "kafka_version (--kafka-version)")
+                f"the share-group simulator plays the coordinator of Kafka 4.2, 4.3 and 4.4, not Kafka "
+                f"{self.release}'s (kassign assign --protocol share answers Kafka 4.1's simple assignor); pass 4.2, "
+                "4.3 or 4.4 as kafka_version (--kafka-version)")
         settings = dict(timeline.settings)
         if settings["assignment_interval"] is None:
             settings["assignment_interval"] = assignment_interval(self.release)
@@ -520,5 +521,5 @@ class ShareTimelineRun(HeartbeatTimeline):
 
 
 def simulate_share(timeline: ShareTimeline, kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> ShareRun:
-    """Play a share-group timeline with the broker's ``simple`` assignor of Kafka ``kafka_version`` (4.2, 4.3)."""
+    """Play a share-group timeline with the broker's ``simple`` assignor of Kafka ``kafka_version`` (4.2, 4.3, 4.4)."""
     return ShareTimelineRun(timeline, kafka_version).run()
