@@ -348,10 +348,15 @@ def scenarios(draw) -> dict:
     }
 
 
-@settings(max_examples=250, deadline=None)
+@pytest.mark.parametrize("version", ["4.4", "3.2", "3.1", "3.0"])
+@settings(max_examples=150, deadline=None)
 @given(scenarios())
-def test_invariants(doc: dict) -> None:
-    got = assign_streams_classic("high-availability", doc)
+def test_invariants(version: str, doc: dict) -> None:
+    if doc["rack_aware_assignment_tags"] and version in ("3.0", "3.1"):
+        with pytest.raises(KassignError, match="came with 3.2"):
+            assign_streams_classic("high-availability", doc, kafka_version=version)
+        return
+    got = assign_streams_classic("high-availability", doc, kafka_version=version)
     stateful = {f"{s}_{p}" for s, spec in doc["subtopologies"].items() if spec["stateful"]
                 for p in range(spec["partitions"])}
     every = {f"{s}_{p}" for s, spec in doc["subtopologies"].items() for p in range(spec["partitions"])}
@@ -386,6 +391,15 @@ def test_invariants(doc: dict) -> None:
         assert sorted(t for m in mine for t in m["active"]) == clients[process]["active"]
         assert sorted(t for m in mine for t in m["standby"]) == clients[process]["standby"]
     assert list(got["consumers"]) == sorted(got["consumers"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(scenarios())
+def test_releases_3_3_to_4_4_answer_alike(doc: dict) -> None:
+    """Without rack-aware assignment every release from 3.3 to 4.4 runs the same steps."""
+    answer = assign_streams_classic("high-availability", doc)
+    for version in ("3.3", "3.5.1", "3.7.0", "3.9", "4.3"):
+        assert assign_streams_classic("high-availability", doc, kafka_version=version) == answer
 
 
 @settings(max_examples=120, deadline=None)

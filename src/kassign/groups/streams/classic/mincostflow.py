@@ -120,9 +120,10 @@ class FlowGraph:
         status = _cancel_negative_cycles(residual.n_nodes, residual.src, residual.dst, residual.cost,
                                          residual.room, residual.flow, residual.forward, residual.counter, before)
         if status == _BROKEN_CYCLE:
-            # Kafka walks the parents of the node found into a null parent and fails on it
-            raise FlowGraphError("the negative cycle search ran out of parent nodes (Kafka fails here with a "
-                                 "NullPointerException)")
+            # Kafka walks the parents of the node found into a null parent and fails on it (3.6's search can)
+            raise FlowGraphError(f"Kafka {'3.6' if before else '3.7 and later'}'s min-cost flow fails on this graph "
+                                 "(rack-aware assignment): its negative cycle search runs out of parent nodes, a "
+                                 "NullPointerException in Kafka")
         residual.write_back(self)
 
     def calculate_max_flow(self) -> int:
