@@ -225,3 +225,36 @@ def test_3_0_fails_on_an_offset_sum_of_a_stateless_task() -> None:
     assert assign_streams_classic("high-availability", doc, kafka_version="3.1") == \
         assign_streams_classic("high-availability", {**doc, "clients": _no_state(
             ["consumer10", "consumer11"], ["consumer20"])["clients"]}, kafka_version="3.1")
+
+
+# --- StreamsPartitionAssignorTest facts both 3.0.2 and 3.3.2 hold ------------------------------------------------
+
+@pytest.mark.parametrize("version", ["3.0", "3.1", "3.2", "3.3", "4.4"])
+def test_evenly_across_consumers_of_one_client(version: str) -> None:
+    # shouldAssignEvenlyAcrossConsumersOneClientMultipleThreads: two stateless subtopologies of 4 partitions, one
+    # client of two threads: consumer10 runs 0_0, 0_2, 1_0, 1_2 and consumer11 the odd partitions
+    doc = {"subtopologies": {"0": {"partitions": 4}, "1": {"partitions": 4}},
+           "clients": {pid(1): {"consumers": {"consumer10": {}, "consumer11": {}}}}}
+    got = assign_streams_classic("high-availability", doc, kafka_version=version)
+    assert got["consumers"] == {"consumer10": {"active": ["0_0", "0_2", "1_0", "1_2"], "standby": []},
+                                "consumer11": {"active": ["0_1", "0_3", "1_1", "1_3"], "standby": []}}
+
+
+@pytest.mark.parametrize("version", ["3.0", "3.2", "3.3", "4.4"])
+def test_with_standby_replicas(version: str) -> None:
+    # testAssignWithStandbyReplicas: one stateful subtopology of 3 partitions (changelog end offsets 2^63 - 1), one
+    # standby; client 1 runs 0_0 (consumer10) and 0_1 (consumer11, a standby of 0_2 at offset 0), client 2 runs 0_2
+    # (a standby of 0_0). Client 1 keeps 0_0 and 0_1 and holds the standby of 0_2; its two consumers do not get
+    # the same standbys; every task is active once and standby once
+    stateful = ["0_0", "0_1", "0_2"]
+    doc = {"subtopologies": {"0": {"partitions": 3, "stateful": True}}, "num_standby_replicas": 1,
+           "end_offset_sums": {t: LONG_MAX for t in stateful},
+           "clients": {pid(1): {"consumers": {"consumer10": {"owned": ["0_0"], "offset_sums": {"0_0": -2}},
+                                              "consumer11": {"owned": ["0_1"], "offset_sums": {"0_1": -2, "0_2": 0}}}},
+                       pid(2): {"consumers": {"consumer20": {"owned": ["0_2"], "offset_sums": {"0_2": -2, "0_0": 0}}}}}}
+    got = assign_streams_classic("high-availability", doc, kafka_version=version)
+    assert got["clients"][pid(1)] == {"active": ["0_0", "0_1"], "standby": ["0_2"]}
+    consumers = got["consumers"]
+    assert consumers["consumer10"]["standby"] != consumers["consumer11"]["standby"]
+    assert sorted(t for c in consumers.values() for t in c["active"]) == stateful
+    assert sorted(t for c in consumers.values() for t in c["standby"]) == stateful
