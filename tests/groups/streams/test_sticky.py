@@ -395,6 +395,19 @@ def test_kafka_20899_skips_standby_owners_whose_process_holds_the_task() -> None
     assert assign_streams("sticky", scenario, "4.3")["s2"]["standby"] != {"0": [0]}
 
 
+def test_a_process_state_goes_to_its_first_member_only() -> None:
+    # Kafka 4.4's answer (checked against its classes): each process's two members report the same state; the
+    # coordinator lists a-1 before a-2, and a-2 never replaces a-1 as the candidate (same process load), so once
+    # a-1 holds 0_0 (quota 1), 0_1 goes by load, here to a member of instance-b
+    members = {f"app-{p}-thread-{k}-new": {"process_id": f"instance-{p}", "offset_sums": sums}
+               for p, sums in (("a", {"0_0": 52000, "0_1": 48100}), ("b", {"0_2": 50730, "0_3": 49900}))
+               for k in (1, 2)}
+    answer = assign_streams("sticky", {"subtopologies": {"0": {"partitions": 4, "stateful": True}},
+                                       "members": members}, "4.4")
+    assert {m: a["active"]["0"] for m, a in answer.items()} == {
+        "app-a-thread-1-new": [0], "app-a-thread-2-new": [3], "app-b-thread-1-new": [2], "app-b-thread-2-new": [1]}
+
+
 def test_offset_sums_rank_after_standbys_then_by_sum() -> None:
     # 4 tasks, 4 members: active quota 1; a keeps 0_1, b keeps 0_2. 0_0's previous standby owners in 4.4:
     # b (a standby, no reported sum), then d (sum 9), then c (5). d replaces b (lower process load and

@@ -12,8 +12,9 @@ A task is a subtopology's partition. Tasks are numbered subtopology by subtopolo
 subtopologies in Java's ``String`` order (the order Kafka's ``TaskId`` sorts them), partitions
 ascending within each: subtopology ``s`` holds tasks ``task_start[s] .. task_start[s + 1] - 1``.
 Members keep the position they are listed at; processes are numbered in the order their first
-member is listed. A member's ``active``/``standby``/``warmup`` maps are its current target
-assignment (what the previous round gave it); all three are optional, as are ``stateful``
+member is listed. A member's ``active``/``standby``/``warmup`` maps are its current tasks as the
+coordinator hands them to the assignor (Kafka 4.2 and 4.3: its target of the previous round; 4.4: the tasks
+it is assigned now, the same in a reconciled group); all three are optional, as are ``stateful``
 (default false), ``num_standby_replicas`` (default 0, Kafka's ``group.streams.num.standby.replicas``)
 and the fields the sticky assignor does not read (``instance_id``, ``rack``, ``client_tags``).
 
