@@ -73,9 +73,10 @@ def test_kafka_4_4_hands_state_on_disk_back_after_a_full_restart():
     # all three instances restart together and come back with new member ids and nothing assigned; under 4.4 each
     # reports the offset sums of the state it kept (KAFKA-20719) and gets those tasks back; 4.3 deals them out
     # afresh, in another order, and two tasks restore their state from scratch
+    names = ("app-1", "app-2", "app-3")
     doc = {**SIZED, "application": {**SIZED["application"], "subtopologies": {"0": {"partitions": 3, "stateful": True}}},
-           "instances": {"app-1": {}, "app-2": {}, "app-3": {}},
-           "events": [{"at": 20, "type": "restart", "instance": name, "down": 30} for name in ("app-1", "app-2", "app-3")]}
+           "instances": {name: {} for name in names},
+           "events": [{"at": 20, "type": "restart", "instance": name, "down": 30} for name in names]}
     moves = {}
     for version in ("4.3", "4.4"):
         _, run = play(doc, kafka_version=version)

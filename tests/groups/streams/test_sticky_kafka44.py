@@ -163,13 +163,15 @@ def test_keep_active_task_stickiness_when_more_clients_than_active_tasks() -> No
 
 
 def test_tasks_to_client_with_previous_standby_tasks() -> None:
-    answer = assign({"member1": member("process1", standby={SUB: {2}}), "member2": member("process2", standby={SUB: {1}}),
+    answer = assign({"member1": member("process1", standby={SUB: {2}}),
+                     "member2": member("process2", standby={SUB: {1}}),
                      "member3": member("process3", standby={SUB: {0}})}, 3, False)
     assert [answer[m]["active"][SUB] for m in ("member1", "member2", "member3")] == [[2], [1], [0]]
 
 
 def test_no_standby_to_client_with_previous_standby_and_current_active() -> None:
-    answer = assign({"member1": member("process1", standby={SUB: {0}}), "member2": member("process2", standby={SUB: {1}})},
+    answer = assign({"member1": member("process1", standby={SUB: {0}}),
+                     "member2": member("process2", standby={SUB: {1}})},
                     2, True, standbys=1)
     assert answer["member1"]["active"][SUB] == [0] and answer["member1"]["standby"][SUB] == [1]
     assert answer["member2"]["active"][SUB] == [1] and answer["member2"]["standby"][SUB] == [0]
@@ -267,7 +269,8 @@ def test_rebalance_tasks_to_clients_based_on_capacity() -> None:
 
 def test_move_minimal_tasks_when_previously_above_capacity_and_new_client_added() -> None:
     p1_previous, p2_previous = {0, 2}, {1, 3}
-    answer = assign({"member1": member("process1", {SUB: p1_previous}), "member2": member("process2", {SUB: p2_previous}),
+    answer = assign({"member1": member("process1", {SUB: p1_previous}),
+                     "member2": member("process2", {SUB: p2_previous}),
                      "member3": member("process3")}, 4, False)
     assert active_count(answer, "member3") == 1
     taken = set(active_ids(answer, "member3"))
@@ -340,7 +343,8 @@ def test_tasks_to_new_client_without_flipping_assignment_between_existing_client
 
 
 def test_tasks_to_new_client_without_flipping_between_existing_and_bounced_clients() -> None:
-    answer = assign({"member1": member("process1", {SUB: {0, 1, 2, 6}}), "member2": member("process2", None, {SUB: {3, 4, 5}}),
+    answer = assign({"member1": member("process1", {SUB: {0, 1, 2, 6}}),
+                     "member2": member("process2", None, {SUB: {3, 4, 5}}),
                      "newMember": member("newProcess")}, 7, False)
     first, second = active_ids(answer, "member1"), active_ids(answer, "member2")
     assert not {3, 4, 5} & set(first) and len(first) == 3
@@ -439,9 +443,11 @@ def test_standby_task_to_previous_owner_based_on_below_quota_condition() -> None
 def test_standby_to_previous_standby_that_does_not_hold_the_active_task() -> None:
     """New in Kafka 4.4 (KAFKA-20899): task 2's previous standby owners are member1 (which now runs it) and
     member2; 4.3 gave up on member2 because member1, listed first, holds the task."""
-    answer = assign({"member1": member("process1", None, {SUB: {2}}), "member2": member("process2", {SUB: {0}}, {SUB: {2}}),
+    answer = assign({"member1": member("process1", None, {SUB: {2}}),
+                     "member2": member("process2", {SUB: {0}}, {SUB: {2}}),
                      "member3": member("process3", {SUB: {1}}), "member4": member("process4")}, 3, True, standbys=1)
-    assert [active_tasks(answer, SUB, m) for m in ("member1", "member2", "member3", "member4")] == [{2}, {0}, {1}, set()]
+    names = ("member1", "member2", "member3", "member4")
+    assert [active_tasks(answer, SUB, m) for m in names] == [{2}, {0}, {1}, set()]
     assert standby_ids(answer, "member2") == [2]
     # one of the three outcomes Kafka's test allows (member1's standbys decide which)
     allowed = [([], [0], [1]), ([1], [], [0]), ([0], [], [1])]
@@ -462,8 +468,10 @@ def test_tasks_to_processes_reporting_task_offsets_with_multiple_members_per_pro
     same offset sums; the tasks stay on that process, spread over its members."""
     process1 = {SUB: {0: 100, 1: 100}}
     process2 = {SUB: {2: 100, 3: 100}}
-    answer = assign({"member1_1": member("process1", offsets=process1), "member1_2": member("process1", offsets=process1),
-                     "member2_1": member("process2", offsets=process2), "member2_2": member("process2", offsets=process2)},
+    answer = assign({"member1_1": member("process1", offsets=process1),
+                     "member1_2": member("process1", offsets=process1),
+                     "member2_1": member("process2", offsets=process2),
+                     "member2_2": member("process2", offsets=process2)},
                     4, True)
     assert merged(answer, "active", "member1_1", "member1_2") == {SUB: {0, 1}}
     assert merged(answer, "active", "member2_1", "member2_2") == {SUB: {2, 3}}

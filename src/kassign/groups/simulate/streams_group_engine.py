@@ -78,7 +78,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from kassign.core.errors import KassignError
-from kassign.core.releases import DEFAULT_KAFKA_VERSION, KAFKA_20665, STREAMS_COORDINATOR, ReleaseLike, release_for, rule
+from kassign.core.releases import (
+    DEFAULT_KAFKA_VERSION,
+    KAFKA_20665,
+    STREAMS_COORDINATOR,
+    ReleaseLike,
+    release_for,
+    rule,
+)
 from kassign.groups.classic.protocol.rebalance import InvariantViolation
 from kassign.groups.simulate.heartbeat_timeline import HeartbeatTimeline, assignment_interval
 from kassign.groups.simulate.streams_group_metrics import StreamsGroupRecord, StreamsGroupRun
