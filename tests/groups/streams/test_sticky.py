@@ -152,6 +152,25 @@ def test_offset_sums_change_nothing_before_kafka_44(scenario: dict) -> None:
 
 
 @settings(max_examples=100, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 4), st.integers(1, 4), st.randoms(use_true_random=False))
+def test_kafka_44_hands_each_member_the_state_it_reported(members: int, per_member: int, processes: int,
+                                                          rng) -> None:
+    # a group that starts with nothing assigned, the tasks dealt evenly as state on the members' disks, each task
+    # reported by one member: 4.4 gives every member exactly the tasks it reported (step 2, within its quota)
+    tasks = list(range(members * per_member))
+    rng.shuffle(tasks)
+    names = [f"m{i}" for i in range(members)]
+    scenario = {"subtopologies": {"0": {"partitions": len(tasks), "stateful": True}},
+                "members": {name: {"process_id": f"p{rng.randrange(processes)}",
+                                   "offset_sums": {f"0_{t}": rng.randrange(10**6)
+                                                   for t in tasks[i * per_member:(i + 1) * per_member]}}
+                            for i, name in enumerate(names)}}
+    answer = assign_streams("sticky", scenario, "4.4")
+    for name, spec in scenario["members"].items():
+        assert answer[name]["active"] == {"0": sorted(int(t[2:]) for t in spec["offset_sums"])}
+
+
+@settings(max_examples=100, deadline=None)
 @given(groups(with_previous=False), st.sampled_from(["4.3", "4.4"]))
 def test_fresh_group_spreads_active_tasks_evenly_over_members(scenario: dict, version: str) -> None:
     answer = assign_streams("sticky", scenario, version)
