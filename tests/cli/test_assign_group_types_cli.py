@@ -49,9 +49,14 @@ def test_streams_group_json_and_table() -> None:
     path = str(EXAMPLES / "streams-group.json")
     out = run_json("assign", "--protocol", "streams", "-s", "sticky", path)
     assert out == {"assignment": kassign.assign_tasks("sticky", _load("streams-group.json"), protocol="streams"),
-                   "kafka_version": "4.3"}
+                   "kafka_version": "4.4"}
     table = run("assign", "--protocol", "streams", "-s", "sticky", path)
-    assert table.returncode == 0 and "streams group, Kafka 4.3" in table.stdout
+    assert table.returncode == 0 and "streams group, Kafka 4.4" in table.stdout
+    older = run_json("assign", "--protocol", "streams", "-s", "sticky", "--kafka-version", "4.3", path)
+    assert older == {"assignment": kassign.assign_tasks("sticky", _load("streams-group.json"), protocol="streams",
+                                                        kafka_version="4.3"), "kafka_version": "4.3"}
+    assert "streams group, Kafka 4.3" in run("assign", "--protocol", "streams", "-s", "sticky", "--kafka-version",
+                                             "4.3", path).stdout
     for member, tasks in out["assignment"].items():
         line = next(row for row in table.stdout.splitlines() if f" {member} " in row)
         for sub, parts in tasks["active"].items():

@@ -18,6 +18,7 @@ from kassign.core.releases import (
     KAFKA_15022,
     KAFKA_16277,
     KAFKA_20198,
+    KAFKA_20665,
     KAFKA_20719,
     KEYLESS,
     KIP_480,
@@ -57,8 +58,10 @@ from kassign.core.releases import (
     RACK_AWARE,
     RACK_UNAWARE,
     RULE_CHANGES,
+    STREAMS_COORDINATOR,
     STREAMS_STICKY,
     STREAMS_STICKY_42,
+    TARGET_THEN_REVOKE,
     THREADS_TIMES_FLOOR,
     ZOOKEEPER_OR_KRAFT,
     has_change,
@@ -269,14 +272,15 @@ def test_kraft_and_replica_placement_rules_per_release(version: str, kraft: str,
     assert rule(release, STRIPED_MESSAGES) == messages and rule(release, REASSIGN_GENERATE) == generate
 
 
-@pytest.mark.parametrize("version, streams, room, flow", [
-    ("4.2", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022),
-    ("4.3.1", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022),
-    ("4.4", KAFKA_20719, KAFKA_20198, KAFKA_15022), ("4.4.0", KAFKA_20719, KAFKA_20198, KAFKA_15022),
+@pytest.mark.parametrize("version, streams, room, flow, coordinator", [
+    ("4.2", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022, TARGET_THEN_REVOKE),
+    ("4.3.1", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022, TARGET_THEN_REVOKE),
+    ("4.4", KAFKA_20719, KAFKA_20198, KAFKA_15022, KAFKA_20665),
+    ("4.4.0", KAFKA_20719, KAFKA_20198, KAFKA_15022, KAFKA_20665),
 ])
-def test_streams_rules_per_release(version: str, streams: str, room: str, flow: str) -> None:
+def test_streams_rules_per_release(version: str, streams: str, room: str, flow: str, coordinator: str) -> None:
     release = release_for(version, "streams")
-    assert rule(release, STREAMS_STICKY) == streams
+    assert rule(release, STREAMS_STICKY) == streams and rule(release, STREAMS_COORDINATOR) == coordinator
     assert rule(release, KSTREAMS_STICKY_ROOM) == room and rule(release, KSTREAMS_RACK_FLOW) == flow
 
 

@@ -82,9 +82,34 @@ def test_a_share_group_with_its_start_offsets_as_initialized_partitions() -> Non
 
 def test_a_streams_group_and_the_standby_count_it_assumes() -> None:
     streams = groups.from_streams_group(answer("streams-group-describe")[0], 1)
-    check = check_group(streams, {"rk43-b13-in": 4})
+    check = check_group(streams, {"rk43-b13-in": 4}, "4.3")  # the broker's release
     assert check["equal"] is True and "standby replicas per stateful task taken as 0" in check["notes"][0]
+    assert check["kafka_version"] == "4.3" and "target assignment as its current tasks" in check["notes"][1]
     assert group_scenario(streams, {"rk43-b13-in": 4})["subtopologies"] == {"0": {"partitions": 4, "stateful": False}}
+    as_44 = check_group(streams, {"rk43-b13-in": 4})  # the default: Kafka 4.4's coordinator and assignor
+    assert as_44["kafka_version"] == "4.4" and as_44["equal"] is True
+    assert "current assignment and reported task offset sums" in as_44["notes"][1]
+
+
+def test_a_streams_group_as_kafka_4_4_hands_it_over() -> None:
+    # 4.4's coordinator hands the assignor the members' current tasks and offset sums: a member still holding a
+    # task its target no longer has (mid-reconciliation) counts as its previous owner, and a reported offset sum
+    # counts as state; 4.3's hands over the targets
+    streams = copy.deepcopy(groups.from_streams_group(answer("streams-group-describe")[0], 1))
+    first, second = streams.members.values()
+    first.assignment = {"active": {"0": [1, 2, 3]}, "standby": {}, "warmup": {}}
+    second.assignment = {"active": {"0": [0]}, "standby": {}, "warmup": {}}
+    second.task_offsets = {"0_1": 900}
+    doc = group_scenario(streams, {"rk43-b13-in": 4}, kafka_version="4.4")
+    assert doc["members"][first.member_id]["active"] == {"0": [1, 2, 3]}
+    assert doc["members"][second.member_id] == {"process_id": second.process_id, "active": {"0": [0]},
+                                                "offset_sums": {"0_1": 900}}
+    older = group_scenario(streams, {"rk43-b13-in": 4}, kafka_version="4.3")
+    assert older["members"][first.member_id]["active"] == {"0": [2, 3]} and \
+        "offset_sums" not in older["members"][second.member_id]
+    assert check_group(streams, {"rk43-b13-in": 4}, "4.3")["equal"] is True  # the targets are a fixed point
+    check = check_group(streams, {"rk43-b13-in": 4}, "4.4")
+    assert check["equal"] is not None and "why" not in check
 
 
 @pytest.mark.parametrize(("change", "why"), [

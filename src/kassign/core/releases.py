@@ -146,6 +146,13 @@ STREAMS_STICKY = "streams-sticky"
 STREAMS_STICKY_42 = "streams-sticky-4.2"  # 4.2, 4.3
 KAFKA_20719 = "kafka-20719"  # 4.4: task offset sums, another process map (tie order), KAFKA-20899 (standbys)
 
+# streams groups' coordinator (KIP-1071): what it hands the assignor, and how a member reconciles a role change
+STREAMS_COORDINATOR = "streams-coordinator"
+TARGET_THEN_REVOKE = "target-then-revoke"  # 4.2, 4.3: the assignor sees each member's previous target; a task
+# changing role on a member (standby to active, active to standby) is revoked first, then assigned again
+KAFKA_20665 = "kafka-20665"  # 4.4: roles change in place (KAFKA-20665); the assignor sees each member's current
+# assignment (KAFKA-20790) and the task offset sums it reported (KAFKA-20116)
+
 # Kafka Streams' classic sticky task assignor (KIP-924, task.assignor.class): an instance's room for actives
 KSTREAMS_STICKY_ROOM = "kstreams-sticky-room"
 THREADS_TIMES_FLOOR = "threads-times-floor"  # 3.8 to 4.3: its threads x floor(tasks / all threads)
@@ -210,6 +217,7 @@ RULE_CHANGES: dict[str, tuple[tuple[tuple[Triple, ...], str], ...]] = {
     CLASSIC_STICKY: (((), BEFORE_KAFKA_14639), (((3, 4, 1), (3, 5, 0)), KAFKA_14639), (((3, 7, 1),), KAFKA_16277)),
     KEYLESS: (((), KIP_480), (((3, 3, 0),), KIP_794)),
     STREAMS_STICKY: ((((4, 2, 0),), STREAMS_STICKY_42), (((4, 4, 0),), KAFKA_20719)),
+    STREAMS_COORDINATOR: ((((4, 2, 0),), TARGET_THEN_REVOKE), (((4, 4, 0),), KAFKA_20665)),
     KSTREAMS_STICKY_ROOM: ((((3, 8, 0),), THREADS_TIMES_FLOOR), (((4, 4, 0),), KAFKA_20198)),
     KSTREAMS_RACK_FLOW: ((((3, 6, 0),), BEFORE_KAFKA_15022), (((3, 7, 0),), KAFKA_15022)),
     KSTREAMS_TASK_ASSIGNORS: (((), HIGH_AVAILABILITY_ONLY), (((3, 8, 0),), KIP_924)),
