@@ -108,8 +108,8 @@ def _leader_racks(ctx: PipelineContext, known: Mapping[str, int]) -> dict[str, l
     racks = leader_racks(opts.brokers, counts, opts.replication_factor, opts.seed, opts.placer)
     sources = set()
     for topic in topics:
-        if topic in given:
-            leaders, source = list(given[topic]), "given (--leader-racks)"
+        if topic in given or "*" in given:
+            leaders, source = list(given.get(topic, given.get("*"))), "given (--leader-racks)"
         elif topic in scenario_racks:
             leaders, source = [r[0] if r else None for r in scenario_racks[topic]], "the scenario's partition_racks"
         else:
