@@ -25,6 +25,9 @@ from kassign.core.releases import (
     KIP_794,
     KRAFT,
     KRAFT_EARLY_ACCESS,
+    KIP_1123,
+    KEYLESS_RACKS,
+    NO_PRODUCER_RACKS,
     KRAFT_ONLY,
     KSTREAMS_CLIENT_TAGS,
     KSTREAMS_MOVEMENTS,
@@ -249,6 +252,16 @@ def test_classic_rules_per_release(version: str, racks: str, sticky: str) -> Non
 def test_producer_and_placement_rules_per_release(version: str, keyless: str, placement: str) -> None:
     release = release_for(version, "classic")
     assert rule(release, KEYLESS) == keyless and rule(release, PLACEMENT) == placement
+
+
+@pytest.mark.parametrize("version, racks", [
+    ("3.0", NO_PRODUCER_RACKS), ("3.3", NO_PRODUCER_RACKS), ("4.3", NO_PRODUCER_RACKS),
+    ("4.3.1", NO_PRODUCER_RACKS), ("4.4.0", KIP_1123), ("4.4", KIP_1123),
+])
+def test_the_producers_rack_awareness_came_with_4_4(version: str, racks: str) -> None:
+    release = release_for(version, "classic")
+    assert rule(release, KEYLESS_RACKS) == racks
+    assert rule(release, KEYLESS) == (KIP_480 if version == "3.0" else KIP_794)  # KIP-1123 builds on KIP-794
 
 
 # KRaft early access before 3.3 (KIP-833); the striped placer's reworded refusals from 4.3.0 (KAFKA-19774, not in any

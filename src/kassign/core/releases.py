@@ -141,6 +141,11 @@ KEYLESS = "keyless"
 KIP_480 = "kip-480"  # 3.0 to 3.2: the sticky partitioner (a new batch picks a new partition)
 KIP_794 = "kip-794"  # 3.3 and later: the built-in partitioner (sticky by bytes, adaptive to queue sizes)
 
+# the built-in partitioner's rack awareness (partitioner.rack.aware with client.rack)
+KEYLESS_RACKS = "keyless-racks"
+NO_PRODUCER_RACKS = "no-producer-racks"  # 3.0 to 4.3: the producer has no partitioner.rack.aware
+KIP_1123 = "kip-1123"  # 4.4 and later: the sticky partition is drawn among those led in the producer's rack
+
 # streams groups' sticky assignor (the broker's, KIP-1071)
 STREAMS_STICKY = "streams-sticky"
 STREAMS_STICKY_42 = "streams-sticky-4.2"  # 4.2, 4.3
@@ -216,6 +221,7 @@ RULE_CHANGES: dict[str, tuple[tuple[tuple[Triple, ...], str], ...]] = {
     CLASSIC_RACKS: (((), RACK_UNAWARE), (((3, 5, 0),), RACK_AWARE)),
     CLASSIC_STICKY: (((), BEFORE_KAFKA_14639), (((3, 4, 1), (3, 5, 0)), KAFKA_14639), (((3, 7, 1),), KAFKA_16277)),
     KEYLESS: (((), KIP_480), (((3, 3, 0),), KIP_794)),
+    KEYLESS_RACKS: (((), NO_PRODUCER_RACKS), (((4, 4, 0),), KIP_1123)),
     STREAMS_STICKY: ((((4, 2, 0),), STREAMS_STICKY_42), (((4, 4, 0),), KAFKA_20719)),
     STREAMS_COORDINATOR: ((((4, 2, 0),), TARGET_THEN_REVOKE), (((4, 4, 0),), KAFKA_20665)),
     KSTREAMS_STICKY_ROOM: ((((3, 8, 0),), THREADS_TIMES_FLOOR), (((4, 4, 0),), KAFKA_20198)),
