@@ -29,6 +29,9 @@ from kassign.core.releases import (
     KEYLESS_RACKS,
     NO_PRODUCER_RACKS,
     KRAFT_ONLY,
+    KSTREAMS_CLIENT_TAGS,
+    KSTREAMS_MOVEMENTS,
+    KSTREAMS_RACK_AWARE,
     KRAFT_PRODUCTION,
     ADMIN_UTILS,
     FENCED_OR_REGISTERED,
@@ -38,6 +41,21 @@ from kassign.core.releases import (
     STRIPED_MESSAGES,
     KSTREAMS_RACK_FLOW,
     KSTREAMS_STICKY_ROOM,
+    KSTREAMS_TASK_ASSIGNORS,
+    KSTREAMS_THREAD_SPLIT,
+    BALANCE_SUBTOPOLOGY,
+    BEFORE_KAFKA_12648,
+    BEFORE_KAFKA_13600,
+    HIGH_AVAILABILITY_ONLY,
+    KAFKA_12648,
+    KAFKA_12959,
+    KAFKA_13600,
+    KIP_708,
+    KIP_924,
+    MIN_TRAFFIC_ONLY,
+    MOVEMENTS_POLLED,
+    NO_CLIENT_TAGS,
+    NO_RACK_AWARE,
     LINES,
     PLACEMENT,
     RACK_AWARE,
@@ -282,6 +300,28 @@ def test_streams_rules_per_release(version: str, streams: str, room: str, flow: 
 def test_kafka_streams_rack_flow_changed_in_3_7() -> None:
     assert rule(release_for("3.6.2", "classic"), KSTREAMS_RACK_FLOW) == BEFORE_KAFKA_15022
     assert rule(release_for("3.7.0", "classic"), KSTREAMS_RACK_FLOW) == KAFKA_15022
+
+
+@pytest.mark.parametrize("version, assignors, tags, racks, movements, split", [
+    ("3.0.0", HIGH_AVAILABILITY_ONLY, NO_CLIENT_TAGS, NO_RACK_AWARE, BEFORE_KAFKA_13600, BEFORE_KAFKA_12648),
+    ("3.0", HIGH_AVAILABILITY_ONLY, NO_CLIENT_TAGS, NO_RACK_AWARE, BEFORE_KAFKA_13600, BEFORE_KAFKA_12648),
+    ("3.1.0", HIGH_AVAILABILITY_ONLY, NO_CLIENT_TAGS, NO_RACK_AWARE, BEFORE_KAFKA_13600, KAFKA_12648),
+    ("3.2.0", HIGH_AVAILABILITY_ONLY, KIP_708, NO_RACK_AWARE, KAFKA_13600, KAFKA_12959),
+    ("3.2", HIGH_AVAILABILITY_ONLY, KIP_708, NO_RACK_AWARE, KAFKA_13600, KAFKA_12959),
+    ("3.3.0", HIGH_AVAILABILITY_ONLY, KIP_708, NO_RACK_AWARE, MOVEMENTS_POLLED, KAFKA_12959),
+    ("3.5.1", HIGH_AVAILABILITY_ONLY, KIP_708, NO_RACK_AWARE, MOVEMENTS_POLLED, KAFKA_12959),
+    ("3.6.0", HIGH_AVAILABILITY_ONLY, KIP_708, MIN_TRAFFIC_ONLY, MOVEMENTS_POLLED, KAFKA_12959),
+    ("3.7.0", HIGH_AVAILABILITY_ONLY, KIP_708, BALANCE_SUBTOPOLOGY, MOVEMENTS_POLLED, KAFKA_12959),
+    ("3.8.0", KIP_924, KIP_708, BALANCE_SUBTOPOLOGY, MOVEMENTS_POLLED, KAFKA_12959),
+    ("4.4", KIP_924, KIP_708, BALANCE_SUBTOPOLOGY, MOVEMENTS_POLLED, KAFKA_12959),
+])
+def test_kafka_streams_classic_rules_per_release(version: str, assignors: str, tags: str, racks: str, movements: str,
+                                                 split: str) -> None:
+    release = release_for(version, "classic")
+    assert rule(release, KSTREAMS_TASK_ASSIGNORS) == assignors and rule(release, KSTREAMS_CLIENT_TAGS) == tags
+    assert rule(release, KSTREAMS_RACK_AWARE) == racks and rule(release, KSTREAMS_MOVEMENTS) == movements
+    assert rule(release, KSTREAMS_THREAD_SPLIT) == split
+    assert rule_at_least(release, KSTREAMS_MOVEMENTS, KAFKA_13600) == (movements != BEFORE_KAFKA_13600)
 
 
 @given(st.sampled_from(LINES), st.none() | st.integers(0, 12))

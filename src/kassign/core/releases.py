@@ -168,6 +168,32 @@ KSTREAMS_RACK_FLOW = "kstreams-rack-flow"
 BEFORE_KAFKA_15022 = "before-kafka-15022"  # 3.6: no balance_subtopology, the older Graph.java
 KAFKA_15022 = "kafka-15022"  # 3.7.0 and later: balance_subtopology, negative cycles from one source
 
+# Kafka Streams' classic task assignment (the group leader's StreamsPartitionAssignor): what each release offers
+KSTREAMS_TASK_ASSIGNORS = "kstreams-task-assignors"
+HIGH_AVAILABILITY_ONLY = "high-availability-only"  # 3.0 to 3.7: no task.assignor.class
+KIP_924 = "kip-924"  # 3.8 and later: task.assignor.class, Kafka Streams' own StickyTaskAssignor
+
+KSTREAMS_CLIENT_TAGS = "kstreams-client-tags"
+NO_CLIENT_TAGS = "no-client-tags"  # 3.0, 3.1: no rack.aware.assignment.tags
+KIP_708 = "kip-708"  # 3.2 and later: standbys placed by client tags (rack.aware.assignment.tags)
+
+KSTREAMS_RACK_AWARE = "kstreams-rack-aware"
+NO_RACK_AWARE = "no-rack-aware"  # 3.0 to 3.5: no rack.aware.assignment.strategy
+MIN_TRAFFIC_ONLY = "min-traffic-only"  # 3.6 (KIP-925): none or min_traffic
+BALANCE_SUBTOPOLOGY = "balance-subtopology"  # 3.7.0 and later: balance_subtopology too
+
+# how the high-availability assignor moves tasks to caught-up clients (TaskMovement)
+KSTREAMS_MOVEMENTS = "kstreams-movements"
+BEFORE_KAFKA_13600 = "before-kafka-13600"  # 3.0, 3.1: only to caught-up clients; movements in the heap's array order
+KAFKA_13600 = "kafka-13600"  # 3.2: else to the most caught-up client; movements still in the heap's array order
+MOVEMENTS_POLLED = "movements-polled"  # 3.3.0 and later (#12585): movements polled in priority order
+
+# how StreamsPartitionAssignor spreads a client's tasks over its stream threads
+KSTREAMS_THREAD_SPLIT = "kstreams-thread-split"
+BEFORE_KAFKA_12648 = "before-kafka-12648"  # 3.0: actives, then standbys; a reported stateless task fails it
+KAFKA_12648 = "kafka-12648"  # 3.1: the same, reported tasks without a lag skipped
+KAFKA_12959 = "kafka-12959"  # 3.2 and later: stateful actives, standbys, stateless actives, one thread load
+
 # replica placement: which placers a release creates topics with
 PLACEMENT = "placement"
 ZOOKEEPER_OR_KRAFT = "zookeeper-or-kraft"  # 3.x: AdminUtils for ZooKeeper-mode clusters, the striped placer for KRaft
@@ -200,6 +226,11 @@ RULE_CHANGES: dict[str, tuple[tuple[tuple[Triple, ...], str], ...]] = {
     STREAMS_COORDINATOR: ((((4, 2, 0),), TARGET_THEN_REVOKE), (((4, 4, 0),), KAFKA_20665)),
     KSTREAMS_STICKY_ROOM: ((((3, 8, 0),), THREADS_TIMES_FLOOR), (((4, 4, 0),), KAFKA_20198)),
     KSTREAMS_RACK_FLOW: ((((3, 6, 0),), BEFORE_KAFKA_15022), (((3, 7, 0),), KAFKA_15022)),
+    KSTREAMS_TASK_ASSIGNORS: (((), HIGH_AVAILABILITY_ONLY), (((3, 8, 0),), KIP_924)),
+    KSTREAMS_CLIENT_TAGS: (((), NO_CLIENT_TAGS), (((3, 2, 0),), KIP_708)),
+    KSTREAMS_RACK_AWARE: (((), NO_RACK_AWARE), (((3, 6, 0),), MIN_TRAFFIC_ONLY), (((3, 7, 0),), BALANCE_SUBTOPOLOGY)),
+    KSTREAMS_MOVEMENTS: (((), BEFORE_KAFKA_13600), (((3, 2, 0),), KAFKA_13600), (((3, 3, 0),), MOVEMENTS_POLLED)),
+    KSTREAMS_THREAD_SPLIT: (((), BEFORE_KAFKA_12648), (((3, 1, 0),), KAFKA_12648), (((3, 2, 0),), KAFKA_12959)),
     PLACEMENT: (((), ZOOKEEPER_OR_KRAFT), (((4, 0, 0),), KRAFT_ONLY)),
     KRAFT: (((), KRAFT_EARLY_ACCESS), (((3, 3, 0),), KRAFT_PRODUCTION)),
     STRIPED_MESSAGES: (((), FENCED_OR_REGISTERED), (((4, 3, 0),), KAFKA_19774)),
