@@ -17,9 +17,12 @@ With ``--kafka-classpath`` the same scenarios also run through Kafka's own ``Sti
 JVM (``bench/java/KafkaStreamsAssignorBench.java``), alternating with kassign so both see the same load;
 Kafka's time is its ``assign(GroupSpec, TopologyDescriber)`` on a group spec built beforehand, and the
 two answers are compared by digest. The classpath needs Kafka's group coordinator classes (from a Kafka
-4.2 or 4.3 download: ``'kafka_2.13-4.3.1/libs/*'``). Without it, only kassign is timed.
+4.2 or 4.3 download: ``'kafka_2.13-4.3.1/libs/*'``; the harness is written against their assignor API, which
+4.4 changed); pass ``--kafka-version`` of those classes (4.3) so that kassign answers as that release.
+Without it, only kassign is timed, as ``--kafka-version`` says (default 4.4).
 
-Run: ``python bench/bench_streams_groups.py [--kafka-classpath CP] [--runs 25]`` (prints best and median).
+Run: ``python bench/bench_streams_groups.py [--kafka-classpath CP --kafka-version 4.3] [--runs 25]`` (prints
+best and median).
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kafka_java import NEEDS_CLASSPATH, JavaHarness, ratio
 
+from kassign.core.releases import DEFAULT_KAFKA_VERSION
 from kassign.groups.flat import no_cyclic_gc
-from kassign.groups.streams.sticky import assign_streams, sticky_assign
+from kassign.groups.streams.sticky import assign_streams, check_streams_release, sticky_assign
 from kassign.groups.streams.tasks import parse_streams_group
 
 HARNESS = Path(__file__).resolve().parent / "java" / "KafkaStreamsAssignorBench.java"
@@ -60,8 +64,8 @@ def fresh_case(seed: int = 7) -> dict:
     return {"subtopologies": subtopologies, "num_standby_replicas": 1, "members": members}
 
 
-def process_leaves_case(fresh: dict) -> dict:
-    answer = assign_streams("sticky", fresh)
+def process_leaves_case(fresh: dict, version: str = DEFAULT_KAFKA_VERSION) -> dict:
+    answer = assign_streams("sticky", fresh, version)
     gone = next(iter(fresh["members"].values()))["process_id"]
     members = {m: {"process_id": spec["process_id"], "active": answer[m]["active"], "standby": answer[m]["standby"]}
                for m, spec in fresh["members"].items() if spec["process_id"] != gone}
@@ -107,11 +111,13 @@ class KafkaStreamsHarness(JavaHarness):
         return float(self._ask("run"))
 
 
-def time_case(text: str, kafka: KafkaStreamsHarness | None, runs: int, warmups: int = 5) -> dict[str, list[float]]:
-    """Seconds of ``runs`` kassign calls, each on a freshly parsed copy of ``text`` (``"kassign"``: the
-    dict API; ``"parsed"``: the assignor on a group read beforehand, as Kafka's group spec is built
-    beforehand), alternating with Kafka's (under ``"Kafka"``) when a harness is given; after
+def time_case(text: str, kafka: KafkaStreamsHarness | None, runs: int, warmups: int = 5,
+              version: str = DEFAULT_KAFKA_VERSION) -> dict[str, list[float]]:
+    """Seconds of ``runs`` kassign calls (as Kafka ``version``), each on a freshly parsed copy of ``text``
+    (``"kassign"``: the dict API; ``"parsed"``: the assignor on a group read beforehand, as Kafka's group
+    spec is built beforehand), alternating with Kafka's (under ``"Kafka"``) when a harness is given; after
     ``warmups`` untimed rounds."""
+    release = check_streams_release(version)
     times: dict[str, list[float]] = {"kassign": [], "parsed": []}
     if kafka is not None:
         times["Kafka"] = []
@@ -119,13 +125,13 @@ def time_case(text: str, kafka: KafkaStreamsHarness | None, runs: int, warmups: 
         took = {}
         scenario = json.loads(text)
         start = time.perf_counter()
-        answer = assign_streams("sticky", scenario)
+        answer = assign_streams("sticky", scenario, release)
         took["kassign"] = time.perf_counter() - start
         del answer
         group = parse_streams_group(json.loads(text))
         with no_cyclic_gc():
             start = time.perf_counter()
-            answer = sticky_assign(group)
+            answer = sticky_assign(group, release)
             took["parsed"] = time.perf_counter() - start
         del answer, group, scenario
         if kafka is not None:
@@ -141,12 +147,14 @@ def main() -> None:
     parser.add_argument("--kafka-classpath", help="Kafka's classes and their dependencies, as java -cp takes them "
                                                   "(e.g. 'kafka_2.13-4.3.1/libs/*'), to time Kafka in this run")
     parser.add_argument("--runs", type=int, default=25, help="timed runs of each side per case")
+    parser.add_argument("--kafka-version", default=DEFAULT_KAFKA_VERSION,
+                        help="the release kassign answers as (with --kafka-classpath: that of Kafka's classes)")
     args = parser.parse_args()
     fresh = fresh_case()
-    cases = {"fresh": fresh, "process-leaves": process_leaves_case(fresh)}
+    cases = {"fresh": fresh, "process-leaves": process_leaves_case(fresh, args.kafka_version)}
     kafka = KafkaStreamsHarness(args.kafka_classpath) if args.kafka_classpath else None
     print(f"load average (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
-          f"best / median of {args.runs} runs, ms")
+          f"best / median of {args.runs} runs, ms; kassign as Kafka {check_streams_release(args.kafka_version)}")
     print(f"{'case':<15}{'members':>8}{'tasks':>7} {'input':<7}{'kassign':>15}   {'Kafka (Java)':<22} "
           "kassign vs Kafka (best / median)")
     try:
@@ -154,8 +162,9 @@ def main() -> None:
             text = json.dumps(scenario)
             if kafka is not None:
                 kafka.load(scenario)
-            times = time_case(text, kafka, args.runs)
-            same = kafka is not None and kafka.digest() == digest(assign_streams("sticky", json.loads(text)))
+            times = time_case(text, kafka, args.runs, version=args.kafka_version)
+            same = kafka is not None and kafka.digest() == digest(assign_streams("sticky", json.loads(text),
+                                                                                 args.kafka_version))
             tasks = sum(spec["partitions"] for spec in scenario["subtopologies"].values())
             for label, key in (("", "kassign"), ("parsed", "parsed")):
                 ours = times[key]

@@ -38,6 +38,13 @@ def test_streams_vectors_through_assign_tasks(line: dict) -> None:
         line["expected"]
 
 
+@pytest.mark.parametrize("line", vector_params("kafka-4.4/assign-streams.jsonl"))
+def test_streams_44_vectors_through_assign_tasks(line: dict) -> None:
+    assert kassign.assign_tasks("sticky", line["scenario"], protocol="streams", kafka_version="4.4") == \
+        line["expected"]
+    assert kassign.assign_tasks("sticky", line["scenario"], protocol="streams") == line["expected"]  # the default
+
+
 @pytest.mark.parametrize("line", vector_params("kafka-4.3/assign-streams-client.jsonl"))
 def test_kafka_streams_vectors_through_assign_tasks(line: dict) -> None:
     if "expected_error" in line:

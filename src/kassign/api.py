@@ -105,7 +105,9 @@ def assign_tasks(strategy: str, scenario: Mapping[str, Any], protocol: str = "cl
     (Kafka Streams' default) or ``sticky``, or kassign's own ``optimal``, on SPEC section 8's scenario; the answer is ``{"clients": {PROCESS:
     {"active", "standby"}}, "consumers": {MEMBER: {"active", "standby"}}, "probing_rebalance": bool}``.
     ``protocol="streams"``: a KIP-1071 streams group, the broker's ``sticky`` on SPEC section 7's scenario; the
-    answer is ``{MEMBER: {"active": {SUBTOPOLOGY: [partitions]}, "standby": {...}, "warmup": {...}}}``.
+    answer is ``{MEMBER: {"active": {SUBTOPOLOGY: [partitions]}, "standby": {...}, "warmup": {...}}}``. As
+    ``kafka_version`` 4.4 (the default) a member's ``offset_sums`` (task -> the offset sum its heartbeat
+    reported) count too; 4.2 and 4.3 read none.
     """
     if protocol == "streams":
         from kassign.groups.streams.sticky import assign_streams

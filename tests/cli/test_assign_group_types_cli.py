@@ -49,9 +49,14 @@ def test_streams_group_json_and_table() -> None:
     path = str(EXAMPLES / "streams-group.json")
     out = run_json("assign", "--protocol", "streams", "-s", "sticky", path)
     assert out == {"assignment": kassign.assign_tasks("sticky", _load("streams-group.json"), protocol="streams"),
-                   "kafka_version": "4.3"}
+                   "kafka_version": "4.4"}
     table = run("assign", "--protocol", "streams", "-s", "sticky", path)
-    assert table.returncode == 0 and "streams group, Kafka 4.3" in table.stdout
+    assert table.returncode == 0 and "streams group, Kafka 4.4" in table.stdout
+    older = run_json("assign", "--protocol", "streams", "-s", "sticky", "--kafka-version", "4.3", path)
+    assert older == {"assignment": kassign.assign_tasks("sticky", _load("streams-group.json"), protocol="streams",
+                                                        kafka_version="4.3"), "kafka_version": "4.3"}
+    assert "streams group, Kafka 4.3" in run("assign", "--protocol", "streams", "-s", "sticky", "--kafka-version",
+                                             "4.3", path).stdout
     for member, tasks in out["assignment"].items():
         line = next(row for row in table.stdout.splitlines() if f" {member} " in row)
         for sub, parts in tasks["active"].items():
@@ -63,9 +68,9 @@ def test_kafka_streams_json_table_and_probing() -> None:
     path = str(EXAMPLES / "kafka-streams-restart.json")
     out = run_json("assign", "--protocol", "classic-streams", "-s", "high-availability", path)
     expected = kassign.assign_tasks("high-availability", _load("kafka-streams-restart.json"))
-    assert out == {"assignment": expected, "kafka_version": "4.3"}
+    assert out == {"assignment": expected, "kafka_version": "4.4"}
     table = run("assign", "--protocol", "classic-streams", "-s", "high-availability", path)
-    assert table.returncode == 0
+    assert table.returncode == 0 and "classic protocol, Kafka 4.4)" in " ".join(table.stdout.split())
     assert ("a probing rebalance follows" in table.stdout) == expected["probing_rebalance"]
     assert "split over stream threads" in table.stdout
 
@@ -76,7 +81,8 @@ def test_kafka_streams_json_table_and_probing() -> None:
     (("--protocol", "streams", "-s", "sticky", "--kafka-version", "4.1"), "early access"),
     (("--protocol", "streams", "-s", "sticky", "--report"), "--report apply to the classic and consumer"),
     (("--protocol", "classic-streams", "-s", "round-robin"), "high-availability"),
-    (("--protocol", "classic-streams", "-s", "high-availability", "--kafka-version", "3.9"), "4.x"),
+    (("--protocol", "classic-streams", "-s", "high-availability", "--kafka-version", "2.8"), "3.0 to 4.4"),
+    (("--protocol", "classic-streams", "-s", "sticky", "--kafka-version", "3.7"), "no sticky task assignor"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message: str) -> None:
     name = {"share": "share-group.json", "streams": "streams-group.json"}.get(args[1], "kafka-streams-restart.json")

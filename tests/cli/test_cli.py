@@ -71,7 +71,7 @@ def test_replicas_json_and_reassignment() -> None:
     doc = run_json("replicas", "--brokers", "0:rack1,1:rack3,2:rack2", "--partitions", "3",
                    "--replication-factor", "2", "--start-index", "0")
     expected = kassign.assign_replicas([(0, "rack1"), (1, "rack3"), (2, "rack2")], 3, 2, 0)
-    assert doc == {"assignment": {str(p): r for p, r in expected.items()}}
+    assert doc == {"assignment": {str(p): r for p, r in expected.items()}, "placer": "legacy", "kafka_version": "3.9"}
     result = run("replicas", "-b", "0,1", "-p", "2", "-r", "2", "--start-index", "0", "--topic", "orders",
                  "--reassignment-json")
     assert json.loads(result.stdout) == {

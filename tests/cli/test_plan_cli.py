@@ -66,6 +66,27 @@ def test_json_summary_matches_the_api_and_kafka_generate(current_file):
     assert [by_id[b]["replicas_after"] for b in range(6)] == replicas
     assert [by_id[b]["leaders_after"] for b in range(6)] == leaders
     assert report["summary"]["replica_spread_after"] <= report["kafka_generate"]["replica_spread_after"]
+    # the comparison names the release whose --generate it is: the newest by default (the striped placer)
+    assert report["kafka_version"] == report["kafka_generate"]["kafka_version"] == "4.4"
+    assert report["kafka_generate"]["placer"] == "striped" and report["kafka_generate"]["kafka_version_from"] == "default"
+
+
+@pytest.mark.parametrize("version, placer", [("3.9", "legacy"), ("4.0.2", "legacy"), ("4.1", "striped")])
+def test_kafka_version_picks_the_generate_being_compared(current_file, version, placer):
+    result = run("--current", str(current_file), "--brokers", BROKERS, "--json", "--kafka-seed", "3",
+                 "--kafka-version", version)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    generated = kafka_generate_document(CURRENT, API_BROKERS, seed=3, kafka_version=version)
+    assert report["kafka_generate"]["replicas_moved"] == moves(generated, CURRENT)
+    assert (report["kafka_version"], report["kafka_generate"]["placer"]) == (version, placer)
+    table = run("--current", str(current_file), "--brokers", BROKERS, "--kafka-version", version)
+    assert f"Kafka --generate as Kafka {version} runs it: " in " ".join(table.stdout.split())
+
+
+def test_a_release_kassign_does_not_model_is_one_line(current_file):
+    result = run("--current", str(current_file), "--brokers", BROKERS, "--kafka-version", "2.8")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "not a release kassign models" in result.stderr
 
 
 def test_describe_file_gives_the_same_plan(tmp_path, current_file):

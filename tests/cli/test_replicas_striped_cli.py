@@ -27,7 +27,7 @@ def test_json_matches_the_api_and_names_the_seed() -> None:
     assert result.returncode == 0, result.stderr
     expected = kassign.assign_replicas(API_BROKERS, 8, 3, start_partition=4, placer="striped", seed=-42)
     assert json.loads(result.stdout) == {
-        "assignment": {str(p): r for p, r in expected.items()}, "placer": "striped", "seed": -42
+        "assignment": {str(p): r for p, r in expected.items()}, "placer": "striped", "seed": -42, "kafka_version": "4.4"
     }
 
 
@@ -104,3 +104,48 @@ def test_bad_input_exits_2_with_one_line(args: list[str], message: str) -> None:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("kassign: error: ") and message in lines[0]
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+# --- the release (--kafka-version) --------------------------------------------------------------
+
+
+def test_a_4x_release_means_the_striped_placer_and_the_json_names_it() -> None:
+    result = run("-b", BROKERS, "-p", "5", "-r", "2", "--seed", "11", "--kafka-version", "4.2", "--json")
+    assert result.returncode == 0, result.stderr
+    expected = kassign.assign_replicas(API_BROKERS, 5, 2, placer="striped", seed=11)
+    assert json.loads(result.stdout) == {"assignment": {str(p): r for p, r in expected.items()}, "placer": "striped",
+                                         "seed": 11, "kafka_version": "4.2"}
+
+
+def test_a_3x_release_means_adminutils() -> None:
+    result = run("-b", "0:a,1:b,2:c", "-p", "3", "-r", "2", "--start-index", "0", "--kafka-version", "3.6", "--json")
+    assert result.returncode == 0, result.stderr
+    expected = kassign.assign_replicas([(0, "a"), (1, "b"), (2, "c")], 3, 2, 0)
+    assert json.loads(result.stdout) == {"assignment": {str(p): r for p, r in expected.items()}, "placer": "legacy",
+                                         "kafka_version": "3.6"}
+
+
+def test_the_table_says_which_release_and_placer_answered() -> None:
+    result = run("-b", "0,1,2", "-p", "2", "-r", "2", "--seed", "1", "--kafka-version", "3.1", "--placer", "striped")
+    assert result.returncode == 0, result.stderr
+    assert "Kafka 3.1: the KRaft controller's striped placer (KRaft was early access before 3.3" in result.stdout
+    legacy = run("-b", "0,1,2", "-p", "2", "-r", "2", "--start-index", "0")
+    assert "Kafka 3.9: AdminUtils" in legacy.stdout
+
+
+@pytest.mark.parametrize("args", [["--placer", "legacy", "--kafka-version", "4.1"],
+                                  ["--placer", "legacy", "--kafka-version", "4.4.0"]])
+def test_adminutils_of_a_release_without_it_is_exit_2_with_one_line(args: list[str]) -> None:
+    result = run("-b", "0,1", "-p", "2", "-r", "2", *args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "has no AdminUtils placement" in result.stderr
+
+
+@pytest.mark.parametrize("version, words", [("4.2", "All brokers are currently fenced."),
+                                            ("4.3", "All brokers are currently fenced, or have all their log "
+                                                    "directories cordoned.")])
+def test_refusals_read_as_the_release_words_them(version: str, words: str) -> None:
+    result = run("--placer", "striped", "-b", "0:fenced", "-p", "1", "-r", "1", "--seed", "1", "--kafka-version",
+                 version)
+    assert result.returncode == 2
+    assert result.stderr == f"kassign: error: InvalidReplicationFactorException (Kafka {version}): {words}\n"

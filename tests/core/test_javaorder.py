@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from kassign.core.javaorder import (
     JavaHashOrder,
+    compute_if_absent_order,
     copy_constructor_capacity,
     hash_iteration_order,
     java_int_set_copy_order,
@@ -31,6 +32,7 @@ from kassign.core.javaorder import (
     java_string_hash,
     java_string_hash_order,
     java_string_hashes,
+    hashmap_positions,
     table_size_for,
 )
 
@@ -191,6 +193,24 @@ def test_iteration_order_of_arrays_equals_the_map_model(hashes: list[int], initi
         model.add(position, hash32)
     got = hash_iteration_order(np.array(hashes, dtype=np.int64), initial_capacity).tolist()
     assert got == model.keys()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 2**32 - 1), st.integers(0, 40).map(lambda k: 64 * k)), max_size=150,
+                unique=True), st.sampled_from([None, 0, 1, 2, 13, 16, 40, 300]), st.booleans())
+def test_compute_if_absent_order_equals_the_map_model(hashes: list[int], initial_capacity: int | None,
+                                                      looked_up_after: bool) -> None:
+    """compute_if_absent_order (arrays; keys 64 apart can make tree bins) walks keys as hashmap_positions'
+    computeIfAbsent model does (new keys first in their bucket, the table grown before an insertion)."""
+    got = compute_if_absent_order(np.array(hashes, dtype=np.int64), initial_capacity, looked_up_after).tolist()
+    assert got == hashmap_positions(hashes, initial_capacity, compute_if_absent=True, looked_up_after=looked_up_after)
+
+
+def test_compute_if_absent_order_of_colliding_keys() -> None:
+    # JDK 17 (as tests/groups/share/test_simple.py has it): 0, 16, 32 share bucket 0 of 16, each new one first
+    assert compute_if_absent_order(np.array([0, 16, 32, 1])).tolist() == [2, 1, 0, 3]
+    assert compute_if_absent_order(np.array([*range(12), 16])).tolist() == [12, *range(12)]
+    assert compute_if_absent_order(np.array([*range(12), 16]), looked_up_after=True).tolist() == list(range(13))
 
 
 @settings(max_examples=300, deadline=None)

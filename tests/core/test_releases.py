@@ -21,20 +21,53 @@ from kassign.core.releases import (
     KAFKA_15106,
     KAFKA_16277,
     KAFKA_20198,
+    KAFKA_20665,
     KAFKA_20719,
     KEYLESS,
     KIP_480,
     KIP_794,
+    KRAFT,
+    KRAFT_EARLY_ACCESS,
+    KIP_1123,
+    KEYLESS_RACKS,
+    NO_PRODUCER_RACKS,
     KRAFT_ONLY,
+    KSTREAMS_CLIENT_TAGS,
+    KSTREAMS_MOVEMENTS,
+    KSTREAMS_RACK_AWARE,
+    KRAFT_PRODUCTION,
+    ADMIN_UTILS,
+    FENCED_OR_REGISTERED,
+    KAFKA_18798,
+    KAFKA_19774,
+    REASSIGN_GENERATE,
+    STRIPED_MESSAGES,
     KSTREAMS_RACK_FLOW,
     KSTREAMS_STICKY_ROOM,
+    KSTREAMS_TASK_ASSIGNORS,
+    KSTREAMS_THREAD_SPLIT,
+    BALANCE_SUBTOPOLOGY,
+    BEFORE_KAFKA_12648,
+    BEFORE_KAFKA_13600,
+    HIGH_AVAILABILITY_ONLY,
+    KAFKA_12648,
+    KAFKA_12959,
+    KAFKA_13600,
+    KIP_708,
+    KIP_924,
+    MIN_TRAFFIC_ONLY,
+    MOVEMENTS_POLLED,
+    NO_CLIENT_TAGS,
+    NO_RACK_AWARE,
     LINES,
     PLACEMENT,
     RACK_AWARE,
     RACK_UNAWARE,
     RULE_CHANGES,
+    STREAMS_COORDINATOR,
     STREAMS_STICKY,
     STREAMS_STICKY_42,
+    TARGET_THEN_REVOKE,
     THREADS_TIMES_FLOOR,
     ZOOKEEPER_OR_KRAFT,
     has_change,
@@ -234,20 +267,74 @@ def test_producer_and_placement_rules_per_release(version: str, keyless: str, pl
     assert rule(release, KEYLESS) == keyless and rule(release, PLACEMENT) == placement
 
 
-@pytest.mark.parametrize("version, streams, room, flow", [
-    ("4.2", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022),
-    ("4.3.1", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022),
-    ("4.4", KAFKA_20719, KAFKA_20198, KAFKA_15022), ("4.4.0", KAFKA_20719, KAFKA_20198, KAFKA_15022),
+@pytest.mark.parametrize("version, racks", [
+    ("3.0", NO_PRODUCER_RACKS), ("3.3", NO_PRODUCER_RACKS), ("4.3", NO_PRODUCER_RACKS),
+    ("4.3.1", NO_PRODUCER_RACKS), ("4.4.0", KIP_1123), ("4.4", KIP_1123),
 ])
-def test_streams_rules_per_release(version: str, streams: str, room: str, flow: str) -> None:
+def test_the_producers_rack_awareness_came_with_4_4(version: str, racks: str) -> None:
+    release = release_for(version, "classic")
+    assert rule(release, KEYLESS_RACKS) == racks
+    assert rule(release, KEYLESS) == (KIP_480 if version == "3.0" else KIP_794)  # KIP-1123 builds on KIP-794
+
+
+# KRaft early access before 3.3 (KIP-833); the striped placer's reworded refusals from 4.3.0 (KAFKA-19774, not in any
+# 4.2 patch: 4.2.1's StripedReplicaPlacer still has the old words); --generate on the striped placer from 4.1.0
+# (KAFKA-18798: every 4.0 patch, 4.0.2 included, still calls AdminUtils)
+@pytest.mark.parametrize("version, kraft, messages, generate", [
+    ("3.0", KRAFT_EARLY_ACCESS, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("3.2.3", KRAFT_EARLY_ACCESS, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("3.3.0", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("3.9", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("4.0", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("4.0.2", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, ADMIN_UTILS),
+    ("4.1.0", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, KAFKA_18798),
+    ("4.2", KRAFT_PRODUCTION, FENCED_OR_REGISTERED, KAFKA_18798),
+    ("4.3.0", KRAFT_PRODUCTION, KAFKA_19774, KAFKA_18798),
+    ("4.4", KRAFT_PRODUCTION, KAFKA_19774, KAFKA_18798),
+])
+def test_kraft_and_replica_placement_rules_per_release(version: str, kraft: str, messages: str, generate: str) -> None:
+    release = release_for(version, "classic")
+    assert rule(release, KRAFT) == kraft
+    assert rule(release, STRIPED_MESSAGES) == messages and rule(release, REASSIGN_GENERATE) == generate
+
+
+@pytest.mark.parametrize("version, streams, room, flow, coordinator", [
+    ("4.2", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022, TARGET_THEN_REVOKE),
+    ("4.3.1", STREAMS_STICKY_42, THREADS_TIMES_FLOOR, KAFKA_15022, TARGET_THEN_REVOKE),
+    ("4.4", KAFKA_20719, KAFKA_20198, KAFKA_15022, KAFKA_20665),
+    ("4.4.0", KAFKA_20719, KAFKA_20198, KAFKA_15022, KAFKA_20665),
+])
+def test_streams_rules_per_release(version: str, streams: str, room: str, flow: str, coordinator: str) -> None:
     release = release_for(version, "streams")
-    assert rule(release, STREAMS_STICKY) == streams
+    assert rule(release, STREAMS_STICKY) == streams and rule(release, STREAMS_COORDINATOR) == coordinator
     assert rule(release, KSTREAMS_STICKY_ROOM) == room and rule(release, KSTREAMS_RACK_FLOW) == flow
 
 
 def test_kafka_streams_rack_flow_changed_in_3_7() -> None:
     assert rule(release_for("3.6.2", "classic"), KSTREAMS_RACK_FLOW) == BEFORE_KAFKA_15022
     assert rule(release_for("3.7.0", "classic"), KSTREAMS_RACK_FLOW) == KAFKA_15022
+
+
+@pytest.mark.parametrize("version, assignors, tags, racks, movements, split", [
+    ("3.0.0", HIGH_AVAILABILITY_ONLY, NO_CLIENT_TAGS, NO_RACK_AWARE, BEFORE_KAFKA_13600, BEFORE_KAFKA_12648),
+    ("3.0", HIGH_AVAILABILITY_ONLY, NO_CLIENT_TAGS, NO_RACK_AWARE, BEFORE_KAFKA_13600, BEFORE_KAFKA_12648),
+    ("3.1.0", HIGH_AVAILABILITY_ONLY, NO_CLIENT_TAGS, NO_RACK_AWARE, BEFORE_KAFKA_13600, KAFKA_12648),
+    ("3.2.0", HIGH_AVAILABILITY_ONLY, KIP_708, NO_RACK_AWARE, KAFKA_13600, KAFKA_12959),
+    ("3.2", HIGH_AVAILABILITY_ONLY, KIP_708, NO_RACK_AWARE, KAFKA_13600, KAFKA_12959),
+    ("3.3.0", HIGH_AVAILABILITY_ONLY, KIP_708, NO_RACK_AWARE, MOVEMENTS_POLLED, KAFKA_12959),
+    ("3.5.1", HIGH_AVAILABILITY_ONLY, KIP_708, NO_RACK_AWARE, MOVEMENTS_POLLED, KAFKA_12959),
+    ("3.6.0", HIGH_AVAILABILITY_ONLY, KIP_708, MIN_TRAFFIC_ONLY, MOVEMENTS_POLLED, KAFKA_12959),
+    ("3.7.0", HIGH_AVAILABILITY_ONLY, KIP_708, BALANCE_SUBTOPOLOGY, MOVEMENTS_POLLED, KAFKA_12959),
+    ("3.8.0", KIP_924, KIP_708, BALANCE_SUBTOPOLOGY, MOVEMENTS_POLLED, KAFKA_12959),
+    ("4.4", KIP_924, KIP_708, BALANCE_SUBTOPOLOGY, MOVEMENTS_POLLED, KAFKA_12959),
+])
+def test_kafka_streams_classic_rules_per_release(version: str, assignors: str, tags: str, racks: str, movements: str,
+                                                 split: str) -> None:
+    release = release_for(version, "classic")
+    assert rule(release, KSTREAMS_TASK_ASSIGNORS) == assignors and rule(release, KSTREAMS_CLIENT_TAGS) == tags
+    assert rule(release, KSTREAMS_RACK_AWARE) == racks and rule(release, KSTREAMS_MOVEMENTS) == movements
+    assert rule(release, KSTREAMS_THREAD_SPLIT) == split
+    assert rule_at_least(release, KSTREAMS_MOVEMENTS, KAFKA_13600) == (movements != BEFORE_KAFKA_13600)
 
 
 @given(st.sampled_from(LINES), st.none() | st.integers(0, 12))

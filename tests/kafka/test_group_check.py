@@ -34,7 +34,7 @@ def stable():
 
 
 def test_a_stable_uniform_group_is_exactly_what_uniform_gives_at_4_3() -> None:
-    check = check_group(stable(), {"rk43-b11-p7": 7})
+    check = check_group(stable(), {"rk43-b11-p7": 7}, "4.3")
     assert check == {"kafka_version": "4.3", "assignor": "uniform", "equal": True, "differs": {}, "notes": []}
 
 
@@ -82,9 +82,34 @@ def test_a_share_group_with_its_start_offsets_as_initialized_partitions() -> Non
 
 def test_a_streams_group_and_the_standby_count_it_assumes() -> None:
     streams = groups.from_streams_group(answer("streams-group-describe")[0], 1)
-    check = check_group(streams, {"rk43-b13-in": 4})
+    check = check_group(streams, {"rk43-b13-in": 4}, "4.3")  # the broker's release
     assert check["equal"] is True and "standby replicas per stateful task taken as 0" in check["notes"][0]
+    assert check["kafka_version"] == "4.3" and "target assignment as its current tasks" in check["notes"][1]
     assert group_scenario(streams, {"rk43-b13-in": 4})["subtopologies"] == {"0": {"partitions": 4, "stateful": False}}
+    as_44 = check_group(streams, {"rk43-b13-in": 4})  # the default: Kafka 4.4's coordinator and assignor
+    assert as_44["kafka_version"] == "4.4" and as_44["equal"] is True
+    assert "current assignment and reported task offset sums" in as_44["notes"][1]
+
+
+def test_a_streams_group_as_kafka_4_4_hands_it_over() -> None:
+    # 4.4's coordinator hands the assignor the members' current tasks and offset sums: a member still holding a
+    # task its target no longer has (mid-reconciliation) counts as its previous owner, and a reported offset sum
+    # counts as state; 4.3's hands over the targets
+    streams = copy.deepcopy(groups.from_streams_group(answer("streams-group-describe")[0], 1))
+    first, second = streams.members.values()
+    first.assignment = {"active": {"0": [1, 2, 3]}, "standby": {}, "warmup": {}}
+    second.assignment = {"active": {"0": [0]}, "standby": {}, "warmup": {}}
+    second.task_offsets = {"0_1": 900}
+    doc = group_scenario(streams, {"rk43-b13-in": 4}, kafka_version="4.4")
+    assert doc["members"][first.member_id]["active"] == {"0": [1, 2, 3]}
+    assert doc["members"][second.member_id] == {"process_id": second.process_id, "active": {"0": [0]},
+                                                "offset_sums": {"0_1": 900}}
+    older = group_scenario(streams, {"rk43-b13-in": 4}, kafka_version="4.3")
+    assert older["members"][first.member_id]["active"] == {"0": [2, 3]} and \
+        "offset_sums" not in older["members"][second.member_id]
+    assert check_group(streams, {"rk43-b13-in": 4}, "4.3")["equal"] is True  # the targets are a fixed point
+    check = check_group(streams, {"rk43-b13-in": 4}, "4.4")
+    assert check["equal"] is not None and "why" not in check
 
 
 @pytest.mark.parametrize(("change", "why"), [
@@ -121,18 +146,12 @@ def test_the_release_of_a_kafka_4_3_1_broker_is_inferred() -> None:
     assert line == "4.3" and "level 30" in why
 
 
-@pytest.mark.parametrize(("top", "line"), [(25, "4.0"), (22, "4.0"), (27, "4.1"), (26, "4.1"), (29, "4.2"),
-                                           (30, "4.3"), (31, None), (21, None)])
-def test_each_release_line_by_its_metadata_versions(top: int, line) -> None:
-    found, why = infer_release({"supported_features": {"metadata.version": [7, top]}, "api_versions": {68: [0, 1]}})
-    assert found == line
-    if line == "4.0":
-        assert "patch release not told apart" in why
-    if line is None:
-        assert str(top) in why
+def test_the_manuals_check_line_is_what_describe_group_prints_for_the_captured_broker() -> None:
+    line, why = infer_release(groups.hints_from(answer("api-versions"), "127.0.0.1:9092", 4))
+    found = {"group_check": check_group(stable(), {"rk43-b11-p7": 7}, line), "group": stable().to_json(),
+             "kafka_version": line, "kafka_version_from": "inferred", "kafka_version_why": why}
+    page = (REPO / "docs" / "group-types.md").read_text()
+    assert check_lines(found)[0] in page.splitlines()
 
 
-def test_a_broker_without_features_is_said_so() -> None:
-    assert infer_release({"supported_features": {}, "api_versions": {68: [0, 1]}})[0] is None
-    found, why = infer_release({"supported_features": {}, "api_versions": {3: [0, 12]}})
-    assert found is None and "not a Kafka 4 broker" in why
+# every release line from 3.0 to 4.4, ZooKeeper mode and KRaft: tests/kafka/test_release_inference.py

@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from kassign.core.releases import DEFAULT_KAFKA_VERSION
 from kassign.kafka import groups
 from kassign.kafka import groups_protocol as G
 from kassign.kafka.config import ClientSettings
@@ -185,7 +186,7 @@ def test_describe_group_command_on_a_real_classic_group(tansu, topic_name):
         assert out.returncode == 0, out.stderr
         found = json.loads(out.stdout)
         assert found["group"]["type"] == "classic" and list(found["group"]["members"]) == [member]
-        assert found["kafka_version"] == "4.3" and found["kafka_version_from"] == "default"
+        assert found["kafka_version"] == DEFAULT_KAFKA_VERSION and found["kafka_version_from"] == "default"
         assert "names no metadata.version" in found["kafka_version_why"]
         assert found["group_check"]["equal"] is None and "subscription" in found["group_check"]["why"]
         assert any("no member subscriptions" in w for w in found["warnings"])
@@ -194,7 +195,7 @@ def test_describe_group_command_on_a_real_classic_group(tansu, topic_name):
         table = _describe_cli("--bootstrap-server", tansu.bootstrap, "--group", group)
         assert table.returncode == 0, table.stderr
         assert f"Group {group}: a classic consumer group" in table.stdout
-        assert "check (Kafka 4.3, default" in table.stdout and "not checked" in table.stdout
+        assert f"check (Kafka {DEFAULT_KAFKA_VERSION}, default" in table.stdout and "not checked" in table.stdout
         missing = _describe_cli("--bootstrap-server", tansu.bootstrap, "--group", f"{group}-nobody")
         assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "does not exist" in missing.stderr
     finally:

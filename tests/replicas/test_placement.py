@@ -11,22 +11,85 @@ from hypothesis import strategies as st
 import kassign
 from kassign.core.errors import KassignError, ReplicaPlacementError
 from kassign.replicas.brokers import parse_broker_list
-from kassign.replicas.placement import rack_alternated_brokers, reassignment_json
-from tests.conftest import vector_params
+from kassign.replicas.placement import placement_rule, rack_alternated_brokers, reassignment_json
+from tests.conftest import load_vectors, vector_params
+
+
+# AdminUtils answers alike in every release that has it: 3.0 to 3.9 (ZooKeeper mode) and 4.0 (--generate)
+LEGACY_RELEASES = [None, "3.0", "3.0.2", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "3.9.2", "4.0",
+                   "4.0.0"]
 
 
 @pytest.mark.parametrize("line", vector_params("replicas.jsonl"))
 def test_replicas_vector(line: dict) -> None:
+    # the SPEC's call: no kafka_version, no placer
+    _check_line(line)
+
+
+def test_replicas_vectors_every_release_with_adminutils() -> None:
+    lines = load_vectors("replicas.jsonl")
+    for version in LEGACY_RELEASES:
+        for line in lines:
+            _check_line(line, kafka_version=version, placer="legacy")
+            if version is not None and version.startswith("3."):
+                _check_line(line, kafka_version=version)  # a 3.x release without a placer means AdminUtils
+
+
+def _check_line(line: dict, **release: object) -> None:
     request = line["request"]
     brokers = [(b[0], b[1]) for b in request["brokers"]]
     args = (brokers, request["partitions"], request["rf"], request["fixedStartIndex"], request["startPartitionId"])
     if "expected_error" in line:
         with pytest.raises(ReplicaPlacementError) as caught:
-            kassign.assign_replicas(*args)
+            kassign.assign_replicas(*args, **release)
         assert caught.value.kafka_exception == line["expected_error"]
     else:
-        got = kassign.assign_replicas(*args)
+        got = kassign.assign_replicas(*args, **release)
         assert {str(p): replicas for p, replicas in got.items()} == line["expected"]
+
+
+@pytest.mark.parametrize("version", ["4.1", "4.1.0", "4.2", "4.3.1", "4.4"])
+def test_adminutils_asked_of_a_release_without_it_is_one_line_that_says_so(version: str) -> None:
+    with pytest.raises(KassignError) as caught:
+        kassign.assign_replicas([(0, None), (1, None)], 2, 2, 0, placer="legacy", kafka_version=version)
+    message = str(caught.value)
+    assert "\n" not in message and f"Kafka {version} has no AdminUtils placement" in message
+    assert "KAFKA-18798" in message and "striped" in message
+
+
+@pytest.mark.parametrize("version, placer, chosen, label", [
+    (None, None, "legacy", "3.9"),  # the SPEC's call answers as it always has
+    (None, "legacy", "legacy", "3.9"),
+    (None, "striped", "striped", "4.4"),
+    ("3.0", None, "legacy", "3.0"), ("3.9.2", None, "legacy", "3.9.2"),
+    ("4.0", None, "striped", "4.0"), ("4.0", "legacy", "legacy", "4.0"), ("4.4", None, "striped", "4.4"),
+    ("3.1", "striped", "striped", "3.1"), ("3.3", "striped", "striped", "3.3"),
+])
+def test_which_placer_answers(version, placer, chosen, label) -> None:
+    found = placement_rule(version, placer)
+    assert (found.placer, found.kafka_version) == (chosen, label)
+    assert found.what.startswith(f"Kafka {label}: ")
+
+
+def test_what_each_answer_says() -> None:
+    assert "early access" in placement_rule("3.2", "striped").what
+    assert "early access" not in placement_rule("3.3", "striped").what
+    assert "ZooKeeper-mode topic creation" in placement_rule("3.9").what
+    assert "no ZooKeeper mode" in placement_rule("4.0", "legacy").what
+    assert "--generate" not in placement_rule("4.0").what and "--generate too" in placement_rule("4.1").what
+
+
+def test_a_4x_release_without_a_placer_is_the_striped_placer() -> None:
+    brokers = [(0, "a", False), (1, "b", False), (2, "c", False)]
+    assert kassign.assign_replicas(brokers, 5, 2, kafka_version="4.3", seed=9) == kassign.assign_replicas(
+        brokers, 5, 2, placer="striped", seed=9)
+
+
+@pytest.mark.parametrize("bad, message", [("5.0", "not a release kassign models"), ("2.8", "not a release"),
+                                          ("4.x", "MAJOR.MINOR"), (4.3, "MAJOR.MINOR")])
+def test_bad_releases(bad, message) -> None:
+    with pytest.raises(KassignError, match=message):
+        kassign.assign_replicas([(0, None)], 1, 1, kafka_version=bad)
 
 
 def test_rack_unaware_worked_example() -> None:
@@ -164,3 +227,21 @@ def test_racks_utf8_cannot_carry_are_refused(placer: str) -> None:
         kassign.assign_replicas([(0, "\udcff"), (1, "b")], 2, 2, placer=placer, seed=1)
     with pytest.raises(KassignError, match="rack 'r\\\\ud800' has a lone surrogate"):
         kassign.assign_replicas({0: "a", 1: "r\ud800"}, 2, 2, placer=placer, seed=1)
+
+
+# --- Java's 32-bit arithmetic -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("start_index, start_partition, partitions", [
+    (0, (1 << 31) - 2, 3),  # the third partition id passes 2^31 - 1: Kafka's wraps to -2^31
+    ((1 << 31) - 1, 0, 3),  # partition 1 + start index passes 2^31 - 1: Kafka indexes its broker list below 0
+])
+def test_where_kafkas_int_arithmetic_would_overflow_kassign_refuses_in_one_line(start_index, start_partition,
+                                                                                partitions) -> None:
+    with pytest.raises(KassignError, match="32-bit") as caught:
+        kassign.assign_replicas([(0, None), (1, None)], partitions, 1, start_index, start_partition)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_largest_ids_that_do_not_overflow_still_place() -> None:
+    got = kassign.assign_replicas([(0, None), (1, None)], 2, 2, 0, (1 << 31) - 3)
+    assert got == {(1 << 31) - 3: [1, 0], (1 << 31) - 2: [0, 1]}

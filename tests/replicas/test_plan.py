@@ -92,8 +92,37 @@ def test_worked_example_of_the_module_docstring():
     current = doc([0, 1], [1, 2], [2, 0], [0, 1], [1, 2], [2, 0])
     plan = plan_reassignment(current, [(b, None) for b in range(4)])
     assert [e["replicas"] for e in plan["partitions"]] == [[3, 0], [1, 3], [2, 3], [0, 1], [1, 2], [2, 0]]
-    generated = kafka_generate_document(current, [(b, None) for b in range(4)], seed=0)
-    assert (moves(generated, current), leader_changes(generated, current)) == (6, 6)
+    for version, expected in (("3.9", (6, 6)), ("4.0", (6, 6)), ("4.1", (8, 6)), (None, (8, 6))):
+        generated = kafka_generate_document(current, [(b, None) for b in range(4)], seed=0, kafka_version=version)
+        assert (moves(generated, current), leader_changes(generated, current)) == expected, version
+
+
+@pytest.mark.parametrize("version", ["3.0", "3.9.2", "4.0.0", "4.0"])
+def test_kafka_generate_up_to_4_0_is_adminutils_per_topic(version):
+    # kafka-reassign-partitions.sh --generate of 3.x and 4.0: AdminUtils, each topic from its own random start
+    current = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": [p % 3, (p + 1) % 3]}
+                                            for t in ("a", "b") for p in range(5)]}
+    brokers = [(b, f"r{b % 2}") for b in range(4)]
+    generated = kafka_generate_document(current, brokers, seed=5, kafka_version=version)
+    expected = {t: kassign.assign_replicas(brokers, 5, 2, seed=5 + i) for i, t in enumerate(("a", "b"))}
+    assert {(e["topic"], e["partition"]): e["replicas"] for e in generated["partitions"]} == {
+        (t, p): r for t, placed in expected.items() for p, r in placed.items()}
+
+
+@pytest.mark.parametrize("version", ["4.1.0", "4.2", "4.3.1", "4.4"])
+def test_kafka_generate_from_4_1_is_the_striped_placer_with_one_random(version):
+    # KAFKA-18798: the tool's striped placer, every broker unfenced, one java.util.Random over the topics in turn
+    from kassign.core.javarandom import JavaRandom
+    from kassign.replicas.striped import place_striped
+
+    current = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": [p % 3, (p + 1) % 3]}
+                                            for t in ("a", "b") for p in range(5)]}
+    brokers = [(b, f"r{b % 2}") for b in range(4)]
+    generated = kafka_generate_document(current, brokers, seed=5, kafka_version=version)
+    rng = JavaRandom(5)
+    expected = {t: place_striped([(b, r, False) for b, r in brokers], 5, 2, rng) for t in ("a", "b")}
+    assert {(e["topic"], e["partition"]): e["replicas"] for e in generated["partitions"]} == {
+        (t, p): r for t, placed in expected.items() for p, r in enumerate(placed)}
 
 
 def test_result_is_a_plain_json_document_with_the_rollback():

@@ -14,37 +14,74 @@ from kassign.core.javarandom import JavaRandom
 from kassign.replicas.brokers import normalise_striped_brokers, parse_striped_broker_list
 from kassign.replicas.striped import StripedPlacer, check_striped_request, place_striped
 from kassign.core.javaorder import JavaOrderUndefined, hashmap_positions, java_string_hash, signed32
-from tests.conftest import vector_params
+from tests.conftest import load_vectors, vector_params
 
 
-def striped(brokers, partitions, rf, seed, start_partition=0):
-    return kassign.assign_replicas(brokers, partitions, rf, start_partition=start_partition, placer="striped", seed=seed)
+def striped(brokers, partitions, rf, seed, start_partition=0, kafka_version=None):
+    return kassign.assign_replicas(brokers, partitions, rf, start_partition=start_partition, placer="striped", seed=seed,
+                                   kafka_version=kafka_version)
 
 
 # --- Kafka's reference vectors ----------------------------------------------------------------
 
+# replicas-striped.jsonl came from Kafka's trunk of October 2024 (the placer 4.0.0 shipped, worded as every release
+# from 3.0 to 4.2); kafka-4.3/replicas-striped.jsonl from Kafka 4.3.1 (worded as 4.3.0 and later, KAFKA-19774)
+OLD_WORDING = ["3.0", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0.0", "4.0", "4.1", "4.2"]
+NEW_WORDING = ["4.3.0", "4.3", "4.4"]
+
 
 @pytest.mark.parametrize("line", vector_params("replicas-striped.jsonl"))
 def test_striped_vector(line: dict) -> None:
-    _check_striped_line(line)
+    _check_striped_line(line, "4.0")
 
 
 @pytest.mark.parametrize("line", vector_params("kafka-4.3/replicas-striped.jsonl"))
 def test_striped_vector_43(line: dict) -> None:
     # Kafka 4.3.1's placer: the same placements; two messages are worded differently, the exception names are not
-    _check_striped_line(line)
+    _check_striped_line(line, "4.3")
 
 
-def _check_striped_line(line: dict) -> None:
+def test_striped_vectors_every_release() -> None:
+    """Every line of both files asked as every release from 3.0 to 4.4: the placements never changed; a refusal
+    reads as the release that is asked words it (the 2024 file's words up to 4.2, 4.3.1's from 4.3.0 on)."""
+    files = {"old": load_vectors("replicas-striped.jsonl"), "new": load_vectors("kafka-4.3/replicas-striped.jsonl")}
+    words = {"old": {}, "new": {}}
+    for wording, lines in files.items():
+        for line in lines:
+            if "error_message" in line:
+                key = (line["error_message"].split(" ")[0], _numbers(line["error_message"]))
+                words[wording][key] = line["error_message"]
+    checked = 0
+    for lines in files.values():
+        for line in lines:
+            for version in OLD_WORDING + NEW_WORDING:
+                wording = "old" if version in OLD_WORDING else "new"
+                expected = dict(line)
+                if "error_message" in line:
+                    key = (line["error_message"].split(" ")[0], _numbers(line["error_message"]))
+                    if key not in words[wording]:
+                        continue  # that refusal is not in the other file with these numbers
+                    expected["error_message"] = words[wording][key]
+                _check_striped_line(expected, version)
+                checked += 1
+    assert checked > 7000
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(t) for t in text.replace(":", " ").split() if t.lstrip("-").isdigit())
+
+
+def _check_striped_line(line: dict, kafka_version: str) -> None:
     request = line["request"]
     brokers = [(b[0], b[1], b[2]) for b in request["brokers"]]
     args = (brokers, request["numPartitions"], request["rf"], request["seed"], request["startPartition"])
     if "expected_error" in line:
         with pytest.raises(ReplicaPlacementError) as caught:
-            striped(*args)
+            striped(*args, kafka_version=kafka_version)
         assert caught.value.kafka_exception == line["expected_error"]
+        assert str(caught.value) == line["error_message"]
     else:
-        got = striped(*args)
+        got = striped(*args, kafka_version=kafka_version)
         first = request["startPartition"]
         assert list(got) == list(range(first, first + request["numPartitions"]))
         assert list(got.values()) == line["expected"]
@@ -130,25 +167,42 @@ def test_two_hundred_partitions_spread_over_all_ordered_pairs() -> None:
     }
 
 
+OLD_FENCED = "All brokers are currently fenced."
+NEW_FENCED = "All brokers are currently fenced, or have all their log directories cordoned."
+
+
 @pytest.mark.parametrize(
-    ("brokers", "rf", "words"),
+    ("brokers", "rf", "version", "message"),
     [
-        ([(11, "1", True), (10, "1", True)], 1, "all 2 brokers are fenced"),
-        ([(11, "1", False), (10, "1", False)], 3, "only 2 are registered"),
-        ([(11, "1", False), (10, "1", False)], 0, "Replication factor 0 is not positive"),
-        ([(11, "1", False)], -1, "Replication factor -1 is not positive"),
-        ([], 1, "there are no brokers"),
+        ([(11, "1", True), (10, "1", True)], 1, "4.2", OLD_FENCED),
+        ([(11, "1", True), (10, "1", True)], 1, "4.3", NEW_FENCED),
+        ([], 1, "3.9", OLD_FENCED),  # no broker at all reads as "all fenced" too
+        ([], 1, "4.4", NEW_FENCED),
+        ([(11, "1", False), (10, "1", False)], 3, "4.0",
+         "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered."),
+        ([(11, "1", False), (10, "1", False)], 3, "4.3.0",
+         "The target replication factor of 3 cannot be reached because only 2 broker(s) are registered or some "
+         "brokers have all their log directories cordoned."),
+        ([(11, "1", False), (10, "1", False)], 0, "3.3", "Invalid replication factor 0: the replication factor must be positive."),
+        ([(11, "1", False)], -1, "4.4", "Invalid replication factor -1: the replication factor must be positive."),
     ],
 )
-def test_kafkas_refusals(brokers, rf, words) -> None:
-    with pytest.raises(ReplicaPlacementError, match=words) as caught:
-        striped(brokers, 1, rf, seed=1)
+def test_kafkas_refusals_in_each_releases_words(brokers, rf, version, message) -> None:
+    with pytest.raises(ReplicaPlacementError) as caught:
+        striped(brokers, 1, rf, seed=1, kafka_version=version)
+    assert str(caught.value) == message
     assert caught.value.kafka_exception == "InvalidReplicationFactorException"
+
+
+def test_refusals_default_to_the_newest_wording() -> None:
+    with pytest.raises(ReplicaPlacementError) as caught:
+        striped([(0, None, True)], 1, 1, seed=1)
+    assert str(caught.value) == NEW_FENCED
 
 
 def test_refusals_come_in_kafkas_order() -> None:
     all_fenced = normalise_striped_brokers([(0, None, True)])
-    with pytest.raises(ReplicaPlacementError, match="not positive"):
+    with pytest.raises(ReplicaPlacementError, match="must be positive"):
         check_striped_request(all_fenced, 0)  # rf first, though every broker is fenced
     with pytest.raises(ReplicaPlacementError, match="fenced"):
         check_striped_request(all_fenced, 5)  # then fencing, though rf exceeds the broker count

@@ -151,3 +151,26 @@ def test_verdict_names_the_mixed_producers():
                            "librdkafka's default (CRC32) does: a librdkafka-based producer")
     assert "without partitioner=murmur2_random" in text and f"{split} keys sit on two partitions" in text
     assert np.isclose(entry["partitioners"]["java"]["records"] / entry["keyed_records"], 0.99, atol=0.01)
+
+
+# -- keyless records: rack-aware producers or plain sticky ones ----------------------------------------------------
+
+def test_keyless_records_only_where_one_rack_leads_are_rack_aware_producers():
+    from kassign.spark.forensics import keyless_placement
+
+    racks = ["a", "b", "c", "a", "b", "c"]
+    keyless = [(0, 0), (1000, 1_000_000), (0, 0), (0, 0), (1000, 1_000_000), (0, 0)]
+    found = keyless_placement(keyless, racks)
+    assert found["placement"] == "rack-aware" and found["producer_racks"] == ["b"]
+    assert found["draws_at_least"] == 61 and found["chance_plain"] == float(f"{(2 / 6) ** 61:.3g}")
+    assert "rack-aware producers (partitioner.rack.aware, Kafka 4.4) in b" in found["verdict"]
+    # the same spread over every rack's partitions: plain sticky producers
+    spread = keyless_placement([(10, 100_000)] * 6, racks)
+    assert spread["placement"] == "spread"
+    # few keyless bytes: a plain producer would often stay in one rack's partitions by chance
+    few = keyless_placement([(0, 0), (3, 40_000), (0, 0), (0, 0), (0, 0), (0, 0)], racks)
+    assert few["placement"] == "undetermined" and "too few" in few["verdict"]
+    # every partition led in one rack, or no racks: nothing to tell
+    assert keyless_placement(keyless, ["a"] * 6)["placement"] == "undetermined"
+    assert keyless_placement(keyless, [None] * 6)["placement"] == "undetermined"
+    assert keyless_placement([(0, 0)] * 6, racks) is None

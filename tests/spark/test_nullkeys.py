@@ -96,7 +96,78 @@ def test_the_jvm_column_chooses_exactly_what_the_python_model_chooses(spark, mod
     assert got == expected
 
 
-def test_key_figures_are_the_same_on_both_engines(spark, tmp_path):
+SETUPS = {
+    "4.4 rack-aware": ("sticky", "4.4", ("rack-a", "rack-b"), True,
+                       {"t": ("rack-a", "rack-b", "rack-c", "rack-a", "rack-b", "rack-c", None),
+                        "événements": ("rack-c", "rack-c", "rack-a", "rack-b", None)}),
+    "3.2 keyed records share batches": ("sticky", "3.2", (), False, {}),
+    "3.3 built-in partitioner": ("sticky", "3.3", ("rack-a",), False, {}),
+    "round-robin ignores keyed records": ("round-robin", "3.1", (), False, {}),
+}
+
+
+@pytest.mark.parametrize("name", list(SETUPS))
+def test_the_jvm_column_chooses_what_python_chooses_per_release_and_rack(spark, name):
+    """Every release's rule, producers in two racks (split i in rack i % 2), keyed rows seen where the release's
+    producer sees them (3.0-3.2): the JVM copy draws exactly the numbers kassign.producer.keyless draws."""
+    from pyspark.sql import functions as F
+
+    from kassign.spark.nullkeys import ProducerSetup, null_key_column
+    from kassign.spark.partition import register_jvm_udf
+
+    if not register_jvm_udf(spark):
+        pytest.skip("no JVM UDF in this session (javac missing)")
+    model, version, racks, aware, leaders = SETUPS[name]
+    setup = ProducerSetup(version, racks, aware, leaders)
+    splits, per_split = 3, 700
+    df = spark.range(0, splits * per_split, 1, splits).select(
+        F.when(F.col("id") % 3 == 0, "événements").otherwise("t").alias("topic"),
+        (50 + (F.col("id") * 37) % 400).alias("bytes"),
+        F.when(F.col("id") % 4 == 1, F.col("id") % 5).cast("int").alias("keyed"), "id")
+    column = null_key_column(F.col("topic"), F.col("bytes"), model, {"t": 7}, 5, 1000, seed=77, stream=0,
+                             setup=setup, keyed=F.col("keyed"))
+    got = [r["p"] for r in df.select(column.alias("p"), "id").orderBy("id").collect()]
+    expected = []
+    for split in range(splits):
+        producer = _Producer(model, {"t": 7}, 5, 1000, 77, split=split, setup=setup)
+        for i in range(split * per_split, (split + 1) * per_split):
+            topic = "événements" if i % 3 == 0 else "t"
+            keyed = i % 5 if i % 4 == 1 else -1
+            placed = int(producer.partitions(topic, np.array([50 + (i * 37) % 400]), np.array([keyed]))[0])
+            expected.append(None if keyed >= 0 else placed)
+    assert got == expected
+    if aware:  # producers in rack-a (splits 0, 2) and rack-b (split 1) land only where their rack leads
+        rows = df.select(column.alias("p"), "topic", F.spark_partition_id().alias("split")).collect()
+        for r in rows:
+            if r["p"] is not None:
+                rack = racks[r["split"] % 2]
+                in_rack = [p for p, x in enumerate(leaders[r["topic"]]) if x == rack]
+                assert r["p"] in (in_rack or range(len(leaders[r["topic"]])))
+
+
+def test_kafka_3_2s_producer_moves_on_when_keyed_records_fill_its_batch():
+    """KIP-480 in the pipeline's producer: keyed records on the sticky partition fill its batch, so the keyless
+    records after them move on sooner than with keyless records alone (3.3 and later ignore keyed records)."""
+    from kassign.spark.nullkeys import ProducerSetup
+
+    sizes = np.full(60, 100)
+    keyed = np.where(np.arange(60) % 2 == 0, -1, 0)  # every other record is keyed to partition 0
+    alone = _Producer("sticky", {"t": 4}, 4, 1000, 3, 0, setup=ProducerSetup("3.2")).partitions("t", sizes[keyed < 0])
+    mixed = _Producer("sticky", {"t": 4}, 4, 1000, 3, 0, setup=ProducerSetup("3.2")).partitions("t", sizes, keyed)
+    switches = lambda p: int((np.diff(p) != 0).sum())  # noqa: E731
+    assert switches(mixed[keyed < 0]) > switches(alone)
+    later = _Producer("sticky", {"t": 4}, 4, 1000, 3, 0, setup=ProducerSetup("3.3"))
+    assert later.partitions("t", sizes, keyed)[keyed < 0].tolist() == \
+        _Producer("sticky", {"t": 4}, 4, 1000, 3, 0, setup=ProducerSetup("3.3")).partitions("t", sizes[keyed < 0]).tolist()
+
+
+@pytest.mark.parametrize("producer", [
+    {},
+    {"kafka_version": "3.2"},
+    {"kafka_version": "4.4", "client_racks": ["rack-a", "rack-b"], "partitioner_rack_aware": True,
+     "leader_racks": {"a": ["rack-a", "rack-b", "rack-c"] * 2, "b": ["rack-b", "rack-a", "rack-c"] * 3}},
+], ids=["4.4", "3.2", "4.4 rack-aware"])
+def test_key_figures_are_the_same_on_both_engines(spark, tmp_path, producer):
     from pyspark.sql import functions as F
 
     from kassign.spark.partition import register_jvm_udf
@@ -114,7 +185,7 @@ def test_key_figures_are_the_same_on_both_engines(spark, tmp_path):
     figures = {}
     for engine in ("jvm", "arrow"):
         opts = PipelineOptions(out=str(tmp_path), input="x", key_column="key", size_column="size",
-                               topic_column="topic", partitions=6, batch_size=700, engine=engine)
+                               topic_column="topic", partitions=6, batch_size=700, engine=engine, **producer)
         tagged = normalise(df, opts, "parquet")
         rows = key_figures(tagged, {"b": 9}, opts).collect()
         figures[engine] = sorted((tuple(r) for r in rows), key=repr)
@@ -123,3 +194,5 @@ def test_key_figures_are_the_same_on_both_engines(spark, tmp_path):
     assert reasons == [(None, None, None, "size column 'size' is negative", 1, None)]
     keyless_b = [r for r in figures["jvm"] if r[0] == "b" and r[1] is None]
     assert keyless_b and all(0 <= r[2] < 9 for r in keyless_b)  # topic b has 9 partitions, a the default 6
+    if producer.get("partitioner_rack_aware"):  # producers in rack-a and rack-b: never b's partitions led in rack-c
+        assert {r[2] for r in keyless_b} <= {0, 1, 3, 4, 6, 7}

@@ -23,7 +23,7 @@ from kassign.cli.common import compact_partitions, emit_json, json_option, print
               help="Client properties (security settings), as the Kafka tools take them.")
 @click.option("--kafka-version", default=None, metavar="MAJOR.MINOR[.PATCH]",
               help="The Kafka release the broker runs. Default: inferred from the broker's ApiVersions where it "
-                   "names one release (else 4.3, and the answer says why).")
+                   "names one release, 3.0 to 4.4 (else 4.4, and the answer says why).")
 @click.option("--timeout", default=10.0, show_default=True, metavar="SECONDS",
               help="Deadline of each request to the cluster.")
 @json_option

@@ -4,6 +4,13 @@ One partitioner (``--partitioner``, default Kafka's Java producer) shows each ke
 partition; ``--compare A,B,...`` puts one column per client beside each key and marks the keys
 the clients send to different partitions. Keys come from the arguments, from stdin (``-``) or
 from ``--keys-file`` (one per line), serialised as ``--key-type`` says.
+
+Keyless records (``--keyless``, or any of ``--client-rack``, ``--partitioner-rack-aware``,
+``--leader-racks``): where Kafka's Java producer of ``--kafka-version`` can put a record without a key,
+partition by partition with its leader's rack (``--leader-racks``, or the cluster's metadata with
+``--bootstrap-server``), and which release's rule says so (``kassign.producer.keyless``): every partition
+with a leader, or with ``--partitioner-rack-aware`` (4.4, KIP-1123) those led in ``--client-rack`` where
+there are any. For example, leaders in ``a,b,c,a,b,c`` and a producer in ``b``: partitions 1 and 4.
 """
 
 from __future__ import annotations
@@ -130,16 +137,49 @@ def _hash_column(client: ClientPartitioner) -> str:
 @click.option("--hex", "hex_keys", is_flag=True, help="Keys are hex-encoded bytes.")
 @click.option("--base64", "base64_keys", is_flag=True, help="Keys are base64-encoded bytes.")
 @click.option("--keys-file", type=click.Path(dir_okay=False), default=None, help="Read keys from a file, one a line.")
+@click.option("--keyless", is_flag=True, help="Also say where a record without a key can land (Kafka's Java producer).")
+@click.option("--kafka-version", default=None, metavar="MAJOR.MINOR[.PATCH]",
+              help="The release whose producer places keyless records (3.0-3.2: KIP-480; 3.3+: KIP-794; default 4.4).")
+@click.option("--client-rack", default=None, metavar="RACK", help="Keyless records: the producer's client.rack.")
+@click.option("--partitioner-rack-aware", is_flag=True,
+              help="Keyless records: partitioner.rack.aware=true (Kafka 4.4, KIP-1123).")
+@click.option("--leader-racks", default=None, metavar="RACK,...",
+              help="Keyless records: each partition's leader's rack, in partition order ('' for a leader without a "
+                   "rack, '-' for no leader); with --bootstrap-server, read from the cluster instead.")
 @json_option
 @click.argument("keys", nargs=-1)
 def command(num_partitions: int | None, topic: str | None, bootstrap_server: str | None, command_config: str | None,
             timeout: float, partitioner: str | None, compare: str | None, key_type: str | None,
-            hex_keys: bool, base64_keys: bool, keys_file: str | None, as_json: bool, keys: tuple[str, ...]) -> None:
+            hex_keys: bool, base64_keys: bool, keys_file: str | None, as_json: bool, keys: tuple[str, ...],
+            keyless: bool = False, kafka_version: str | None = None, client_rack: str | None = None,
+            partitioner_rack_aware: bool = False, leader_racks: str | None = None) -> None:
     """Partition for each KEY ('-' reads keys from stdin, one a line), as a producer's partitioner picks it.
 
     Put negative integer keys after '--', e.g. kassign partition -n 12 --key-type long -- -1 42.
+    With --keyless (or --client-rack/--partitioner-rack-aware/--leader-racks), also where a keyless record can
+    land, as --kafka-version's producer decides; keys are then optional.
     """
-    num_partitions = _partition_count(num_partitions, topic, bootstrap_server, command_config, timeout)
+    keyless = keyless or partitioner_rack_aware or client_rack is not None or leader_racks is not None
+    if keyless:
+        from kassign.producer.keyless import check_rack_awareness, keyless_rule
+        from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
+
+        release = release_for(kafka_version or DEFAULT_KAFKA_VERSION, "classic")
+        check_rack_awareness(release, partitioner_rack_aware, client_rack)
+        keyless_rule(release, partitioner_rack_aware)
+    elif kafka_version is not None:
+        from kassign.core.releases import release_for
+
+        release_for(kafka_version, "classic")  # keyed records hash alike in every release: only checked
+    if leader_racks is not None and bootstrap_server is not None:
+        raise KassignError("give --leader-racks or --bootstrap-server (whose metadata names the leaders), not both")
+    layout = None
+    if bootstrap_server is not None and keyless:
+        num_partitions, layout = _cluster_leaders(num_partitions, topic, bootstrap_server, command_config, timeout)
+    elif num_partitions is None and leader_racks is not None and bootstrap_server is None:
+        num_partitions = len(_parse_leaders(leader_racks))
+    num_partitions = _partition_count(num_partitions, topic, bootstrap_server, command_config, timeout) \
+        if layout is None else num_partitions
     if num_partitions < 1:
         raise KassignError(f"--partitions must be at least 1, got {num_partitions}")
     if num_partitions > JAVA_INT_MAX:
@@ -150,12 +190,21 @@ def command(num_partitions: int | None, topic: str | None, bootstrap_server: str
     if hex_keys and base64_keys:
         raise KassignError("give --hex or --base64, not both")
     key_type, encoding = _key_encoding(key_type, "hex" if hex_keys else "base64" if base64_keys else None)
+    answer = None
+    if keyless:
+        leaders, brokers_racks = layout if layout is not None else (
+            _parse_leaders(leader_racks) if leader_racks is not None else None, None)
+        answer = keyless_answer(num_partitions, kafka_version, client_rack, partitioner_rack_aware, leaders,
+                                brokers_racks)
+        if not keys and keys_file is None:
+            _print_keyless(answer, as_json)
+            return
     texts = _key_texts(keys, keys_file)
     raw = [_decode(text, key_type, encoding) for text in texts]
     if compare is not None:
-        _compare(texts, raw, num_partitions, resolve_list(compare), as_json)
+        _compare(texts, raw, num_partitions, resolve_list(compare), as_json, answer)
     else:
-        _single(texts, raw, num_partitions, resolve(partitioner), partitioner is not None, as_json)
+        _single(texts, raw, num_partitions, resolve(partitioner), partitioner is not None, as_json, answer)
 
 
 def _partition_count(given: int | None, topic: str | None, bootstrap: str | None, command_config: str | None,
@@ -179,7 +228,94 @@ def _partition_count(given: int | None, topic: str | None, bootstrap: str | None
     return live.partition_counts(bootstrap, [topic], config=config, timeout=timeout)[topic]
 
 
-def _single(texts: list[str], raw: list[bytes], n: int, client: ClientPartitioner, named: bool, as_json: bool) -> None:
+def _parse_leaders(text: str) -> list:
+    """``--leader-racks a,b,,-``: a rack per partition; '' a leader without a rack; '-' no leader."""
+    from kassign.producer.keyless import NO_LEADER
+
+    entries = [part.strip() for part in text.split(",")]
+    return [NO_LEADER if e == "-" else (e or None) for e in entries]
+
+
+def _cluster_leaders(given: int | None, topic: str | None, bootstrap: str, command_config: str | None,
+                     timeout: float) -> tuple[int, tuple[list, list[str]]]:
+    """The topic's partition count, each partition's leader's rack and every broker's rack, from Metadata."""
+    from kassign.producer.keyless import NO_LEADER
+
+    if given is not None:
+        raise KassignError("give --partitions or --bootstrap-server with --topic, not both")
+    if not topic:
+        raise KassignError("--bootstrap-server needs --topic NAME")
+    if timeout <= 0:
+        raise KassignError(f"--timeout must be positive, got {timeout:g}")
+    from kassign.kafka import metadata as live
+
+    config = live.read_command_config(command_config) if command_config else None
+    layout = live.read_layout(bootstrap, [topic], config=config, timeout=timeout)
+    partitions = layout.topics[topic]
+    leaders = [NO_LEADER if p.leader is None else layout.brokers.get(p.leader) for p in partitions]
+    return len(partitions), (leaders, sorted({r for r in layout.brokers.values() if r}))
+
+
+def keyless_answer(n: int, kafka_version: str | None, client_rack: str | None, rack_aware: bool,
+                   leaders: list | None, broker_racks: list[str] | None) -> dict:
+    """Where a keyless record can land, as ``kafka_version``'s producer decides, and why (for the table or JSON)."""
+    from kassign.core.releases import DEFAULT_KAFKA_VERSION, KIP_480, KIP_1123
+    from kassign.producer.keyless import NO_LEADER, keyless_rule, keyless_targets
+
+    version = kafka_version or DEFAULT_KAFKA_VERSION
+    rule = keyless_rule(version, rack_aware)
+    if leaders is None:
+        if rack_aware:
+            raise KassignError("--partitioner-rack-aware needs the leaders' racks: --leader-racks RACK,... (one per "
+                               "partition) or --bootstrap-server with --topic")
+        leaders = [None] * n
+    if len(leaders) != n:
+        raise KassignError(f"--leader-racks names {len(leaders)} partitions; the topic has {n}")
+    known = set(broker_racks or ()) | {r for r in leaders if isinstance(r, str)}
+    if rack_aware and client_rack not in known:
+        raise KassignError(f"--client-rack {client_rack!r} is no broker's rack (racks: {', '.join(sorted(known)) or 'none'}); "
+                           "a producer in a rack without brokers draws among every partition, as without "
+                           "--partitioner-rack-aware")
+    targets = keyless_targets(leaders, client_rack, rack_aware).tolist()
+    in_rack = [p for p, r in enumerate(leaders) if rack_aware and r == client_rack]
+    led = [p for p, r in enumerate(leaders) if r is not NO_LEADER]
+    rules = {KIP_480: "KIP-480's sticky partitioner: a new partition when a record does not fit the batch, never the "
+                      "one it leaves",
+             KIP_1123: "KIP-1123: the sticky partition is drawn among the partitions led in the producer's rack",
+             }
+    how = rules.get(rule, "KIP-794's built-in partitioner: a new partition after batch.size bytes")
+    if rule == KIP_1123 and not in_rack:
+        why = f"no partition is led in {client_rack}: every partition with a leader, as without rack awareness"
+    elif rule == KIP_1123:
+        why = f"the partitions led in {client_rack}"
+    elif len(led) < n:
+        why = "every partition with a leader" if led else "no partition has a leader: every partition"
+    else:
+        why = "every partition"
+    return {"kafka_version": version, "rule": rule, "client_rack": client_rack, "partitioner_rack_aware": rack_aware,
+            "leader_racks": [None if r is NO_LEADER else r for r in leaders],
+            "leaderless": [p for p, r in enumerate(leaders) if r is NO_LEADER],
+            "partitions": targets, "why": f"Kafka {version}, {how}: {why}"}
+
+
+def _keyless_rows(answer: dict) -> list[list]:
+    leaderless = set(answer["leaderless"])
+    targets = set(answer["partitions"])
+    return [[p, "(no leader)" if p in leaderless else (r or "-"), "yes" if p in targets else "no"]
+            for p, r in enumerate(answer["leader_racks"])]
+
+
+def _print_keyless(answer: dict, as_json: bool) -> None:
+    if as_json:
+        emit_json({"partitions": len(answer["leader_racks"]), "keyless": answer})
+        return
+    title = f"keyless records ({len(answer['leader_racks'])} partitions)"
+    print_table(title, ["partition", "leader's rack", "keyless records land here"], _keyless_rows(answer),
+                caption=answer["why"])
+
+
+def _single(texts: list[str], raw: list[bytes], n: int, client: ClientPartitioner, named: bool, as_json: bool,
+            keyless: dict | None = None) -> None:
     column = _hash_column(client)
     partitions = _partitions(raw, n, client)
     rows = [{"key": t, column: h, "partition": p} for t, h, p in zip(texts, _hashes(raw, client), partitions)]
@@ -189,13 +325,18 @@ def _single(texts: list[str], raw: list[bytes], n: int, client: ClientPartitione
         document = {"partitions": n, "keys": rows}
         if named:
             document = {"partitions": n, "partitioner": client.name, "keys": rows}
+        if keyless is not None:
+            document["keyless"] = keyless
         emit_json(document)
         return
     print_table(f"key -> partition ({n} partitions)", ["key", column, "partition"],
                 [[r["key"], r[column], r["partition"]] for r in rows], notes=notes)
+    if keyless is not None:
+        _print_keyless(keyless, False)
 
 
-def _compare(texts: list[str], raw: list[bytes], n: int, clients: list[ClientPartitioner], as_json: bool) -> None:
+def _compare(texts: list[str], raw: list[bytes], n: int, clients: list[ClientPartitioner], as_json: bool,
+             keyless: dict | None = None) -> None:
     columns = {client.name: _partitions(raw, n, client) for client in clients}
     rows = []
     for i, text in enumerate(texts):
@@ -205,9 +346,14 @@ def _compare(texts: list[str], raw: list[bytes], n: int, clients: list[ClientPar
         rows.append({"key": text, "partitions": placed, "agree": agree})
     differing = sum(not r["agree"] for r in rows)
     if as_json:
-        emit_json({"partitions": n, "partitioners": list(columns), "keys": rows, "differing_keys": differing})
+        document = {"partitions": n, "partitioners": list(columns), "keys": rows, "differing_keys": differing}
+        if keyless is not None:
+            document["keyless"] = keyless
+        emit_json(document)
         return
     notes = [NOT_HASHED_NOTE] if any(NOT_HASHED in v for v in columns.values()) else []
     print_table(f"key -> partition by client ({n} partitions)", ["key", *columns, "differs"],
                 [[r["key"], *r["partitions"].values(), "" if r["agree"] else "*"] for r in rows],
                 caption=f"{differing} of {len(rows)} keys land on different partitions (*)", notes=notes)
+    if keyless is not None:
+        _print_keyless(keyless, False)

@@ -55,6 +55,16 @@ def _scenario_file(path: str | None) -> dict | None:
 @click.option("--null-keys", "null_key_model", type=click.Choice(["sticky", "round-robin"]), default="sticky",
               show_default=True, help="Producer model for records without a key.")
 @click.option("--batch-size", type=int, default=16384, show_default=True, help="Sticky model: batch.size in bytes.")
+@click.option("--client-rack", "client_racks", default=None, metavar="RACK[,RACK...]",
+              help="Sticky model: the producers' client.rack (the producer of input split i in the i-th rack, "
+                   "cycling).")
+@click.option("--partitioner-rack-aware", is_flag=True,
+              help="Sticky model: partitioner.rack.aware=true (Kafka 4.4, KIP-1123): keyless records go to partitions "
+                   "led in the producer's rack.")
+@click.option("--leader-racks", "leader_racks", multiple=True, metavar="[TOPIC=]RACK,...",
+              help="The racks of a topic's partition leaders, one per partition ('' for a leader without a rack); "
+                   "repeatable, one per topic (no TOPIC=: every topic). Default: the scenario's partition_racks, "
+                   "else the leaders of the replica placement on --brokers.")
 @click.option("--members", type=int, default=4, show_default=True,
               help="Consumers in the group (all topics). With --group on live topics, the group's own members "
                    "are used unless --members is given.")
@@ -86,8 +96,9 @@ def _scenario_file(path: str | None) -> dict | None:
               help="A group of any type (classic, consumer, share, streams): its members carry the consumer stages, "
                    "its offsets give the lag, and kassign checks its assignment (summary.json: group, group_check).")
 @click.option("--kafka-version", default=None, metavar="MAJOR.MINOR[.PATCH]",
-              help="The Kafka release the consumer-protocol and share strategies answer as. Default: the broker's, "
-                   "inferred from ApiVersions (live topics), else 4.3.")
+              help="The Kafka release the consumer-protocol and share strategies answer as, and whose Java producer "
+                   "places keyless records (3.0-3.2: KIP-480; 3.3+: KIP-794). Default: the broker's, inferred from "
+                   "ApiVersions (live topics), else 4.4.")
 @click.option("--since", default=None, metavar="TIME",
               help="Read from each partition's first offset at or after TIME (ISO-8601 or epoch ms).")
 @click.option("--last", type=int, default=None, metavar="N", help="Read the last N offsets of each partition.")
@@ -104,7 +115,9 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             producers: str | None = None, null_value: str | None = None, write_partitioned: bool = False,
             write_sample: bool = False, bootstrap: str | None = None, topics: tuple[str, ...] = (),
             command_config: str | None = None, group: str | None = None, since: str | None = None,
-            last: int | None = None, no_forensics: bool = False, kafka_version: str | None = None) -> None:
+            last: int | None = None, no_forensics: bool = False, kafka_version: str | None = None,
+            client_racks: str | None = None, partitioner_rack_aware: bool = False,
+            leader_racks: tuple[str, ...] = ()) -> None:
     """Where a keyed data set's load lands: partitions, skew, consumers, brokers, rebalance cost.
 
     Without INPUT a Zipf-skewed sample is generated inside Spark. INPUT '-' reads standard input
@@ -146,7 +159,9 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
             null_value=null_value, extra=extra, write_partitioned=write_partitioned, write_sample=write_sample,
             bootstrap=bootstrap, topics=list(topics), group=group, since=since, last=last,
             client_config=_client_config(command_config), forensics=not no_forensics,
-            members_from_group=not _given("members"), kafka_version=kafka_version)
+            members_from_group=not _given("members"), kafka_version=kafka_version,
+            client_racks=_racks(client_racks), partitioner_rack_aware=partitioner_rack_aware,
+            leader_racks=_leader_racks(leader_racks, scenario_path))
         check_options(options)
         conf = parse_conf(confs)
         preflight_live(options)
@@ -177,7 +192,8 @@ def command(input_path: str | None, out: str, input_format: str | None, key_colu
 # Options that describe a file or the generated sample: meaningless for live topics, so an error if given.
 _FILE_ONLY = ("input_format", "key_column", "key_type", "value_column", "size_column", "topic_column", "null_value",
               "rows", "keys", "skew", "null_share", "partitions", "null_key_model", "batch_size",
-              "write_partitioned", "write_sample", "producers")
+              "write_partitioned", "write_sample", "producers", "client_racks", "partitioner_rack_aware",
+              "leader_racks")
 
 
 def _given(name: str) -> bool:
@@ -193,6 +209,30 @@ def _check_live_flags() -> None:
         flags = ", ".join(p.opts[0] for p in given)
         raise KassignError(f"{flags} describe{'s' if len(given) == 1 else ''} a file or the sample, not live topics "
                            "(their partition counts, keys and sizes come from the cluster)")
+
+
+def _racks(text: str | None) -> list[str]:
+    if text is None:
+        return []
+    racks = [r.strip() for r in text.split(",")]
+    if not all(racks):
+        raise KassignError(f"--client-rack takes RACK[,RACK...], got {text!r}")
+    return racks
+
+
+def _leader_racks(specs: tuple[str, ...], scenario_path: str | None) -> dict | None:
+    """``--leader-racks [TOPIC=]RACK,...`` as topic -> racks; a spec without TOPIC= is kept under ``"*"`` and given
+    to every topic of the data by the pipeline."""
+    if not specs:
+        return None
+    found: dict[str, list[str | None]] = {}
+    for spec in specs:
+        topic, _, racks = spec.rpartition("=")
+        topic = topic or "*"
+        if topic in found:
+            raise KassignError(f"--leader-racks names {'every topic' if topic == '*' else repr(topic)} twice")
+        found[topic] = [r.strip() or None for r in racks.split(",")]
+    return found
 
 
 def _client_config(path: str | None) -> dict[str, str] | None:

@@ -12,8 +12,9 @@ import click
 from kassign.cli.common import console, emit_json, print_table
 from kassign.core.documents import load_json
 from kassign.core.errors import KassignError
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
 from kassign.replicas.plan import human_bytes, parse_describe, plan_reassignment
-from kassign.replicas.plan._document import kafka_generate
+from kassign.replicas.plan._document import generate_placer, generate_words, kafka_generate
 from kassign.replicas.plan._report import figures
 from kassign.replicas.brokers import parse_broker_list
 
@@ -26,7 +27,9 @@ kafka-topics.sh --describe prints). Writes the proposed JSON (--out) for
   kafka-reassign-partitions.sh --execute --reassignment-json-file OUT
 and the rollback JSON (the current assignment) beside it. Prints replicas and leaders per
 broker and rack before -> after, what moves, and the same figures for what Kafka's own
---generate would propose on the same input.
+--generate would propose on the same input, as --kafka-version runs it (AdminUtils up to
+4.0, the striped placer from 4.1; default: the cluster's release with --bootstrap-server,
+else 4.4).
 
 \b
 Order of goals: valid (distinct brokers, min(rf, racks) racks per partition); replica counts
@@ -103,14 +106,22 @@ def _arrow(before: Any, after: Any) -> str:
     return f"{before} -> {after}" if before != after else f"{after}"
 
 
-def _read_cluster(bootstrap: str, topics: tuple[str, ...], command_config: str | None, timeout: float) -> dict:
-    """The current assignment as the cluster's metadata has it (kafka-reassign-partitions.sh's shape)."""
+def _read_cluster(bootstrap: str, topics: tuple[str, ...], command_config: str | None, timeout: float,
+                  release: tuple[str, str, str] | None) -> tuple[dict, tuple[str, str, str]]:
+    """The current assignment as the cluster's metadata has it (kafka-reassign-partitions.sh's shape), and the
+    release to compare with: ``release`` as given, else the one its broker's ApiVersions names."""
     if timeout <= 0:
         raise KassignError(f"--timeout must be positive, got {timeout:g}")
     from kassign.kafka import metadata as live
 
     config = live.read_command_config(command_config) if command_config else None
-    return live.current_assignment(bootstrap, list(topics) or None, config=config, timeout=timeout)
+    current = live.current_assignment(bootstrap, list(topics) or None, config=config, timeout=timeout)
+    if release is None:
+        from kassign.kafka.live_group import choose_release, open_cluster
+
+        with open_cluster(bootstrap, config, min(timeout, 3600)) as cluster:
+            release = choose_release(cluster, None)
+    return current, release
 
 
 @click.command("plan", help=HELP)
@@ -131,6 +142,9 @@ def _read_cluster(bootstrap: str, topics: tuple[str, ...], command_config: str |
 @click.option("--rollback", "rollback_path", metavar="FILE.json", help="Where to write the rollback JSON.")
 @click.option("--kafka-seed", type=int, default=0, show_default=True,
               help="Seed for the random start of Kafka's --generate in the comparison.")
+@click.option("--kafka-version", default=None, metavar="MAJOR.MINOR[.PATCH]",
+              help="The Kafka release whose --generate the plan is compared with: AdminUtils up to 4.0, the striped "
+                   "placer from 4.1. Default: the cluster's, inferred (--bootstrap-server), else 4.4.")
 @click.option("--plot", "plot_path", metavar="FILE.png", help="Draw replicas and leaders per broker before/after.")
 @click.option("--json", "as_json", is_flag=True, help="Write the summary (and, without --out, the plan) as JSON.")
 @click.option("--bootstrap-server", default=None, metavar="HOST:PORT",
@@ -143,17 +157,19 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
             tolerance: float, max_moves: int | None, batches: int, exclude: str | None, out_path: str | None,
             rollback_path: str | None, kafka_seed: int, plot_path: str | None, as_json: bool,
             bootstrap_server: str | None = None, topics: tuple[str, ...] = (), command_config: str | None = None,
-            timeout: float = 10.0) -> None:
+            timeout: float = 10.0, kafka_version: str | None = None) -> None:
     sources = [s for s in (current_path, describe_path, bootstrap_server) if s]
     if len(sources) != 1:
         raise KassignError("give the current assignment with exactly one of --current FILE.json, --describe-file FILE "
                            "or --bootstrap-server HOST:PORT")
     if topics and not bootstrap_server:
         raise KassignError("--topic selects topics of a live cluster: it needs --bootstrap-server")
+    release = (release_for(kafka_version, "classic").label, "given", "as given (--kafka-version)") \
+        if kafka_version is not None else None
     if current_path:
         current = _read_json(current_path, "--current")
     elif bootstrap_server:
-        current = _read_cluster(bootstrap_server, topics, command_config, timeout)
+        current, release = _read_cluster(bootstrap_server, topics, command_config, timeout, release)
     else:
         try:  # `kafka-topics.sh --describe ... | kassign plan --describe-file -` works too
             text = sys.stdin.read() if describe_path == "-" else Path(describe_path).read_text()  # type: ignore[arg-type]
@@ -171,7 +187,11 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
         options["tolerance"] = tolerance
     plan = plan_reassignment(current, broker_list, sizes=sizes, **options)
     problem = plan.problem
-    kafka = figures(problem, kafka_generate(problem, kafka_seed))
+    if release is None:
+        release = (DEFAULT_KAFKA_VERSION, "default", f"no cluster to ask; Kafka {DEFAULT_KAFKA_VERSION}, the default")
+    kafka = figures(problem, kafka_generate(problem, kafka_seed, release[0]))
+    kafka.update({"kafka_version": release[0], "kafka_version_from": release[1], "kafka_version_why": release[2],
+                  "placer": generate_placer(release[0])[0]})
     files: dict[str, Any] = {}
     if out_path:
         out = Path(out_path)
@@ -195,6 +215,7 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
         files["plot"] = plot_path
     if as_json:
         document: dict[str, Any] = {"summary": plan.summary, "kafka_generate": kafka, "kafka_seed": kafka_seed,
+                                    "kafka_version": kafka["kafka_version"],
                                     "files": files}
         if not out_path:
             document["proposed"] = dict(plan)
@@ -259,7 +280,9 @@ def _print_summary(summary: dict, kafka: dict, files: dict, seed: int) -> None:
         notes.append(f"--max-moves {summary['max_moves']}: the most even plan would take "
                      f"{summary.get('moves_for_optimal_window', '?')} moves")
     notes += summary.get("notes", [])
-    notes.append(f"Kafka --generate places each topic from scratch from a random start (--kafka-seed {seed})")
+    notes.append(generate_words(kafka["kafka_version"], seed)
+                 + ("" if kafka["kafka_version_from"] == "default" else f"; release {kafka['kafka_version_from']}: "
+                    f"{kafka['kafka_version_why']}"))
     for name, path in files.items():
         if name == "steps":
             notes.append(f"{len(path)} steps: {', '.join(path)} (run one after another)")

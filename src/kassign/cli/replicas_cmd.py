@@ -9,19 +9,24 @@ from kassign.core.errors import KassignError, ReplicaPlacementError
 from kassign.core.javarandom import random_seed
 from kassign.core.charts import check_plot_path, replica_chart
 from kassign.replicas.brokers import parse_broker_list, parse_striped_broker_list
-from kassign.replicas.placement import assign_replicas, check_topic_name, reassignment_json
+from kassign.replicas.placement import assign_replicas, check_topic_name, placement_rule, reassignment_json
 
-HELP = """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, as Kafka does.
+HELP = """Place PARTITIONS x REPLICATION-FACTOR replicas on BROKERS, as a Kafka release does.
 
 \b
---placer legacy (default): AdminUtils' placement, as kafka-reassign-partitions.sh
-  --generate (and ZooKeeper-era topic creation) uses it; rack-aware when every broker
-  has a rack. Brokers: ID or ID:RACK.
+--kafka-version picks the release (3.0 to 4.4) and, without --placer, its placer:
+  3.x AdminUtils, 4.x the striped placer. With neither option: AdminUtils, as Kafka 3.9.
+--placer legacy: AdminUtils' placement, as ZooKeeper-mode topic creation (3.x) and
+  kafka-reassign-partitions.sh --generate (3.0 to 4.0) use it; rack-aware when every
+  broker has a rack. Brokers: ID or ID:RACK. Kafka 4.1 and later have no AdminUtils.
 --placer striped: the KRaft controller's StripedReplicaPlacer, as topic creation and
-  partition addition on KRaft use it. Brokers: ID, ID:RACK, ID:RACK:fenced or ID:fenced,
-  in the order the controller lists them; a fenced broker may hold a follower, never the
-  leader. --seed seeds its java.util.Random (without it a random seed is drawn and
-  reported, so the run can be repeated); --start-index does not apply.
+  partition addition on KRaft use it (and --generate from 4.1). Brokers: ID, ID:RACK,
+  ID:RACK:fenced or ID:fenced, in the order the controller lists them; a fenced broker
+  may hold a follower, never the leader. --seed seeds its java.util.Random (without it a
+  random seed is drawn and reported, so the run can be repeated); --start-index does not
+  apply. Default release 4.4.
+
+The output names the release and the placer that answered.
 
 With --bootstrap-server HOST:PORT --topic T, read topic T's current replica lists,
 leaders and broker racks from a live cluster instead, and report
@@ -34,8 +39,11 @@ partitions whose replicas could spread over more racks.
               help="Brokers, e.g. 0:rack1,1:rack3,2 (striped also 3:rack1:fenced, 4:fenced).")
 @click.option("--partitions", "-p", type=int, default=None, help="Number of partitions to place (striped: 0 allowed).")
 @click.option("--replication-factor", "-r", type=int, default=None, help="Replicas per partition.")
-@click.option("--placer", type=click.Choice(["legacy", "striped"]), default="legacy", show_default=True,
-              help="legacy: AdminUtils (reassign-partitions --generate); striped: the KRaft controller.")
+@click.option("--placer", type=click.Choice(["legacy", "striped"]), default=None,
+              help="legacy: AdminUtils (ZooKeeper mode; --generate up to 4.0); striped: the KRaft controller. "
+                   "Default: the release's (3.x legacy, 4.x striped), legacy without --kafka-version.")
+@click.option("--kafka-version", default=None, metavar="MAJOR.MINOR[.PATCH]",
+              help="The Kafka release to place as (3.0 to 4.4). Default: 3.9 for legacy, 4.4 for striped.")
 @click.option("--start-index", type=int, default=None,
               help="legacy only: first broker position; -1 (the default) = random, as Kafka.")
 @click.option("--start-partition", type=int, default=-1, show_default=True, help="First partition id (adding partitions); striped: only numbers them.")
@@ -50,10 +58,10 @@ partitions whose replicas could spread over more racks.
 @click.option("--command-config", default=None, metavar="FILE", help="Client properties (security settings) for --bootstrap-server.")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the cluster.")
 @json_option
-def command(brokers: str | None, partitions: int | None, replication_factor: int | None, placer: str,
-            start_index: int | None, start_partition: int, seed: int | None, topic: str | None, as_reassignment: bool,
-            plot_path: str | None, bootstrap_server: str | None, command_config: str | None, timeout: float,
-            as_json: bool) -> None:
+def command(brokers: str | None, partitions: int | None, replication_factor: int | None, placer: str | None,
+            kafka_version: str | None, start_index: int | None, start_partition: int, seed: int | None,
+            topic: str | None, as_reassignment: bool, plot_path: str | None, bootstrap_server: str | None,
+            command_config: str | None, timeout: float, as_json: bool) -> None:
     if bootstrap_server is not None:
         show_live(bootstrap_server, topic, command_config, timeout, as_json)
         return
@@ -67,6 +75,8 @@ def command(brokers: str | None, partitions: int | None, replication_factor: int
         check_topic_name(topic)
     if plot_path:
         check_plot_path(plot_path)
+    chosen = placement_rule(kafka_version, placer)
+    placer, release = chosen.placer, chosen.kafka_version
     fenced: set[int] = set()
     note = None
     if placer == "striped":
@@ -80,9 +90,9 @@ def command(brokers: str | None, partitions: int | None, replication_factor: int
             note = f"random seed {seed}; pass --seed {seed} to repeat this placement"
         try:
             placement = assign_replicas(striped, partitions, replication_factor, -1, start_partition,
-                                        placer="striped", seed=seed)
+                                        placer="striped", seed=seed, kafka_version=release)
         except ReplicaPlacementError as err:
-            raise KassignError(f"{err.kafka_exception}: {err}") from None
+            raise KassignError(f"{err.kafka_exception} (Kafka {release}): {err}") from None
     else:
         if any(item.strip().endswith(":fenced") for item in brokers.split(",")):
             raise KassignError("':fenced' brokers only mean something to --placer striped")
@@ -90,20 +100,23 @@ def command(brokers: str | None, partitions: int | None, replication_factor: int
         racks = dict(broker_list)
         try:
             placement = assign_replicas(broker_list, partitions, replication_factor,
-                                        -1 if start_index is None else start_index, start_partition, seed=seed)
+                                        -1 if start_index is None else start_index, start_partition, seed=seed,
+                                        placer="legacy", kafka_version=release)
         except ReplicaPlacementError as err:
-            raise KassignError(f"{err.kafka_exception}: {err}") from None
+            raise KassignError(f"{err.kafka_exception} (Kafka {release}): {err}") from None
     if plot_path:
         written = replica_chart(placement, racks, plot_path, fenced=fenced)
         click.echo(f"kassign: plot written to {written}", err=True)
     if as_reassignment:
         emit_json(reassignment_json(topic or "", placement))
+        click.echo(f"kassign: {chosen.what}", err=True)
         if note:
             click.echo(f"kassign: {note}", err=True)
     elif as_json:
-        document: dict = {"assignment": {str(p): replicas for p, replicas in placement.items()}}
+        document: dict = {"assignment": {str(p): replicas for p, replicas in placement.items()},
+                          "placer": placer, "kafka_version": release}
         if placer == "striped":
-            document.update({"placer": "striped", "seed": seed})
+            document["seed"] = seed
         emit_json(document)
     else:
         rows = [[p, ", ".join(map(str, r)),
@@ -115,7 +128,7 @@ def command(brokers: str | None, partitions: int | None, replication_factor: int
             caption = note or f"seed {seed}"
         else:
             caption = None
-        print_table(title, ["partition", "replicas", "racks"], rows, caption=caption)
+        print_table(title, ["partition", "replicas", "racks"], rows, caption=caption, notes=[chosen.what])
 
 
 def show_live(bootstrap: str, topic: str | None, command_config: str | None, timeout: float, as_json: bool) -> None:

@@ -19,17 +19,17 @@ from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
 from kassign.cli.common import console, emit_json, literal, print_sentences, print_table
 from kassign.core.errors import KassignError
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, KIP_924, KSTREAMS_TASK_ASSIGNORS, KafkaRelease, rule
 from kassign.core.units import human_seconds
-from kassign.groups.simulate.streams_engine import simulate_streams
+from kassign.groups.simulate.streams_engine import simulate_streams, strategy_settings
 from kassign.groups.simulate.streams_metrics import StreamsRun, summary_sentences
 from kassign.groups.simulate.streams_scenario import StreamsTimeline, parse_streams_strategy, parse_streams_timeline
 
-DEFAULT_KAFKA_VERSION = "4.3"
 
-
-def strategies_for(option: str | None, timeline: StreamsTimeline) -> list[str]:
+def strategies_for(option: str | None, timeline: StreamsTimeline, release: KafkaRelease | None = None) -> list[str]:
     """``--strategies``, else the timeline's list, else the protocol's assignors (and one of them with a standby
-    when the timeline has none): Kafka Streams' for the classic protocol, the broker's sticky for streams groups."""
+    when the timeline has none): Kafka Streams' for the classic protocol (``sticky`` only where ``release`` has
+    it, 3.8 and later), the broker's sticky for streams groups."""
     streams_group = timeline.protocol == "streams"
     if option is not None:
         names = [s.strip() for s in option.split(",") if s.strip()]
@@ -40,6 +40,8 @@ def strategies_for(option: str | None, timeline: StreamsTimeline) -> list[str]:
         names = list(timeline.strategies)
     else:
         names = ["sticky"] if streams_group else ["high-availability", "sticky", "optimal"]
+        if not streams_group and release is not None and rule(release, KSTREAMS_TASK_ASSIGNORS) != KIP_924:
+            names.remove("sticky")
         if timeline.settings["num_standby_replicas"] == 0:
             names.append(f"{names[0]}:standbys=1")
         if not streams_group and timeline.settings["rack_aware_assignment_strategy"] != "none":
@@ -93,11 +95,14 @@ def _play(timeline: StreamsTimeline, strategies: list[str], kafka_version: str, 
 def run_streams(document: Any, strategies_option: str | None, target: str | None, show_events: bool,
                 as_json: bool, kafka_version: str | None) -> None:
     """Play a Streams timeline document and print (or write) what each strategy cost."""
-    from kassign.groups.streams.classic.assign import check_kafka_version
+    from kassign.groups.streams.classic.assign import streams_release
 
-    version = check_kafka_version(kafka_version or DEFAULT_KAFKA_VERSION)
+    release = streams_release(kafka_version or DEFAULT_KAFKA_VERSION)
+    version = release.label
     timeline = parse_streams_timeline(document)
-    strategies = strategies_for(strategies_option, timeline)
+    strategies = strategies_for(strategies_option, timeline, release)
+    for name in strategies:  # what the release lacks is said before anything is played
+        strategy_settings(timeline, name, release)
     runs = _play(timeline, strategies, version, segments=bool(target),
                  show_progress=not as_json and sys.stderr.isatty())
     sentences = summary_sentences(runs)

@@ -1,6 +1,7 @@
 """``kassign simulate`` for a Kafka Streams timeline with ``protocol: streams``: a streams group (KIP-1071).
 
-The broker's ``sticky`` task assignor plays it, as the release ``--kafka-version`` names (4.2 or 4.3);
+The broker's ``sticky`` task assignor and its coordinator play it, as the release ``--kafka-version`` names
+(4.2, 4.3 or 4.4, the default: :mod:`kassign.groups.simulate.streams_group_engine` says what differs);
 ``sticky:standbys=N`` plays it with N standby replicas instead of the timeline's. Without ``--strategies``
 (or the timeline's list) ``sticky`` is played, and ``sticky:standbys=1`` beside it when the timeline has no
 standbys, so the summary says what a standby would change.
@@ -14,9 +15,9 @@ import click
 
 from kassign.cli.common import emit_json, print_sentences, print_table
 from kassign.cli.simulate_streams import strategies_for
-from kassign.core.releases import release_for
+from kassign.core.releases import KAFKA_20665, STREAMS_COORDINATOR, release_for, rule
 from kassign.groups.simulate.streams_group_engine import simulate_streams_group
-from kassign.groups.simulate.streams_group_metrics import PROTOCOL_SENTENCE, summary_sentences
+from kassign.groups.simulate.streams_group_metrics import protocol_sentence, summary_sentences
 from kassign.groups.simulate.streams_group_report import caption_text, event_rows, totals_rows
 from kassign.groups.simulate.streams_scenario import CLASSIC_ONLY_SETTINGS, parse_streams_timeline
 
@@ -28,7 +29,7 @@ def run_streams_group(document: Any, strategies_option: str | None, target: str 
     timeline = parse_streams_timeline(document)
     strategies = strategies_for(strategies_option, timeline)
     runs = [simulate_streams_group(timeline, name, release) for name in strategies]
-    sentences = [PROTOCOL_SENTENCE[0].upper() + PROTOCOL_SENTENCE[1:]]
+    sentences = [protocol_sentence(rule(release, STREAMS_COORDINATOR) == KAFKA_20665)]
     for run in runs:
         lines = summary_sentences(run)
         sentences += lines if len(runs) == 1 else [f"{run.strategy}: {line}" for line in lines[:-1]] + lines[-1:]

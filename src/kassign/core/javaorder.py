@@ -233,6 +233,96 @@ def _doubled(inserted: np.ndarray, capacity: int, in_bucket: np.ndarray) -> int:
     return capacity
 
 
+@njit(cache=True)
+def _spread_of(h):
+    return h ^ (h >> 16)
+
+
+@njit(cache=True)
+def _bucket_counts(hashes, lo, hi, table):
+    counts = np.zeros(table, dtype=np.int64)
+    for i in range(lo, hi):
+        counts[_spread_of(hashes[i]) & (table - 1)] += 1
+    return counts
+
+
+@njit(cache=True)
+def hash_table_shape(hashes, lo, hi, table, head, looked_up_after=False):
+    """``(capacity, tree)`` of a HashMap of ``table`` buckets after the distinct keys with hash codes
+    ``hashes[lo:hi]`` (unsigned 32-bit ``hashCode()`` values) went in one at a time: by ``put``/``add``,
+    or (``head``) by ``computeIfAbsent`` (grows before inserting, a bucket of 8 is full). ``tree``: a
+    bucket of a table of 64+ filled up (Java makes it a tree bin, whose order only
+    :func:`hashmap_positions` knows).
+
+    ``computeIfAbsent`` grows a full table even when its key is present; between insertions that
+    changes nothing (the next insertion would grow it alike), after the last one it adds a doubling:
+    ``looked_up_after`` says such a call came."""
+    capacity = table
+    counts = np.zeros(capacity, dtype=np.int64)
+    full = 8 if head else 9
+    tree = False
+    for i in range(lo, hi):
+        if head and i - lo > capacity * 3 // 4:
+            capacity *= 2
+            counts = _bucket_counts(hashes, lo, i, capacity)
+        bucket = _spread_of(hashes[i]) & (capacity - 1)
+        counts[bucket] += 1
+        if counts[bucket] >= full:
+            if capacity < _MIN_TREEIFY_CAPACITY:
+                capacity *= 2
+                counts = _bucket_counts(hashes, lo, i + 1, capacity)
+            else:
+                tree = True
+        if not head and i + 1 - lo > capacity * 3 // 4:
+            capacity *= 2
+            counts = _bucket_counts(hashes, lo, i + 1, capacity)
+    if head and looked_up_after and hi - lo > capacity * 3 // 4:
+        capacity *= 2
+    return capacity, tree
+
+
+@njit(cache=True)
+def hash_table_order(values, hashes, lo, hi, capacity, head):
+    """``values[lo:hi]`` in the iteration order of a table of ``capacity`` buckets they went into in
+    this order: by bucket, then in insertion order (``head``: the reverse, ``computeIfAbsent``)."""
+    n = hi - lo
+    out = np.empty(n, dtype=np.int64)
+    if capacity <= 8 * n + 64:  # counting sort over the buckets
+        start = np.zeros(capacity + 1, dtype=np.int64)
+        for i in range(lo, hi):
+            start[(_spread_of(hashes[i]) & (capacity - 1)) + 1] += 1
+        for b in range(capacity):
+            start[b + 1] += start[b]
+        for k in range(n):
+            i = hi - 1 - k if head else lo + k
+            b = _spread_of(hashes[i]) & (capacity - 1)
+            out[start[b]] = values[i]
+            start[b] += 1
+        return out
+    key = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        key[k] = (_spread_of(hashes[lo + k]) & (capacity - 1)) * n + (n - 1 - k if head else k)
+    order = np.argsort(key)
+    for k in range(n):
+        out[k] = values[lo + order[k]]
+    return out
+
+
+def compute_if_absent_order(hashes: np.ndarray, initial_capacity: int | None = None,
+                            looked_up_after: bool = False) -> np.ndarray:
+    """Positions of distinct keys put in this order by ``computeIfAbsent`` into a new ``HashMap``, in its
+    iteration order (``hashes``: their ``hashCode()``, unsigned 32-bit); tree bins through
+    :func:`hashmap_positions`. ``looked_up_after``: a ``computeIfAbsent`` of a present key came after the
+    last insertion (it may grow the table once more)."""
+    hashes = np.asarray(hashes, dtype=np.int64)
+    table = 16 if initial_capacity is None else table_size_for(initial_capacity)
+    capacity, tree = hash_table_shape(hashes, 0, len(hashes), table, True, looked_up_after)
+    if tree:
+        return np.array(hashmap_positions(hashes.tolist(), initial_capacity, compute_if_absent=True,
+                                          looked_up_after=looked_up_after), dtype=np.int64)
+    return hash_table_order(np.arange(len(hashes), dtype=np.int64), hashes, 0, len(hashes), capacity, True)
+
+
 def java_string_hashes(texts: Sequence[str]) -> np.ndarray:
     """``String.hashCode()`` of each text, unsigned 32-bit, computed over all of them at once."""
     if texts:

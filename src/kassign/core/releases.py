@@ -146,10 +146,22 @@ KEYLESS = "keyless"
 KIP_480 = "kip-480"  # 3.0 to 3.2: the sticky partitioner (a new batch picks a new partition)
 KIP_794 = "kip-794"  # 3.3 and later: the built-in partitioner (sticky by bytes, adaptive to queue sizes)
 
+# the built-in partitioner's rack awareness (partitioner.rack.aware with client.rack)
+KEYLESS_RACKS = "keyless-racks"
+NO_PRODUCER_RACKS = "no-producer-racks"  # 3.0 to 4.3: the producer has no partitioner.rack.aware
+KIP_1123 = "kip-1123"  # 4.4 and later: the sticky partition is drawn among those led in the producer's rack
+
 # streams groups' sticky assignor (the broker's, KIP-1071)
 STREAMS_STICKY = "streams-sticky"
 STREAMS_STICKY_42 = "streams-sticky-4.2"  # 4.2, 4.3
 KAFKA_20719 = "kafka-20719"  # 4.4: task offset sums, another process map (tie order), KAFKA-20899 (standbys)
+
+# streams groups' coordinator (KIP-1071): what it hands the assignor, and how a member reconciles a role change
+STREAMS_COORDINATOR = "streams-coordinator"
+TARGET_THEN_REVOKE = "target-then-revoke"  # 4.2, 4.3: the assignor sees each member's previous target; a task
+# changing role on a member (standby to active, active to standby) is revoked first, then assigned again
+KAFKA_20665 = "kafka-20665"  # 4.4: roles change in place (KAFKA-20665); the assignor sees each member's current
+# assignment (KAFKA-20790) and the task offset sums it reported (KAFKA-20116)
 
 # Kafka Streams' classic sticky task assignor (KIP-924, task.assignor.class): an instance's room for actives
 KSTREAMS_STICKY_ROOM = "kstreams-sticky-room"
@@ -161,10 +173,51 @@ KSTREAMS_RACK_FLOW = "kstreams-rack-flow"
 BEFORE_KAFKA_15022 = "before-kafka-15022"  # 3.6: no balance_subtopology, the older Graph.java
 KAFKA_15022 = "kafka-15022"  # 3.7.0 and later: balance_subtopology, negative cycles from one source
 
-# replica placement: which placers a release has and how its errors read
+# Kafka Streams' classic task assignment (the group leader's StreamsPartitionAssignor): what each release offers
+KSTREAMS_TASK_ASSIGNORS = "kstreams-task-assignors"
+HIGH_AVAILABILITY_ONLY = "high-availability-only"  # 3.0 to 3.7: no task.assignor.class
+KIP_924 = "kip-924"  # 3.8 and later: task.assignor.class, Kafka Streams' own StickyTaskAssignor
+
+KSTREAMS_CLIENT_TAGS = "kstreams-client-tags"
+NO_CLIENT_TAGS = "no-client-tags"  # 3.0, 3.1: no rack.aware.assignment.tags
+KIP_708 = "kip-708"  # 3.2 and later: standbys placed by client tags (rack.aware.assignment.tags)
+
+KSTREAMS_RACK_AWARE = "kstreams-rack-aware"
+NO_RACK_AWARE = "no-rack-aware"  # 3.0 to 3.5: no rack.aware.assignment.strategy
+MIN_TRAFFIC_ONLY = "min-traffic-only"  # 3.6 (KIP-925): none or min_traffic
+BALANCE_SUBTOPOLOGY = "balance-subtopology"  # 3.7.0 and later: balance_subtopology too
+
+# how the high-availability assignor moves tasks to caught-up clients (TaskMovement)
+KSTREAMS_MOVEMENTS = "kstreams-movements"
+BEFORE_KAFKA_13600 = "before-kafka-13600"  # 3.0, 3.1: only to caught-up clients; movements in the heap's array order
+KAFKA_13600 = "kafka-13600"  # 3.2: else to the most caught-up client; movements still in the heap's array order
+MOVEMENTS_POLLED = "movements-polled"  # 3.3.0 and later (#12585): movements polled in priority order
+
+# how StreamsPartitionAssignor spreads a client's tasks over its stream threads
+KSTREAMS_THREAD_SPLIT = "kstreams-thread-split"
+BEFORE_KAFKA_12648 = "before-kafka-12648"  # 3.0: actives, then standbys; a reported stateless task fails it
+KAFKA_12648 = "kafka-12648"  # 3.1: the same, reported tasks without a lag skipped
+KAFKA_12959 = "kafka-12959"  # 3.2 and later: stateful actives, standbys, stateless actives, one thread load
+
+# replica placement: which placers a release creates topics with
 PLACEMENT = "placement"
 ZOOKEEPER_OR_KRAFT = "zookeeper-or-kraft"  # 3.x: AdminUtils for ZooKeeper-mode clusters, the striped placer for KRaft
-KRAFT_ONLY = "kraft-only"  # 4.x: the striped placer only (errors name cordoned log directories)
+KRAFT_ONLY = "kraft-only"  # 4.x: the striped placer only (no ZooKeeper mode)
+
+# KRaft itself: 3.0 to 3.2 shipped it as early access (not for production); KIP-833 made it production-ready in 3.3
+KRAFT = "kraft"
+KRAFT_EARLY_ACCESS = "kraft-early-access"  # 3.0 to 3.2 (the striped placer already places as in 3.3 and later)
+KRAFT_PRODUCTION = "kraft-production"  # 3.3 and later
+
+# the striped placer's refusals: two of its three messages were reworded when log directories could be cordoned
+STRIPED_MESSAGES = "striped-messages"
+FENCED_OR_REGISTERED = "fenced-or-registered"  # 3.0 to 4.2: "All brokers are currently fenced." and "... registered."
+KAFKA_19774 = "kafka-19774"  # 4.3.0 and later (KIP-1066): both also name brokers whose log directories are cordoned
+
+# kafka-reassign-partitions.sh --generate: which placer proposes its new replica lists
+REASSIGN_GENERATE = "reassign-generate"
+ADMIN_UTILS = "admin-utils"  # 3.0 to 4.0: AdminUtils, as ZooKeeper-mode topic creation
+KAFKA_18798 = "kafka-18798"  # 4.1.0 and later: the controller's striped placer (all brokers unfenced, one Random)
 
 # rule name -> ((first releases using it, the rule), ...), oldest first; () is "from the oldest release modelled"
 RULE_CHANGES: dict[str, tuple[tuple[tuple[Triple, ...], str], ...]] = {
@@ -174,10 +227,20 @@ RULE_CHANGES: dict[str, tuple[tuple[tuple[Triple, ...], str], ...]] = {
     CLASSIC_STICKY: (((), BEFORE_KAFKA_14639), (((3, 4, 1), (3, 5, 0)), KAFKA_14639), (((3, 7, 1),), KAFKA_16277)),
     CLASSIC_CLAIMS: (((), BEFORE_KAFKA_15106), (((3, 5, 2), (3, 6, 0)), KAFKA_15106)),
     KEYLESS: (((), KIP_480), (((3, 3, 0),), KIP_794)),
+    KEYLESS_RACKS: (((), NO_PRODUCER_RACKS), (((4, 4, 0),), KIP_1123)),
     STREAMS_STICKY: ((((4, 2, 0),), STREAMS_STICKY_42), (((4, 4, 0),), KAFKA_20719)),
+    STREAMS_COORDINATOR: ((((4, 2, 0),), TARGET_THEN_REVOKE), (((4, 4, 0),), KAFKA_20665)),
     KSTREAMS_STICKY_ROOM: ((((3, 8, 0),), THREADS_TIMES_FLOOR), (((4, 4, 0),), KAFKA_20198)),
     KSTREAMS_RACK_FLOW: ((((3, 6, 0),), BEFORE_KAFKA_15022), (((3, 7, 0),), KAFKA_15022)),
+    KSTREAMS_TASK_ASSIGNORS: (((), HIGH_AVAILABILITY_ONLY), (((3, 8, 0),), KIP_924)),
+    KSTREAMS_CLIENT_TAGS: (((), NO_CLIENT_TAGS), (((3, 2, 0),), KIP_708)),
+    KSTREAMS_RACK_AWARE: (((), NO_RACK_AWARE), (((3, 6, 0),), MIN_TRAFFIC_ONLY), (((3, 7, 0),), BALANCE_SUBTOPOLOGY)),
+    KSTREAMS_MOVEMENTS: (((), BEFORE_KAFKA_13600), (((3, 2, 0),), KAFKA_13600), (((3, 3, 0),), MOVEMENTS_POLLED)),
+    KSTREAMS_THREAD_SPLIT: (((), BEFORE_KAFKA_12648), (((3, 1, 0),), KAFKA_12648), (((3, 2, 0),), KAFKA_12959)),
     PLACEMENT: (((), ZOOKEEPER_OR_KRAFT), (((4, 0, 0),), KRAFT_ONLY)),
+    KRAFT: (((), KRAFT_EARLY_ACCESS), (((3, 3, 0),), KRAFT_PRODUCTION)),
+    STRIPED_MESSAGES: (((), FENCED_OR_REGISTERED), (((4, 3, 0),), KAFKA_19774)),
+    REASSIGN_GENERATE: (((), ADMIN_UTILS), (((4, 1, 0),), KAFKA_18798)),
 }
 
 

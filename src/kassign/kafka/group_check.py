@@ -12,7 +12,9 @@ The rule, per group type (SPEC section 5, ``group_check``):
 - **streams** (KIP-1071): the ``sticky`` task assignor on the topology the coordinator describes: a
   subtopology has as many tasks as its source topics have partitions, and it is stateful when it has
   changelog topics. The standby count is a group setting ``StreamsGroupDescribe`` does not carry: it is taken
-  as the most standbys any task holds (said in ``notes``).
+  as the most standbys any task holds (said in ``notes``). Each member's current tasks are what the release's
+  coordinator hands its assignor: Kafka 4.2 and 4.3 its target, 4.4 what it is assigned now and the task
+  offset sums it reported (the describe answer carries both; ``notes`` says which were used).
 - **classic**: the leader's assignor, named by the group's protocol, on the subscriptions the members sent
   when they joined (topics, owned partitions, generation, rack): the answer is what the leader handed out.
 
@@ -30,17 +32,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from kassign.core.errors import KassignError
-from kassign.core.releases import DEFAULT_KAFKA_VERSION, parse_release
+from kassign.core.releases import (
+    DEFAULT_KAFKA_VERSION,
+    KAFKA_20665,
+    STREAMS_COORDINATOR,
+    ReleaseLike,
+    parse_release,
+    rule,
+)
 from kassign.kafka.groups import GroupDescription
 
 CLASSIC_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
 def group_scenario(group: GroupDescription, partitions: Mapping[str, int],
-                   initialized: Mapping[str, list[int]] | None = None) -> dict[str, Any]:
+                   initialized: Mapping[str, list[int]] | None = None,
+                   kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> dict[str, Any]:
     """The scenario document (SPEC sections 1, 4, 6, 7) of ``group``'s members as the coordinator holds them;
-    ``partitions``: every subscribed topic's partition count (a live cluster's metadata)."""
+    ``partitions``: every subscribed topic's partition count (a live cluster's metadata); ``kafka_version``: the
+    release whose coordinator hands the assignor a streams group's members (4.4: current tasks, offset sums)."""
     if group.type == "streams":
-        return _streams_scenario(group, partitions)
+        return _streams_scenario(group, partitions, _hands_over_current(kafka_version))
     members: dict[str, Any] = {}
     for member_id, member in group.members.items():
         spec: dict[str, Any] = {"topics": list(member.topics)}
@@ -64,7 +75,14 @@ def group_scenario(group: GroupDescription, partitions: Mapping[str, int],
     return doc
 
 
-def _streams_scenario(group: GroupDescription, partitions: Mapping[str, int]) -> dict[str, Any]:
+def _hands_over_current(kafka_version: ReleaseLike) -> bool:
+    """Whether the release's streams coordinator hands its assignor each member's current tasks and offset sums
+    (Kafka 4.4), rather than its previous target (4.2, 4.3). A release without streams groups: the former."""
+    release = parse_release(kafka_version)
+    return release.at_least(4, 2) and rule(release, STREAMS_COORDINATOR) == KAFKA_20665
+
+
+def _streams_scenario(group: GroupDescription, partitions: Mapping[str, int], current: bool) -> dict[str, Any]:
     topology = (group.topology or {}).get("subtopologies", {})
     subtopologies = {}
     for sub_id, sub in topology.items():
@@ -75,10 +93,13 @@ def _streams_scenario(group: GroupDescription, partitions: Mapping[str, int]) ->
     members = {}
     for member_id, member in group.members.items():
         spec: dict[str, Any] = {"process_id": member.process_id or member_id}
+        held = member.assignment if current else member.target
         for kind in ("active", "standby", "warmup"):
-            tasks = (member.target or {}).get(kind, {}) if isinstance(member.target, Mapping) else {}
+            tasks = (held or {}).get(kind, {}) if isinstance(held, Mapping) else {}
             if tasks:
                 spec[kind] = {str(s): sorted(ps) for s, ps in tasks.items()}
+        if current and member.task_offsets:
+            spec["offset_sums"] = dict(member.task_offsets)
         if member.instance_id:
             spec["instance_id"] = member.instance_id
         if member.rack:
@@ -110,12 +131,17 @@ def check_group(group: GroupDescription, partitions: Mapping[str, int], kafka_ve
     if why:
         out["why"] = why
         return out
-    scenario = group_scenario(group, partitions, initialized)
+    scenario = group_scenario(group, partitions, initialized, release)
     try:
         ours, theirs = _compute(group, scenario, release.label, out["notes"])
     except KassignError as err:
         out["why"] = f"kassign cannot compute this group's assignment: {err}"
         return out
+    if group.type == "streams":
+        handed = ("its current assignment and reported task offset sums" if _hands_over_current(release)
+                  else "its target assignment as its current tasks")
+        out["notes"].append(f"the assignor given each member's {handed}, as Kafka {release.label}'s coordinator "
+                            "hands them over")
     for member_id in group.members:
         if ours.get(member_id) != theirs.get(member_id):
             out["differs"][member_id] = {"kassign": ours.get(member_id), "coordinator": theirs.get(member_id)}

@@ -98,9 +98,10 @@ class GroupMember:
     topology_epoch: int | None = None  # streams
     endpoint: tuple[str, int] | None = None  # streams: the application's user endpoint
     is_classic: bool | None = None  # streams
+    task_offsets: dict[str, int] | None = None  # streams: task "SUBTOPOLOGY_PARTITION" -> the offset sum it reported
 
     _EXTRAS = ("member_epoch", "subscribed_regex", "member_type", "owned", "generation", "process_id",
-               "client_tags", "topology_epoch", "endpoint", "is_classic")
+               "client_tags", "topology_epoch", "endpoint", "is_classic", "task_offsets")
 
     def to_json(self) -> dict[str, Any]:
         """SPEC's member object (client_id, host, instance_id, rack, topics, assignment, target) plus the
@@ -221,7 +222,8 @@ def from_streams_group(group: G.StreamsGroup, coordinator: int = -1) -> GroupDes
             m.member_id, m.client_id, m.host, m.instance_id, m.rack, list(sources), _task_map(m.assignment),
             _task_map(m.target), member_epoch=m.member_epoch, process_id=m.process_id,
             client_tags=dict(m.client_tags), topology_epoch=m.topology_epoch, endpoint=m.endpoint,
-            is_classic=m.is_classic)
+            is_classic=m.is_classic,
+            task_offsets={f"{sid}_{p}": offset for sid, p, offset in m.task_offsets} or None)
     return GroupDescription(group.group_id, "streams", group.state, None, group.epoch, members, {},
                             group.assignment_epoch, topology=shape, coordinator=coordinator)
 

@@ -2,8 +2,15 @@
 
 Since Kafka runs without ZooKeeper, the controller places the replicas of a new topic
 (CreateTopics) and of partitions added to a topic (CreatePartitions) with its striped
-placer. ``kafka-reassign-partitions.sh --generate`` still uses the older rule in
-``kassign.replicas.placement``.
+placer; from Kafka 4.1 on (KAFKA-18798) ``kafka-reassign-partitions.sh --generate`` uses it
+too (before that it used the AdminUtils rule of ``kassign.replicas.placement``).
+
+Which release does what: the placements are the same in every release from 3.0 to 4.4 (the
+class moved package in 3.3 and returned richer objects later, nothing that changes a replica
+list). 3.0 to 3.2 shipped KRaft as early access, not for production (KIP-833 made it
+production-ready in 3.3); their controller already placed this way. Two refusals were
+reworded in 4.3.0 (KAFKA-19774, KIP-1066: a broker whose log directories are all cordoned
+takes no new replicas, so the messages name that case too); 3.0 to 4.2 word them as before.
 
 The rule
 --------
@@ -33,7 +40,9 @@ position into the next round 0, which is why the pattern is not a perfect rotati
 
 Kafka refuses, with InvalidReplicationFactorException, checked in this order: a
 replication factor below 1; no unfenced broker; a replication factor above the number of
-brokers (fenced ones count).
+brokers (fenced ones count). From 4.3 the controller also leaves out a broker whose log
+directories are all cordoned, as it always left out one that is shutting down: such
+brokers are not in the list at all.
 
 Worked example
 --------------
@@ -63,6 +72,7 @@ from collections.abc import Sequence
 
 from kassign.replicas.brokers import StripedBroker
 from kassign.core.errors import KassignError, ReplicaPlacementError
+from kassign.core.releases import KAFKA_19774
 from kassign.core.javaorder import JavaOrderUndefined, hashmap_positions, java_string_hash, java_string_key
 from kassign.core.javarandom import JavaRandom, java_shuffle
 
@@ -79,24 +89,24 @@ _EQUAL_HASHES = (
 # --- input --------------------------------------------------------------------------------
 
 
-def check_striped_request(brokers: Sequence[StripedBroker], replication_factor: int) -> None:
-    """Kafka's three refusals, in Kafka's order."""
+def check_striped_request(brokers: Sequence[StripedBroker], replication_factor: int,
+                          messages: str = KAFKA_19774) -> None:
+    """Kafka's three refusals, in Kafka's order, in the words of the release whose ``messages`` rule is given
+    (:data:`kassign.core.releases.STRIPED_MESSAGES`)."""
+    cordoned = messages == KAFKA_19774
     if replication_factor <= 0:
         raise ReplicaPlacementError(
-            f"Replication factor {replication_factor} is not positive; every partition needs at least one replica.",
-            _INVALID_RF,
-        )
+            f"Invalid replication factor {replication_factor}: the replication factor must be positive.", _INVALID_RF)
     if not any(not fenced for _, _, fenced in brokers):
-        what = f"all {len(brokers)} brokers are fenced" if brokers else "there are no brokers"
         raise ReplicaPlacementError(
-            f"No unfenced broker to lead the new partitions: {what}.", _INVALID_RF
-        )
+            "All brokers are currently fenced" + (", or have all their log directories cordoned." if cordoned else "."),
+            _INVALID_RF)
     if replication_factor > len(brokers):
         raise ReplicaPlacementError(
-            f"Replication factor {replication_factor} needs that many brokers, "
-            f"but only {len(brokers)} are registered (fenced ones included).",
-            _INVALID_RF,
-        )
+            f"The target replication factor of {replication_factor} cannot be reached because only {len(brokers)} "
+            f"broker(s) are registered" + (" or some brokers have all their log directories cordoned." if cordoned
+                                           else "."),
+            _INVALID_RF)
 
 
 # --- the placer ---------------------------------------------------------------------------
@@ -216,13 +226,15 @@ class StripedPlacer:
 
 
 def place_striped(
-    brokers: Sequence[StripedBroker], num_partitions: int, replication_factor: int, rng: JavaRandom
+    brokers: Sequence[StripedBroker], num_partitions: int, replication_factor: int, rng: JavaRandom,
+    messages: str = KAFKA_19774,
 ) -> list[list[int]]:
     """Replica lists for ``num_partitions`` new partitions, in partition order, leader first.
 
     ``brokers`` must already be normalised (``normalise_striped_brokers``). The setup draws
     happen before Kafka's checks, exactly as in Kafka (they cannot change whether it refuses).
+    ``messages``: how a refusal reads (the release's :data:`~kassign.core.releases.STRIPED_MESSAGES` rule).
     """
     placer = StripedPlacer(brokers, rng)
-    check_striped_request(brokers, replication_factor)
+    check_striped_request(brokers, replication_factor, messages)
     return [placer.place(replication_factor) for _ in range(num_partitions)]

@@ -12,7 +12,7 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult;
 import org.apache.spark.sql.api.java.UDF1;
-import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.api.java.UDF3;
 import org.apache.spark.sql.api.java.UDF6;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -368,28 +368,35 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
     }
 
     /**
-     * The producer models for records a client does not hash (kassign/spark/nullkeys.py states the
-     * rules and is the first implementation; this is the second, tested to choose the same
-     * partitions). As a column, the pipeline places keyless records in the same pass that hashes
-     * the keyed ones, instead of shipping them to a Python worker in a second scan.
+     * The producer models for records a client does not hash (kassign/spark/nullkeys.py and
+     * kassign/producer/keyless.py state the rules and are the first implementation; this is the second,
+     * tested to choose the same partitions). As a column, the pipeline places keyless records in the same
+     * pass that hashes the keyed ones, instead of shipping them to a Python worker in a second scan.
+     * {@code keyed}: the record's partition where it has a key (the producer model of Kafka 3.0-3.2 sees
+     * keyed records too: they fill the same batches), null for a keyless record.
      */
-    public static Column nullKeyColumn(Column topic, Column bytes, int model, long seed, int stream, long batchSize,
-                                       Map<String, Integer> counts, int defaultCount) {
+    public static Column nullKeyColumn(Column topic, Column bytes, Column keyed, int model, long seed, int stream,
+                                       long batchSize, Map<String, Integer> counts, int defaultCount, int rule,
+                                       boolean rackAware, String[] clientRacks, Map<String, String[]> leaders) {
         NullKeyProducer producer = new NullKeyProducer(model, seed, stream, batchSize, new HashMap<>(counts),
-                                                       defaultCount);
-        return functions.udf(producer, DataTypes.IntegerType).asNondeterministic().apply(topic, bytes);
+                                                       defaultCount, rule, rackAware, clientRacks,
+                                                       new HashMap<>(leaders));
+        return functions.udf(producer, DataTypes.IntegerType).asNondeterministic().apply(topic, bytes, keyed);
     }
 
     /**
-     * One producer per Spark task (one input split), seeing its keyless records in input order.
-     * The object reaches each task as its own deserialised copy, so the state (transient) starts
-     * empty in every task and is never shared. Nondeterministic for Spark: it must be evaluated
-     * once per row, in order, and only for the rows the caller routes to it.
+     * One producer per Spark task (one input split), seeing its records in input order. The object
+     * reaches each task as its own deserialised copy, so the state (transient) starts empty in every
+     * task and is never shared. Nondeterministic for Spark: it must be evaluated once per row, in order,
+     * and only for the rows the caller routes to it. A keyed row (its partition given) returns null.
      */
-    public static final class NullKeyProducer implements UDF2<String, Long, Integer> {
+    public static final class NullKeyProducer implements UDF3<String, Long, Integer, Integer> {
         static final int ROUND_ROBIN = 0;
         static final int STICKY = 1;
         static final int RANDOM = 2;
+        /** The sticky model's rule: the built-in partitioner (3.3+, KIP-794; KIP-1123 when rack-aware), or KIP-480. */
+        static final int BUILT_IN = 0;
+        static final int STICKY_CACHE = 1;
         private static final long SPLIT_MIX = 0x9E3779B97F4A7C15L;
         private static final long STREAM_MIX = 0xBF58476D1CE4E5B9L;
         private static final long TOPIC_MIX = 0x94D049BB133111EBL;
@@ -400,20 +407,30 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
         private final long batchSize;
         private final HashMap<String, Integer> counts;
         private final int defaultCount;
+        private final int rule;
+        private final boolean rackAware;
+        private final String[] clientRacks;
+        private final HashMap<String, String[]> leaders;
         private transient int split;
         /** Per topic: its own java.util.Random, so draws do not depend on how topics interleave. */
         private transient HashMap<String, Random> rngs;
-        /** topic -> {partition (sticky) or start (round-robin), bytes in the batch (sticky) or records sent}. */
+        /** Round-robin: topic -> {start, records sent}. */
         private transient HashMap<String, long[]> perTopic;
+        private transient HashMap<String, Sticky> sticky;
 
         NullKeyProducer(int model, long seed, int stream, long batchSize, HashMap<String, Integer> counts,
-                        int defaultCount) {
+                        int defaultCount, int rule, boolean rackAware, String[] clientRacks,
+                        HashMap<String, String[]> leaders) {
             this.model = model;
             this.seed = seed;
             this.stream = stream;
             this.batchSize = batchSize;
             this.counts = counts;
             this.defaultCount = defaultCount;
+            this.rule = rule;
+            this.rackAware = rackAware;
+            this.clientRacks = clientRacks;
+            this.leaders = leaders;
         }
 
         /** java.util.Random's seed for (seed, split, stream, topic): a fixed mix, so Python can start the same sequence. */
@@ -422,12 +439,13 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
         }
 
         @Override
-        public Integer call(String topic, Long bytes) {
+        public Integer call(String topic, Long bytes, Integer keyed) {
             if (rngs == null) {
                 TaskContext task = TaskContext.get();
                 split = task == null ? 0 : task.partitionId();
                 rngs = new HashMap<>();
                 perTopic = new HashMap<>();
+                sticky = new HashMap<>();
             }
             Random rng = rngs.get(topic);
             if (rng == null) {
@@ -435,6 +453,22 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
                 rngs.put(topic, rng);
             }
             int n = counts.getOrDefault(topic, defaultCount);
+            long size = bytes == null ? 0 : bytes;
+            if (model == STICKY) {
+                Sticky state = sticky.get(topic);
+                if (state == null) {
+                    state = new Sticky(n, rule == STICKY_CACHE, batchSize, rng, candidates(topic, n));
+                    sticky.put(topic, state);
+                }
+                if (keyed != null) {
+                    state.keyed(keyed, size);
+                    return null;
+                }
+                return state.keyless(size);
+            }
+            if (keyed != null) {
+                return null;
+            }
             if (model == RANDOM) {
                 return rng.nextInt(n);
             }
@@ -443,16 +477,120 @@ public final class KassignMurmur2 implements UDF1<Object, Integer> {
                 state = new long[] {rng.nextInt(n), 0};
                 perTopic.put(topic, state);
             }
-            if (model == ROUND_ROBIN) {
-                return (int) ((state[0] + state[1]++) % n);
+            return (int) ((state[0] + state[1]++) % n);
+        }
+
+        /** The partitions led in this producer's rack (rack-aware, where there are any), else null: all of them. */
+        private int[] candidates(String topic, int n) {
+            String[] racks = leaders.get(topic);
+            if (!rackAware || racks == null || clientRacks.length == 0) {
+                return null;
             }
-            int partition = (int) state[0];
-            state[1] += bytes == null ? 0 : bytes;
-            if (state[1] >= batchSize) {  // the batch is full: the next record opens one elsewhere
-                state[0] = rng.nextInt(n);
-                state[1] = 0;
+            String rack = clientRacks[split % clientRacks.length];
+            int found = 0;
+            int[] inRack = new int[n];
+            for (int p = 0; p < n && p < racks.length; p++) {
+                if (rack.equals(racks[p])) {
+                    inRack[found++] = p;
+                }
+            }
+            return found == 0 ? null : java.util.Arrays.copyOf(inRack, found);
+        }
+    }
+
+    /** One producer's sticky partition on one topic, every partition led (kassign/producer/keyless.py). */
+    static final class Sticky {
+        private static final long NO_BATCH = -1;
+        private final int n;
+        private final boolean cache;
+        private final long batchSize;
+        private final Random rng;
+        private final int[] candidates;
+        private final long[] fill;
+        private int current = -1;
+        private long produced;
+
+        Sticky(int n, boolean cache, long batchSize, Random rng, int[] candidates) {
+            this.n = n;
+            this.cache = cache;
+            this.batchSize = cache ? batchSize : Math.max(1, batchSize);
+            this.rng = rng;
+            this.candidates = candidates;
+            this.fill = cache ? new long[n] : null;
+            if (cache) {
+                java.util.Arrays.fill(fill, NO_BATCH);
+            }
+        }
+
+        private int draw() {
+            return rng.nextInt() & 0x7fffffff;
+        }
+
+        private int nextBuiltIn() {
+            int r = draw();
+            return candidates == null ? r % n : candidates[r % candidates.length];
+        }
+
+        private int nextCache(int previous) {
+            int old = current;
+            if (old != -1 && old != previous) {
+                return old;
+            }
+            int next = -1;
+            if (n == 1) {
+                next = 0;
+            } else {
+                while (next == -1 || next == old) {
+                    next = draw() % n;
+                }
+            }
+            current = next;
+            return next;
+        }
+
+        private boolean fits(int partition, long size) {
+            long filled = fill[partition];
+            return filled >= 0 && filled < batchSize && filled + size <= batchSize;
+        }
+
+        int keyless(long size) {
+            if (!cache) {
+                if (current == -1) {
+                    current = nextBuiltIn();
+                }
+                int partition = current;
+                produced += size;
+                if (produced >= batchSize) {
+                    current = nextBuiltIn();
+                    produced = 0;
+                }
+                return partition;
+            }
+            int partition = current != -1 ? current : nextCache(-1);
+            if (fits(partition, size)) {
+                fill[partition] += size;
+                return partition;
+            }
+            fill[partition] = NO_BATCH;
+            partition = nextCache(partition);
+            if (fits(partition, size)) {
+                fill[partition] += size;
+            } else {
+                fill[partition] = size;
             }
             return partition;
+        }
+
+        void keyed(int partition, long size) {
+            if (!cache || partition < 0 || partition >= n) {
+                return;
+            }
+            if (fits(partition, size)) {
+                fill[partition] += size;
+                return;
+            }
+            nextCache(partition);
+            fill[partition] = size;
         }
     }
 

@@ -60,6 +60,7 @@ class PartitionFigures:
     bytes: int = 0
     keyed_records: int = 0
     distinct_keys: int = 0
+    keyless_bytes: int = 0
 
 
 @dataclass
@@ -117,6 +118,7 @@ def _add_totals(digest: Digest, table: pa.Table) -> None:
         figures.bytes += row["bytes_sum"] or 0
         figures.keyed_records += row["keyed_records_sum"]
         figures.distinct_keys += row["key_count"]
+        figures.keyless_bytes += row["keyless_bytes_sum"] or 0
         digest.keyless_bytes[row["topic"]] = digest.keyless_bytes.get(row["topic"], 0) + (row["keyless_bytes_sum"] or 0)
 
 

@@ -23,6 +23,18 @@ Where no partitioner explains a record, Java's rule on a smaller count is tried 
 that ``(murmur2 & 0x7fffffff) % m`` puts where they are for some ``m`` below today's count were
 most likely written before the count was raised to today's (``earlier_partition_count``).
 
+Keyless records (``keyless_placement``): a producer that is rack-aware (Kafka 4.4, KIP-1123) draws its sticky
+partition among the partitions led in its rack only, so over the records read its keyless records sit only on
+partitions led in the producers' racks, while a plain sticky producer's reach every rack's partitions. A rack
+whose partitions got no keyless record although others got many tells the two apart when a plain sticky
+producer would have reached it: at least one draw per ``2 x batch.size`` keyless bytes (16 KiB, Kafka's default),
+each landing in the avoided racks with probability (their partitions / all partitions). Where that chance of
+avoiding them is above 1%, or every partition is led in one rack, or no rack is known, forensics say they cannot
+tell, and why. Worked example: 6 partitions led in ``a, b, c, a, b, c``, 2 MB of keyless records all on
+partitions 1 and 4: rack ``a`` and ``c`` (4 of 6 partitions) were avoided over at least 61 draws, a chance of
+(2/6)^61 for a plain producer: rack-aware producers in ``b``. The leaders are the cluster's as the topics were
+read (a leader that moved since is not seen), and the window is the records read (``--since``/``--last``).
+
 Input: the key figures of one shuffle partition at a time (``kassign.spark.digest``), one row
 per (topic, key, partition); all rows of a key are in the same piece, so keys are grouped
 exactly without the driver holding more than one piece. Data layout: per piece, numpy arrays
@@ -341,3 +353,62 @@ def verdict(entry: Mapping[str, Any], partitions: int, spoken_best: str | None =
     elif best_records == keyed:
         text += "; every key is on one partition"
     return text + "."
+
+
+# -- keyless records: rack-aware producers or not ---------------------------------------------------------------
+
+DEFAULT_BATCH_SIZE = 16384  # Kafka's batch.size default: a sticky producer draws at least once per 2x this
+_CHANCE = 0.01
+
+
+def keyless_placement(keyless: list[tuple[int, int]], leader_racks: list[str | None],
+                      batch_size: int = DEFAULT_BATCH_SIZE) -> dict[str, Any] | None:
+    """Whether a topic's keyless records sit only on partitions led in some racks, as rack-aware producers put
+    them, or anywhere, as plain sticky producers do. ``keyless``: per partition (records, bytes);
+    ``leader_racks``: per partition, its leader's rack (None: no rack, or no leader). None without keyless records."""
+    records = sum(r for r, _ in keyless)
+    size = sum(b for _, b in keyless)
+    if not records:
+        return None
+    n = len(keyless)
+    racks: dict[str, dict[str, Any]] = {}
+    for p, (r, b) in enumerate(keyless):
+        name = leader_racks[p] if p < len(leader_racks) and leader_racks[p] else "(none)"
+        entry = racks.setdefault(name, {"partitions": [], "keyless_records": 0, "keyless_bytes": 0})
+        entry["partitions"].append(p)
+        entry["keyless_records"] += r
+        entry["keyless_bytes"] += b
+    used = [name for name, e in racks.items() if e["keyless_records"]]
+    avoided = [name for name, e in racks.items() if not e["keyless_records"]]
+    draws = size // (2 * batch_size)
+    result: dict[str, Any] = {"records": records, "bytes": size,
+                              "partitions_with_keyless": sum(1 for r, _ in keyless if r), "racks": racks,
+                              "draws_at_least": int(draws)}
+    known = [name for name in racks if name != "(none)"]
+    if not known:
+        return {**result, "placement": "undetermined",
+                "verdict": "keyless records: no leader has a rack, so rack-aware producers cannot be told apart"}
+    if len(known) == 1 and "(none)" not in racks:
+        return {**result, "placement": "undetermined",
+                "verdict": f"keyless records: every partition is led in {known[0]}, so rack-aware producers look "
+                           "like any other"}
+    if "(none)" in used or not avoided:
+        return {**result, "placement": "spread",
+                "verdict": f"keyless records sit on partitions led in every rack ({result['partitions_with_keyless']} "
+                           f"of {n} partitions): plain sticky producers (rack-aware producers in every rack would look "
+                           "alike)"}
+    share = sum(len(racks[name]["partitions"]) for name in avoided) / n
+    chance = (1 - share) ** draws if draws else 1.0
+    result["chance_plain"] = float(f"{chance:.3g}")
+    where = ", ".join(used)
+    away = ", ".join(avoided)
+    if chance > _CHANCE:
+        return {**result, "placement": "undetermined", "producer_racks": used,
+                "verdict": f"keyless records sit only on partitions led in {where}, but too few of them to tell "
+                           f"rack-aware producers from plain ones ({size:,} bytes: a plain sticky producer would "
+                           f"miss {away} by chance {chance:.0%} of the time)"}
+    return {**result, "placement": "rack-aware", "producer_racks": used,
+            "verdict": f"keyless records sit only on partitions led in {where} and never on the "
+                       f"{sum(len(racks[a]['partitions']) for a in avoided)} led in {away}: rack-aware producers "
+                       f"(partitioner.rack.aware, Kafka 4.4) in {where} (a plain sticky producer would have reached "
+                       f"{away} over these {size:,} bytes; leaders as the topic was read)"}

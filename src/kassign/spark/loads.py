@@ -215,6 +215,23 @@ def rebalance_cost(scenario: dict, consumers: Mapping[str, Any], loads: Partitio
     return result
 
 
+def replica_placements(brokers: Sequence[tuple[int, str | None]], partition_counts: Mapping[str, int],
+                       replication_factor: int, seed: int, placer: str = "striped") -> dict[str, dict[int, list[int]]]:
+    """Kafka's replica placement of every topic (leader first): topic ``i`` (by name) placed with seed
+    ``seed + i``, as ``broker_load`` reports it."""
+    return {topic: assign_replicas(list(brokers), count, replication_factor, placer=placer, seed=seed + offset)
+            for offset, (topic, count) in enumerate(sorted(partition_counts.items()))}
+
+
+def leader_racks(brokers: Sequence[tuple[int, str | None]], partition_counts: Mapping[str, int],
+                 replication_factor: int, seed: int, placer: str = "striped") -> dict[str, list[str | None]]:
+    """Per topic, the rack of each partition's leader (the first replica) in ``replica_placements``."""
+    racks = dict(brokers)
+    return {topic: [racks[placement[p][0]] for p in sorted(placement)]
+            for topic, placement in replica_placements(brokers, partition_counts, replication_factor, seed,
+                                                       placer).items()}
+
+
 def broker_load(brokers: Sequence[tuple[int, str | None]], partition_counts: Mapping[str, int], replication_factor: int,
                 loads: PartitionLoads, seed: int, placer: str = "striped") -> dict[str, Any]:
     """Leader and replica bytes per broker and per rack, with Kafka's replica placement per topic.
@@ -225,8 +242,7 @@ def broker_load(brokers: Sequence[tuple[int, str | None]], partition_counts: Map
     per_broker = {b: {"rack": r, "leader_partitions": 0, "replicas": 0, "leader_records": 0, "leader_bytes": 0,
                       "replica_bytes": 0} for b, r in brokers}
     placements = {}
-    for offset, (topic, count) in enumerate(sorted(partition_counts.items())):
-        placement = assign_replicas(list(brokers), count, replication_factor, placer=placer, seed=seed + offset)
+    for topic, placement in replica_placements(brokers, partition_counts, replication_factor, seed, placer).items():
         placements[topic] = {str(p): r for p, r in placement.items()}
         for p, replicas in placement.items():
             records, size = loads.get((topic, p), (0, 0))

@@ -76,8 +76,16 @@ class PipelineOptions:
     last: int | None = None
     forensics: bool = True  # live topics: which producer put each record there (--no-forensics skips it)
     members_from_group: bool = True  # with group and no scenario: the group's live members (CLI: unless --members)
-    # The Kafka release the server-side strategies answer as; None: the broker's (live), else the default
+    # The Kafka release the server-side strategies answer as; None: the broker's (live), else the default.
+    # It is also the release whose Java producer places keyless records (files and the sample).
     kafka_version: str | None = None
+    # The modelled producers' racks (client.rack; producer i, the one of input split i, in client_racks[i % len])
+    # and partitioner.rack.aware (Kafka 4.4, KIP-1123). leader_racks: per topic, its leaders' racks in partition
+    # order; without it, rack-aware runs take the scenario's partition_racks (first rack of each partition) or
+    # the leaders of the pipeline's own replica placement on --brokers.
+    client_racks: Sequence[str] = ()
+    partitioner_rack_aware: bool = False
+    leader_racks: Mapping[str, Sequence[str | None]] | None = None
 
     @property
     def live(self) -> bool:
@@ -235,6 +243,7 @@ def check_options(opts: PipelineOptions) -> None:
         raise KassignError(f"--seed must be between 0 and 2^63-1, got {opts.seed}")
     check_key_type(opts.key_type)
     producer_clients(opts)
+    _check_producer_racks(opts)
     if not 0 < opts.target_share <= 1:
         raise KassignError(f"--target-share must be in (0, 1], got {opts.target_share}")
     if not 1 <= opts.replication_factor <= len(opts.brokers):
@@ -251,6 +260,60 @@ def check_options(opts: PipelineOptions) -> None:
                                f"{MAX_PARTITIONS_PER_TOPIC:,} per topic")
     _check_local_input(opts)
     _check_live(opts)
+
+
+def producer_release(opts: PipelineOptions) -> str:
+    """The release whose Java producer the pipeline models for keyless records (--kafka-version, else 4.4)."""
+    from kassign.core.releases import DEFAULT_KAFKA_VERSION
+
+    return opts.kafka_version or DEFAULT_KAFKA_VERSION
+
+
+def _check_producer_racks(opts: PipelineOptions) -> None:
+    """--client-rack, --partitioner-rack-aware and --leader-racks: one line each for what cannot be."""
+    from kassign.core.errors import shown
+    from kassign.core.releases import release_for
+    from kassign.producer.keyless import check_rack_awareness
+
+    if isinstance(opts.client_racks, str):
+        opts.client_racks = [r.strip() for r in opts.client_racks.split(",")]
+    racks = list(opts.client_racks)
+    if not all(isinstance(r, str) and r.strip() for r in racks):
+        raise KassignError(f"--client-rack takes rack names (RACK[,RACK...]), got {shown(racks)}")
+    if opts.partitioner_rack_aware and opts.null_key_model != "sticky":
+        raise KassignError("--partitioner-rack-aware is a setting of the Java producer's sticky partitioner: "
+                           f"it does not go with --null-keys {opts.null_key_model}")
+    release = release_for(producer_release(opts), "classic")
+    check_rack_awareness(release, opts.partitioner_rack_aware, racks[0] if racks else None)
+    if opts.live:
+        given = [name for name, value in (("--client-rack", racks), ("--partitioner-rack-aware",
+                                                                       opts.partitioner_rack_aware),
+                                          ("--leader-racks", opts.leader_racks)) if value]
+        if given:
+            raise KassignError(f"{'/'.join(given)} model{'s' if len(given) == 1 else ''} the producers of a file "
+                               "or the sample; a live topic's records are where their producers put them (forensics "
+                               "tell rack-aware producers from the leaders' racks in the cluster's metadata)")
+        return
+    if opts.leader_racks is not None:
+        if not isinstance(opts.leader_racks, Mapping):
+            raise KassignError(f"leader_racks must map each topic to its leaders' racks, got {shown(opts.leader_racks)}")
+        for topic, leaders in opts.leader_racks.items():
+            if isinstance(leaders, str) or not isinstance(leaders, Sequence) or not leaders:
+                raise KassignError(f"--leader-racks for {topic!r} must list one rack per partition, got {shown(leaders)}")
+            if not all(r is None or (isinstance(r, str) and r) for r in leaders):
+                raise KassignError(f"--leader-racks for {topic!r}: a rack is a name, or empty for a leader "
+                                   f"without one; got {shown(list(leaders))}")
+    if racks and opts.partitioner_rack_aware:
+        known = {r for _, r in opts.brokers if r}
+        for leaders in (opts.leader_racks or {}).values():
+            known |= {r for r in leaders if r}
+        for (topic, spec) in ((opts.scenario or {}).get("partition_racks") or {}).items():
+            known |= {r for replicas in spec for r in replicas if r}
+        unknown = [r for r in racks if r not in known]
+        if unknown:
+            raise KassignError(f"--client-rack {unknown[0]!r} is no broker's rack (racks: {', '.join(sorted(known)) or 'none'}); "
+                               "a producer in a rack without brokers draws among every partition, as a rack-unaware "
+                               "one: leave it out of --client-rack or drop --partitioner-rack-aware")
 
 
 def _check_live(opts: PipelineOptions) -> None:

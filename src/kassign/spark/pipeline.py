@@ -38,9 +38,9 @@ from kassign.core.errors import KassignError
 # PipelineOptions, check_options and preflight_live stay importable from here (the API's home for them), and
 # prepare_driver_meanwhile, which the CLI starts while the JVM starts
 from kassign.spark.options import PipelineOptions, check_options, preflight_live  # noqa: F401
-from kassign.spark.stages import (broker_load, consumer_load, conservation, key_figures, live_group, live_plan,
-                                  live_read, live_source, members, partition_load, partitioned, producer_agreement,
-                                  read_input, rebalance_cost, set_aside, summary, sweep)
+from kassign.spark.stages import (broker_load, consumer_load, conservation, key_figures, keyless_racks, live_group,
+                                  live_plan, live_read, live_source, members, partition_load, partitioned,
+                                  producer_agreement, read_input, rebalance_cost, set_aside, summary, sweep)
 from kassign.spark.stages.base import PipelineContext, run_stages
 from kassign.spark.warm_up import prepare_driver_meanwhile  # noqa: F401
 
@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 FILE_STAGES = (read_input.STAGE, key_figures.STAGE, set_aside.STAGE, partitioned.STAGE, members.STAGE)
 LIVE_STAGES = (live_plan.STAGE, live_read.STAGE, set_aside.STAGE, live_source.STAGE, live_group.STAGE, members.STAGE)
-LOAD_STAGES = (partition_load.STAGE, sweep.STAGE, consumer_load.STAGE, broker_load.STAGE, rebalance_cost.STAGE,
+LOAD_STAGES = (partition_load.STAGE, keyless_racks.STAGE, sweep.STAGE, consumer_load.STAGE, broker_load.STAGE, rebalance_cost.STAGE,
                producer_agreement.STAGE, conservation.STAGE, summary.STAGE)
 
 

@@ -493,6 +493,8 @@ def render(summary: Mapping[str, Any]) -> str:
         _section("Broker load", _table(tables.broker_table(summary)) + _table(tables.rack_table(summary))
                  + chart_brokers(summary)),
     ]
+    if summary.get("keyless_racks"):
+        sections.append(_section("Keyless records and racks", _table(tables.keyless_racks_table(summary))))
     group = summary.get("group") or {}
     if "group_check" in summary or group.get("described") is False:
         sentence = (tables.group_check_sentence(group, summary["group_check"]) if "group_check" in summary else

@@ -137,6 +137,25 @@ def rack_table(summary: Mapping[str, Any]) -> Table:
     return "bytes per rack", ["rack", "leader bytes", "replica bytes", "share of replica bytes"], body, None
 
 
+def keyless_racks_table(summary: Mapping[str, Any]) -> Table | None:
+    """Rack-aware producers (--partitioner-rack-aware): each rack's partitions and the keyless load on them."""
+    found = summary.get("keyless_racks")
+    if not found:
+        return None
+    body = []
+    for topic, entry in found.items():
+        for rack, v in sorted(entry["racks"].items()):
+            body.append([topic, rack, "yes" if v["producers"] else "no", count(len(v["partitions"])),
+                         count(v["keyless_records"]), human_bytes(v["keyless_bytes"]),
+                         human_bytes(v["keyless_bytes"] / len(v["partitions"])) if v["partitions"] else "-"])
+    model = summary.get("null_key_model") or {}
+    return ("keyless records by the rack leading their partition",
+            ["topic", "rack", "producers there", "partitions led", "keyless records", "keyless bytes",
+             "per partition"], body,
+            f"Kafka {model.get('kafka_version')} producers with partitioner.rack.aware (KIP-1123) in "
+            f"{', '.join(model.get('client_racks') or [])}; leaders: {model.get('leader_racks_from', 'given')}")
+
+
 def rebalance_table(summary: Mapping[str, Any]) -> Table:
     body = [[s, e.replace("_", " "), count(v["partitions"]), human_bytes(v["bytes"])]
             for s, events in summary["rebalance"].items() for e, v in events.items()]
@@ -190,6 +209,9 @@ def verdict_lines(summary: Mapping[str, Any]) -> list[str]:
     lines = [_recommendation(topic, n, summary) for topic, n in (verdict.get("recommended_partitions") or {}).items()]
     for topic, text in (verdict.get("producers") or {}).items():
         lines.append(f"{topic}: {text}")
+    for topic, text in (verdict.get("keyless_placement") or {}).items():
+        lines.append(f"{topic}: {text}")
+    lines += list((verdict.get("keyless_racks") or {}).values())
     if verdict.get("best_strategy"):
         lines.append(f"{verdict['best_strategy']} balances this data best over the consumers: the busiest member "
                      f"gets {verdict['best_strategy_max_over_mean']:.2f}× the mean bytes"
@@ -368,6 +390,6 @@ def terminal_tables(summary: Mapping[str, Any]) -> list[Table]:
     tables = [source_table(summary), rows_table(summary), set_aside_table(summary), forensics_table(summary),
               sweep_table(summary), hot_partitions_table(summary), consumer_table(summary),
               group_table(summary), lag_table(summary), lag_by_strategy_table(summary), broker_table(summary),
-              rack_table(summary),
+              rack_table(summary), keyless_racks_table(summary),
               producers_table(summary)]
     return [t for t in tables if t is not None]

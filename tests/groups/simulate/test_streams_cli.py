@@ -14,12 +14,12 @@ def test_the_summary_in_words_and_the_totals():
     result = kassign("simulate", str(EXAMPLE), "--events")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "a Streams application restarts an instance (Kafka 4.3)" in out
+    assert "a Streams application restarts an instance (Kafka 4.4)" in out
     assert "- an instance restart costs 1 min 27 s of unavailability on 2 stateful tasks under high-availability" in out
     assert "under high-availability with one standby" in out and "- a crash costs" in out
     assert "totals per strategy" in out and "high-availability:standbys=1" in out
     assert "restart app-2 (down 5 min)" in out  # --events: a row per event and strategy
-    assert "Kafka 4.3, classic protocol" in out
+    assert "Kafka 4.4, classic protocol" in out
 
 
 def test_json_has_the_raw_numbers_and_the_release(tmp_path):
@@ -61,10 +61,25 @@ def test_a_bad_document_exits_2_with_one_line(tmp_path):
 
 
 def test_a_release_kassign_does_not_model_is_refused_and_a_modelled_one_is_said():
-    result = kassign("simulate", str(EXAMPLE), "--kafka-version", "3.9")
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "4.x" in result.stderr
+    result = kassign("simulate", str(EXAMPLE), "--kafka-version", "2.8")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "3.0 to 4.4" in result.stderr
     result = kassign("simulate", str(EXAMPLE), "--kafka-version", "4.2")
     assert result.returncode == 0 and "Kafka 4.2" in result.stdout
+
+
+def test_a_release_without_the_sticky_task_assignor_plays_without_it_and_refuses_it_when_asked():
+    # 3.7 has no task.assignor.class: the default strategies leave sticky out, and asking for it is one line
+    result = kassign("simulate", str(EXAMPLE), "--kafka-version", "3.7", "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["kafka_version"] == "3.7"
+    assert [r["strategy"] for r in doc["strategies"]] == ["high-availability", "optimal",
+                                                          "high-availability:standbys=1"]
+    result = kassign("simulate", str(EXAMPLE), "--kafka-version", "3.7", "--strategies", "high-availability,sticky")
+    assert result.returncode == 2 and result.stdout == "" and result.stderr.count("\n") == 1
+    assert "strategy sticky: Kafka 3.7 has no sticky task assignor" in result.stderr
+    result = kassign("simulate", str(EXAMPLE), "--kafka-version", "3.0", "--strategies", "high-availability")
+    assert result.returncode == 0 and "Kafka 3.0, classic protocol" in result.stdout
 
 
 def test_stdin_and_the_strategy_variants():

@@ -150,7 +150,8 @@ def test_the_example_tells_its_story():
     assert restart.warmups >= 2 and restart.probing >= 1  # back 15,000 records behind: warm-ups
     assert crash.unavailable_seconds > 45 + 2 + 80  # noticed after the session timeout
     assert standby.records[1].unavailable_seconds < 10 and standby.records[2].unavailable_seconds < 50
-    assert ha.kafka_version == "4.3"
+    assert ha.kafka_version == "4.4"  # the default release
+    assert simulate_streams(timeline, "high-availability", "3.3").kafka_version == "3.3"
 
 
 def test_runs_are_repeatable():
@@ -285,9 +286,13 @@ def test_a_scale_out_moves_stateful_tasks_through_warm_ups_under_high_availabili
     ha = simulate_streams(timeline, "high-availability").records[1]
     # KIP-441: the newcomer warms up first and takes over once caught up, at a probing rebalance
     assert ha.warmups >= 1 and ha.probing >= 1 and ha.unavailable_task_seconds == 0
-    sticky = simulate_streams(timeline, "sticky").records[1]
-    # the sticky assignor balances at once: the newcomer restores what it is given
+    sticky = simulate_streams(timeline, "sticky", "4.3").records[1]
+    # 4.3's sticky assignor balances at once: the newcomer restores what it is given
     assert sticky.warmups == 0 and sticky.unavailable_seconds == pytest.approx(10.0)
+    # 4.4's (KAFKA-20198): a and b keep their fair share rounded up, ceil(4 x 1 / 3) = 2 each, so nothing moves and
+    # the newcomer stays idle
+    sticky = simulate_streams(timeline, "sticky", "4.4").records[1]
+    assert sticky.moved == 0 and sticky.unavailable_seconds == 0
 
 
 def test_the_engine_docstring_example():
@@ -319,13 +324,15 @@ def test_follow_ups_that_would_never_let_the_clock_move_are_ended():
         "instances": {f"i{k}": {"threads": 2} for k in range(6)},
         "events": [{"at": 100 * k, "type": "restart", "instance": f"i{k % 6}", "down": 10} for k in range(1, 12)],
     })
-    run = simulate_streams(timeline, "sticky", segments=False)
+    run = simulate_streams(timeline, "sticky", "4.3", segments=False)
     cycling = [r for r in run.records if r.cycling]
     assert cycling and all(r.followups <= 2 * streams_engine.INSTANT_FOLLOWUPS + 2 for r in run.records)
     assert cycling[0].followups >= streams_engine.INSTANT_FOLLOWUPS  # played until the guard, then ended
     # with rounds of 1 s the same timeline plays out without cycling follow-ups
     slower = parse_streams_timeline({**timeline_doc(timeline), "settings": {"round_seconds": 1}})
-    assert max(r.followups for r in simulate_streams(slower, "sticky", segments=False).records) < 10
+    assert max(r.followups for r in simulate_streams(slower, "sticky", "4.3", segments=False).records) < 10
+    # 4.4's room rule (KAFKA-20198) plays the 0 s timeline without cycling
+    assert not any(r.cycling for r in simulate_streams(timeline, "sticky", "4.4", segments=False).records)
 
 
 def timeline_doc(timeline):

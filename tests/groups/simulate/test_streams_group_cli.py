@@ -12,17 +12,34 @@ EXAMPLE = REPO / "examples" / "streams-group-timeline.yaml"
 
 
 def test_the_summary_in_words_and_the_totals():
-    result = kassign("simulate", str(EXAMPLE), "--events")
+    result = kassign("simulate", str(EXAMPLE), "--events")  # the default release: 4.4
     assert result.returncode == 0, result.stderr
     out = result.stdout
     words = " ".join(out.split())
-    assert out.startswith("a Streams application on the streams protocol (streams group, Kafka 4.3)\n")
+    assert out.startswith("a Streams application on the streams protocol (streams group, Kafka 4.4)\n")
     assert "- Under the streams protocol nobody waits for a rebalance, but a task never has two owners" in words
     assert "sticky: 10 min, restart app-2 (down 5 min): 8 tasks moved to another instance: 4 stateless;" in words
     assert "sticky:standbys=1: 1 h, crash app-3: 4 tasks moved to another instance: 2 stateless; 2 promoted from a " \
            "standby" in words
     assert "sticky: per event" in out and "totals per strategy" in out  # --events: a table per strategy
+    assert "Kafka 4.4, streams group (KIP-1071), the broker's sticky assignor" in words
+    assert "a standby is promoted in place, in the step that grants its active task" in words
+    # 4.4's coordinator promotes a standby in place: app-3's start moves a task to its former standby at once
+    assert "sticky:standbys=1: 1 h 5 min, start app-3: 4 tasks moved to another instance: 1 stateless; 1 promoted " \
+           "from a standby; 1 on state left on disk; 1 lost their local state (0_4" in words
+
+
+def test_kafka_4_3_is_played_when_asked():
+    result = kassign("simulate", str(EXAMPLE), "--events", "--kafka-version", "4.3")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    words = " ".join(out.split())
+    assert out.startswith("a Streams application on the streams protocol (streams group, Kafka 4.3)\n")
     assert "Kafka 4.3, streams group (KIP-1071), the broker's sticky assignor" in words
+    assert "a standby is given up before it is promoted" in words
+    assert "sticky: 10 min, restart app-2 (down 5 min): 8 tasks moved to another instance: 4 stateless;" in words
+    assert "sticky:standbys=1: 1 h 5 min, start app-3: 4 tasks moved to another instance: 2 stateless; 1 on state " \
+           "left on disk; 1 lost their local state (0_4" in words
 
 
 def test_json_has_the_figures_and_the_release_and_the_report(tmp_path):

@@ -1,6 +1,7 @@
 """The streams-group simulator (KIP-1071) on timelines checked by hand: reconciliation (revoke before assign,
-unreleased tasks), session timeouts, the initial rebalance delay, Kafka 4.3's assignment interval, local state
-and restoration, and the words of the report."""
+unreleased tasks; Kafka 4.4's roles changing in place), session timeouts, the initial rebalance delay, Kafka 4.3's
+assignment interval, local state and restoration (and 4.4 handing it back through offset sums), and the words of
+the report."""
 
 from __future__ import annotations
 
@@ -41,6 +42,62 @@ def test_the_docstring_example_a_standby_is_revoked_before_it_is_promoted(kafka_
     sentence = event_sentence(stop, run)
     assert sentence.startswith("20 s, stop b: 1 task moved to another instance: 1 promoted from a standby; ")
     assert "2 standby replicas could not be placed" in sentence and "reconciled 5 s after the event" in sentence
+
+
+def test_kafka_4_4_promotes_the_standby_in_place():
+    # the same stop under 4.4 (whose fresh group puts 0_0 on a and 0_1 on b, each the other's standby): a's
+    # heartbeat at 20 s grants 0_1 active in the step that drops its standby, so 0_1 never waits
+    engine, run = play({**TWO_TASKS, "events": [{"at": 20, "type": "stop", "instance": "b"}]}, kafka_version="4.4")
+    assert engine.trace == [(20.0, "b-StreamThread-1", "revoke", ("0_0", "0_1")),
+                            (20.0, "a-StreamThread-1", "revoke", ("0_1",)),  # the standby goes ...
+                            (20.0, "a-StreamThread-1", "assign", ("0_1",))]  # ... as the active task comes
+    stop = run.records[1]
+    assert (stop.targets, stop.moved, stop.promoted, stop.state_lost, stop.revoked) == (1, 1, 1, 0, 0)
+    assert (stop.paused_task_seconds, stop.longest_pause, stop.settle_seconds) == (0.0, 0.0, 0.0)
+    assert run.kafka_version == "4.4"
+
+
+@pytest.mark.parametrize("kafka_version, pause", [("4.3", 50.0), ("4.4", 45.0)])
+def test_a_crashed_instance_keeps_its_tasks_until_its_session_times_out_then_the_standby_takes_over(kafka_version,
+                                                                                                     pause):
+    # b fenced at 62.5 s; a's next heartbeat (65 s) computes the target: 4.3 revokes a's standby there and
+    # grants the active task at 70 s, 4.4 promotes it at 65 s
+    engine, run = play({**TWO_TASKS, "events": [{"at": 20, "type": "crash", "instance": "b"}]},
+                       kafka_version=kafka_version)
+    crash = run.records[1]
+    assert (crash.paused_task_seconds, crash.longest_pause, crash.settle_seconds, crash.promoted) == \
+        (pause, pause, pause, 1)
+
+
+def test_kafka_4_4_hands_state_on_disk_back_after_a_full_restart():
+    # all three instances restart together and come back with new member ids and nothing assigned; under 4.4 each
+    # reports the offset sums of the state it kept (KAFKA-20719) and gets those tasks back; 4.3 deals them out
+    # afresh, in another order, and two tasks restore their state from scratch
+    names = ("app-1", "app-2", "app-3")
+    doc = {**SIZED, "application": {**SIZED["application"], "subtopologies": {"0": {"partitions": 3, "stateful": True}}},
+           "instances": {name: {} for name in names},
+           "events": [{"at": 20, "type": "restart", "instance": name, "down": 30} for name in names]}
+    moves = {}
+    for version in ("4.3", "4.4"):
+        _, run = play(doc, kafka_version=version)
+        restart = run.records[1]
+        moves[version] = (restart.moved, restart.state_lost, restart.from_disk)
+    assert moves == {"4.3": (2, 2, 0), "4.4": (0, 0, 0)}
+
+
+def test_kafka_4_4_hands_the_assignor_current_assignments_and_offset_sums():
+    engine = StreamsGroupTimelineRun(parse_streams_timeline({**SIZED, "events": []}), "sticky", "4.4")
+    engine.run()
+    a, b = (engine.members[f"{name}-StreamThread-1"] for name in ("a", "b"))
+    a.assigned = (frozenset({0}), frozenset(), frozenset())  # as if a had not yet got its target's 0_1 ...
+    engine.target[a.id] = (frozenset({0, 1}), frozenset(), frozenset())
+    b.offset_sums = {0: 5}  # ... and b reported state of 0_0
+    members = engine._document()["members"]
+    assert members[a.id] == {"process_id": a.process, "active": {"0": [0]}}
+    assert members[b.id]["offset_sums"] == {"0_0": 5}
+    engine.in_place = False  # 4.3's coordinator: the previous target, no offset sums
+    members = engine._document()["members"]
+    assert members[a.id]["active"] == {"0": [0, 1]} and "offset_sums" not in members[b.id]
 
 
 def test_a_crashed_instance_keeps_its_tasks_until_its_session_times_out():
@@ -138,5 +195,5 @@ def test_sizes_are_optional_only_under_the_streams_protocol_and_releases_are_che
     assert timeline.protocol == "streams" and is_streams_group_timeline(TWO_TASKS)
     with pytest.raises(ScenarioError, match="a stateful task needs state_bytes"):
         parse_streams_timeline({**TWO_TASKS, "protocol": "classic"})
-    with pytest.raises(KassignError, match="Kafka 4.1's streams groups were early access"):
+    with pytest.raises(KassignError, match=r"Kafka 4.1's streams groups \(KIP-1071\) were early access"):
         StreamsGroupTimelineRun(timeline, "sticky", "4.1")

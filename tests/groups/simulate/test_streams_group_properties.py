@@ -55,7 +55,7 @@ def streams_timelines(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(doc=streams_timelines(), kafka_version=st.sampled_from(["4.2", "4.3"]))
+@given(doc=streams_timelines(), kafka_version=st.sampled_from(["4.2", "4.3", "4.4"]))
 def test_one_active_per_task_and_every_task_where_the_target_puts_it_once_quiet(doc, kafka_version):
     engine = Checked(parse_streams_timeline(doc), "sticky", kafka_version)
     run = engine.run()

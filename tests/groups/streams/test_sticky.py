@@ -1,6 +1,7 @@
-"""Streams groups' broker assignor ``sticky`` (KIP-1071) against Kafka 4.3.1.
+"""Streams groups' broker assignor ``sticky`` (KIP-1071) against Kafka 4.3.1 and Kafka 4.4.
 
-Kafka's own vectors, invariants over random groups, cases after Kafka's StickyTaskAssignorTest, and
+Kafka's own vectors of both releases, invariants over random groups, cases after Kafka's
+StickyTaskAssignorTest (translated one for one in ``test_sticky_kafka44.py``), what changed in 4.4, and
 what the scenario reader refuses or takes as Kafka takes it."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from kassign.groups.streams.sticky import assign_streams, check_streams_release
 from tests.conftest import vector_params
 
 VECTORS = "kafka-4.3/assign-streams.jsonl"
+VECTORS_44 = "kafka-4.4/assign-streams.jsonl"
 NATIVE = tasks_module.native
 
 
@@ -47,20 +49,32 @@ def edges(request: pytest.FixtureRequest) -> Iterator[str]:
             yield request.param
 
 
+def check_vector(line: dict, versions: tuple[str | None, ...]) -> None:
+    """The line's answer asked as each of ``versions`` (None: kassign's default release)."""
+    for version in versions:
+        asked = {} if version is None else {"kafka_version": version}
+        if "expected_error" in line:
+            with pytest.raises(KassignError):
+                assign_streams(line["strategy"], line["scenario"], **asked)
+        else:
+            assert assign_streams(line["strategy"], line["scenario"], **asked) == line["expected"], version
+
+
 @pytest.mark.parametrize("line", vector_params(VECTORS))
 def test_kafka_vector(line: dict, edges: str) -> None:
-    if "expected_error" in line:
-        with pytest.raises(KassignError):
-            assign_streams(line["strategy"], line["scenario"])
-    else:
-        assert assign_streams(line["strategy"], line["scenario"]) == line["expected"]
+    check_vector(line, ("4.3", "4.3.1", "4.2"))  # 4.2.0 to 4.3.1 run one assignor
+
+
+@pytest.mark.parametrize("line", vector_params(VECTORS_44))
+def test_kafka_44_vector(line: dict, edges: str) -> None:
+    check_vector(line, ("4.4", "4.4.0", None))
 
 
 # --- invariants over random groups ------------------------------------------------------------------
 
 
 @st.composite
-def groups(draw, min_members: int = 1, with_previous: bool = True) -> dict:
+def groups(draw, min_members: int = 1, with_previous: bool = True, with_offsets: bool = False) -> dict:
     ids = draw(st.lists(st.sampled_from(["0", "1", "2", "10", "3", "a", "sub-b"]), min_size=1, max_size=5,
                         unique=True))
     subtopologies = {sid: {"partitions": draw(st.integers(0, 12)), "stateful": draw(st.booleans())} for sid in ids}
@@ -77,6 +91,13 @@ def groups(draw, min_members: int = 1, with_previous: bool = True) -> dict:
                     members[holder].setdefault("active", {}).setdefault(sid, []).append(p)
                 for other in draw(st.lists(st.sampled_from(names), max_size=2, unique=True)):
                     members[other].setdefault("standby", {}).setdefault(sid, []).append(p)
+    if with_offsets and members:
+        names = list(members)
+        for sid, spec in subtopologies.items():
+            for p in range(spec["partitions"]):
+                for other in draw(st.lists(st.sampled_from(names), max_size=2, unique=True)):
+                    sums = members[other].setdefault("offset_sums", {})
+                    sums[f"{sid}_{p}"] = draw(st.sampled_from([0, 7, 100, 2**63 - 1]))
     return {"subtopologies": subtopologies, "num_standby_replicas": draw(st.integers(0, 3)), "members": members}
 
 
@@ -92,9 +113,9 @@ def replicas(scenario: dict, answer: dict) -> dict[tuple[str, int], tuple[list[s
 
 
 @settings(max_examples=150, deadline=None)
-@given(groups())
-def test_every_task_has_one_active_member_and_standbys_on_other_processes(scenario: dict) -> None:
-    answer = assign_streams("sticky", scenario)
+@given(groups(with_offsets=True), st.sampled_from(["4.3", "4.4"]))
+def test_every_task_has_one_active_member_and_standbys_on_other_processes(scenario: dict, version: str) -> None:
+    answer = assign_streams("sticky", scenario, version)
     assert set(answer) == set(scenario["members"])
     process = {m: spec["process_id"] for m, spec in scenario["members"].items()}
     num_processes = len(set(process.values()))
@@ -113,17 +134,46 @@ def test_every_task_has_one_active_member_and_standbys_on_other_processes(scenar
 
 
 @settings(max_examples=100, deadline=None)
-@given(groups())
+@given(groups(with_offsets=True))
 def test_deterministic(scenario: dict) -> None:
     first = assign_streams("sticky", scenario)
     assert assign_streams("sticky", json.loads(json.dumps(scenario))) == first
-    assert assign_streams("sticky", scenario, kafka_version="4.2.1") == first
+    assert assign_streams("sticky", scenario, kafka_version="4.4.1") == first
+    assert assign_streams("sticky", scenario, kafka_version="4.2.1") == assign_streams("sticky", scenario, "4.3")
 
 
 @settings(max_examples=100, deadline=None)
-@given(groups(with_previous=False))
-def test_fresh_group_spreads_active_tasks_evenly_over_members(scenario: dict) -> None:
-    answer = assign_streams("sticky", scenario)
+@given(groups(with_offsets=True))
+def test_offset_sums_change_nothing_before_kafka_44(scenario: dict) -> None:
+    without = {m: {k: v for k, v in spec.items() if k != "offset_sums"} for m, spec in scenario["members"].items()}
+    for version in ("4.2", "4.3", "4.3.1"):
+        assert assign_streams("sticky", scenario, version) == assign_streams("sticky", dict(scenario, members=without),
+                                                                            version)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 4), st.integers(1, 4), st.randoms(use_true_random=False))
+def test_kafka_44_hands_each_member_the_state_it_reported(members: int, per_member: int, processes: int,
+                                                          rng) -> None:
+    # a group that starts with nothing assigned, the tasks dealt evenly as state on the members' disks, each task
+    # reported by one member: 4.4 gives every member exactly the tasks it reported (step 2, within its quota)
+    tasks = list(range(members * per_member))
+    rng.shuffle(tasks)
+    names = [f"m{i}" for i in range(members)]
+    scenario = {"subtopologies": {"0": {"partitions": len(tasks), "stateful": True}},
+                "members": {name: {"process_id": f"p{rng.randrange(processes)}",
+                                   "offset_sums": {f"0_{t}": rng.randrange(10**6)
+                                                   for t in tasks[i * per_member:(i + 1) * per_member]}}
+                            for i, name in enumerate(names)}}
+    answer = assign_streams("sticky", scenario, "4.4")
+    for name, spec in scenario["members"].items():
+        assert answer[name]["active"] == {"0": sorted(int(t[2:]) for t in spec["offset_sums"])}
+
+
+@settings(max_examples=100, deadline=None)
+@given(groups(with_previous=False), st.sampled_from(["4.3", "4.4"]))
+def test_fresh_group_spreads_active_tasks_evenly_over_members(scenario: dict, version: str) -> None:
+    answer = assign_streams("sticky", scenario, version)
     counts = [sum(map(len, tasks["active"].values())) for tasks in answer.values()]
     assert max(counts) - min(counts) <= 1
 
@@ -151,7 +201,7 @@ def unusual(scenario: dict, draw) -> dict:
 
 
 @settings(max_examples=100, deadline=None)
-@given(groups(), st.data())
+@given(groups(with_offsets=True), st.data())
 def test_c_and_python_edges_agree(scenario: dict, data: st.DataObject) -> None:
     odd = unusual(scenario, data.draw)
     with python_edges():
@@ -180,8 +230,8 @@ def follow_up(scenario: dict, answer: dict) -> dict:
 
 
 @settings(max_examples=150, deadline=None)
-@given(groups())
-def test_follow_up_round_moves_no_active_task_when_tasks_divide_evenly(scenario: dict) -> None:
+@given(groups(), st.sampled_from(["4.3", "4.4"]))
+def test_follow_up_round_moves_no_active_task_when_tasks_divide_evenly(scenario: dict, version: str) -> None:
     # With the active quota a whole number, each member ends a round with exactly that many active
     # tasks, and the next round lets each keep all of them. (Otherwise the quota shrinks as members
     # reach it, and Kafka can move an active task in a follow-up round: see the case below.)
@@ -189,13 +239,15 @@ def test_follow_up_round_moves_no_active_task_when_tasks_divide_evenly(scenario:
     if tasks % len(scenario["members"]):
         scenario = dict(scenario, subtopologies=dict(scenario["subtopologies"], extra={
             "partitions": len(scenario["members"]) - tasks % len(scenario["members"]), "stateful": False}))
-    first = assign_streams("sticky", scenario)
-    second = assign_streams("sticky", follow_up(scenario, first))
+    first = assign_streams("sticky", scenario, version)
+    second = assign_streams("sticky", follow_up(scenario, first), version)
     assert {m: a["active"] for m, a in second.items()} == {m: a["active"] for m, a in first.items()}
 
 
-def test_follow_up_round_can_move_an_active_task_as_kafka_does() -> None:
-    # Kafka 4.3.1's StickyTaskAssignor gives this answer (checked against its classes): 10 active tasks,
+@pytest.mark.parametrize("version", ["4.3", "4.4"])
+def test_follow_up_round_can_move_an_active_task_as_kafka_does(version: str) -> None:
+    # Kafka 4.3.1's and 4.4's StickyTaskAssignor give these active tasks (checked against their classes; 4.4
+    # places two standbys elsewhere): 10 active tasks,
     # 8 members, quota 2; m4, then m6 reach 2 and the quota drops to 1, m0 reaching 1 keeps it there,
     # so m1's second task (2_3, met last in partition order) goes to m3, which held it as a standby.
     members = {
@@ -210,14 +262,18 @@ def test_follow_up_round_can_move_an_active_task_as_kafka_does() -> None:
         "num_standby_replicas": 2,
         "members": {m: {"process_id": p, "active": a, "standby": s} for m, (p, a, s) in members.items()},
     }
-    answer = assign_streams("sticky", scenario)
+    answer = assign_streams("sticky", scenario, version)
     assert answer["m1"]["active"] == {"0": [1]}
     assert answer["m3"]["active"] == {"2": [3]}
     assert {m: answer[m]["active"] for m in members if m not in ("m1", "m3")} == \
         {m: a for m, (_, a, _) in members.items() if m not in ("m1", "m3")}
 
 
-# --- cases after Kafka's StickyTaskAssignorTest ---------------------------------------------------
+# --- cases after Kafka 4.3.1's StickyTaskAssignorTest, asked as 4.3 (4.4's: test_sticky_kafka44.py) --------
+
+
+def assign_43(scenario: dict) -> dict:
+    return assign_streams("sticky", scenario, "4.3")
 
 
 def group(tasks: int, stateful: bool, standbys: int = 0, subtopologies: tuple[str, ...] = ("test-subtopology",),
@@ -243,55 +299,55 @@ def standby_of(answer: dict, member: str, sid: str = "test-subtopology") -> list
 
 
 def test_one_task_per_process_when_as_many_tasks_as_processes() -> None:
-    answer = assign_streams("sticky", group(3, False, member1=("p1",), member2=("p2",), member3=("p3",)))
+    answer = assign_43(group(3, False, member1=("p1",), member2=("p2",), member3=("p3",)))
     assert sorted(p for m in answer for p in active_of(answer, m)) == [0, 1, 2]
     assert all(len(active_of(answer, m)) == 1 for m in answer)
 
 
 def test_active_tasks_stay_on_their_process() -> None:
-    answer = assign_streams("sticky", group(3, False, member1=("process1", [0]), member2=("process2", [1])))
+    answer = assign_43(group(3, False, member1=("process1", [0]), member2=("process2", [1])))
     assert 0 in active_of(answer, "member1") and 1 in active_of(answer, "member2")
     assert len(active_of(answer, "member1")) + len(active_of(answer, "member2")) == 3
     # member1 left, member3 joined process1 holding task 2
-    answer = assign_streams("sticky", group(3, False, member2=("process2", [1]), member3=("process1", [2])))
+    answer = assign_43(group(3, False, member2=("process2", [1]), member3=("process1", [2])))
     assert 1 in active_of(answer, "member2") and 2 in active_of(answer, "member3")
 
 
 def test_sticky_when_more_members_than_tasks() -> None:
-    answer = assign_streams("sticky", group(3, False, member1=("process1", [0]), member2=("process2", [2]),
+    answer = assign_43(group(3, False, member1=("process1", [0]), member2=("process2", [2]),
                                             member3=("process3", [1]), member4=("process4",), member5=("process5",)))
     assert [active_of(answer, m) for m in ("member1", "member2", "member3", "member4", "member5")] == \
         [[0], [2], [1], [], []]
 
 
 def test_previous_standby_owner_gets_the_active_task() -> None:
-    answer = assign_streams("sticky", group(3, False, member1=("process1", [], [2]), member2=("process2", [], [1]),
+    answer = assign_43(group(3, False, member1=("process1", [], [2]), member2=("process2", [], [1]),
                                             member3=("process3", [], [0])))
     assert [active_of(answer, m) for m in ("member1", "member2", "member3")] == [[2], [1], [0]]
 
 
 def test_multiple_standby_replicas() -> None:
-    answer = assign_streams("sticky", group(3, True, 2, member1=("process1", [0]), member2=("process2", [1]),
+    answer = assign_43(group(3, True, 2, member1=("process1", [0]), member2=("process2", [1]),
                                             member3=("process3", [2])))
     assert [standby_of(answer, m) for m in ("member1", "member2", "member3")] == [[1, 2], [0, 2], [0, 1]]
 
 
 def test_no_standby_without_another_process() -> None:
-    answer = assign_streams("sticky", group(10, True, 3, member1=("process1",)))
+    answer = assign_43(group(10, True, 3, member1=("process1",)))
     assert active_of(answer, "member1") == list(range(10))
     assert answer["member1"]["standby"] == {}
 
 
 def test_standby_goes_back_to_its_previous_owner_below_quota() -> None:
     # 2 active tasks and 2 standbys over 3 members: quota 2; member1 keeps active 0 and standby 1
-    answer = assign_streams("sticky", group(2, True, 1, member1=("process1", [0], [1]), member2=("process2", [1]),
+    answer = assign_43(group(2, True, 1, member1=("process1", [0], [1]), member2=("process2", [1]),
                                             member3=("process3",)))
     assert active_of(answer, "member1") == [0]
     assert standby_of(answer, "member1") == [1]
 
 
 def test_range_style_when_starting_empty() -> None:
-    answer = assign_streams("sticky", group(2, True, 1, ("test-subtopology1", "test-subtopology2"),
+    answer = assign_43(group(2, True, 1, ("test-subtopology1", "test-subtopology2"),
                                             member1=("process1",), member2=("process2",)))
     for member in ("member1", "member2"):
         for sid in ("test-subtopology1", "test-subtopology2"):
@@ -299,36 +355,106 @@ def test_range_style_when_starting_empty() -> None:
             assert len(standby_of(answer, member, sid)) == 1
 
 
-def test_member_maps_with_tree_bins() -> None:
+@pytest.mark.parametrize("version", ["4.3", "4.4"])
+def test_member_maps_with_tree_bins(version: str) -> None:
     # The twelve ids' String hash codes share their low 6 bits (after HashMap's spreading): in the
     # coordinator's member maps they end up in one bucket of a 64-bucket table, which Java turns into a
-    # tree, and the tree decides the order. Kafka 4.3.1's answer (checked against its classes):
+    # tree, and the tree decides the order. Kafka 4.3.1's answer, and 4.4's (checked against their classes):
     members = ["member-18", "member-161", "member-183", "member-260", "member-282", "member-381", "member-480",
                "member-1019", "member-1118", "member-1217", "member-1239", "member-1316"]
     scenario = {"subtopologies": {"0": {"partitions": 15}}, "members": {m: {"process_id": "p"} for m in members}}
-    answer = assign_streams("sticky", scenario)
+    answer = assign_streams("sticky", scenario, version)
     assert {m: a["active"]["0"] for m, a in answer.items()} == {
         "member-18": [9], "member-161": [2], "member-183": [0], "member-260": [6, 14], "member-282": [10, 12],
         "member-381": [11, 13], "member-480": [4], "member-1019": [5], "member-1118": [7], "member-1217": [8],
         "member-1239": [1], "member-1316": [3]}
 
 
-def test_docstring_example() -> None:
+@pytest.mark.parametrize("version", ["4.2", "4.3", "4.4"])
+def test_docstring_example(version: str) -> None:
     scenario = {"subtopologies": {"0": {"partitions": 3, "stateful": True}}, "num_standby_replicas": 1,
                 "members": {"a": {"process_id": "P", "active": {"0": [0]}},
                             "b": {"process_id": "Q", "standby": {"0": [1]}}}}
-    assert assign_streams("sticky", scenario) == {
+    assert assign_streams("sticky", scenario, version) == {
         "a": {"active": {"0": [0, 2]}, "standby": {"0": [1]}, "warmup": {}},
         "b": {"active": {"0": [1]}, "standby": {"0": [0, 2]}, "warmup": {}},
     }
 
 
+def test_docstring_example_where_43_and_44_differ() -> None:
+    # the two processes share a bucket of the process map: 4.4's computeIfAbsent puts "east" before "west"
+    scenario = {"subtopologies": {"0": {"partitions": 3, "stateful": True}}, "num_standby_replicas": 1,
+                "members": {"east-t1": {"process_id": "east"}, "west-t1": {"process_id": "west"}}}
+    first, second = {"active": {"0": [0, 2]}, "standby": {"0": [1]}, "warmup": {}}, \
+        {"active": {"0": [1]}, "standby": {"0": [0, 2]}, "warmup": {}}
+    assert assign_streams("sticky", scenario, "4.3") == {"east-t1": second, "west-t1": first}
+    assert assign_streams("sticky", scenario, "4.4") == {"east-t1": first, "west-t1": second}
+
+
+def test_docstring_example_of_offset_sums() -> None:
+    scenario = {"subtopologies": {"0": {"partitions": 4, "stateful": True}},
+                "members": {"m1": {"process_id": "P", "offset_sums": {"0_0": 100, "0_1": 100}},
+                            "m2": {"process_id": "Q", "offset_sums": {"0_2": 100, "0_3": 100}}}}
+    assert assign_streams("sticky", scenario, "4.4")["m1"]["active"] == {"0": [0, 1]}
+    assert assign_streams("sticky", scenario, "4.3")["m1"]["active"] == {"0": [0, 2]}
+
+
+def test_kafka_20899_skips_standby_owners_whose_process_holds_the_task() -> None:
+    # Task 0_0's previous standby owners: s1 (process P, now running 0_0 after step 2 of the actives) is
+    # listed first, s2 (process R) next. 4.3 gives up on the standby there and places it by load (on Q,
+    # whose member a held 0_1 active); 4.4 passes over s1 and hands the standby back to s2.
+    scenario = {"subtopologies": {"0": {"partitions": 2, "stateful": True}}, "num_standby_replicas": 1,
+                "members": {"s1": {"process_id": "P", "standby": {"0": [0]}},
+                            "s2": {"process_id": "R", "standby": {"0": [0]}},
+                            "a": {"process_id": "Q", "active": {"0": [1]}}}}
+    for version in ("4.3", "4.4"):
+        answer = assign_streams("sticky", scenario, version)
+        assert answer["s1"]["active"] == {"0": [0]} and answer["a"]["active"] == {"0": [1]}
+    assert assign_streams("sticky", scenario, "4.4")["s2"]["standby"] == {"0": [0]}
+    assert assign_streams("sticky", scenario, "4.3")["s2"]["standby"] != {"0": [0]}
+
+
+def test_a_process_state_goes_to_its_first_member_only() -> None:
+    # Kafka 4.4's answer (checked against its classes): each process's two members report the same state; the
+    # coordinator lists a-1 before a-2, and a-2 never replaces a-1 as the candidate (same process load), so once
+    # a-1 holds 0_0 (quota 1), 0_1 goes by load, here to a member of instance-b
+    members = {f"app-{p}-thread-{k}-new": {"process_id": f"instance-{p}", "offset_sums": sums}
+               for p, sums in (("a", {"0_0": 52000, "0_1": 48100}), ("b", {"0_2": 50730, "0_3": 49900}))
+               for k in (1, 2)}
+    answer = assign_streams("sticky", {"subtopologies": {"0": {"partitions": 4, "stateful": True}},
+                                       "members": members}, "4.4")
+    assert {m: a["active"]["0"] for m, a in answer.items()} == {
+        "app-a-thread-1-new": [0], "app-a-thread-2-new": [3], "app-b-thread-1-new": [2], "app-b-thread-2-new": [1]}
+
+
+def test_offset_sums_rank_after_standbys_then_by_sum() -> None:
+    # 4 tasks, 4 members: active quota 1; a keeps 0_1, b keeps 0_2. 0_0's previous standby owners in 4.4:
+    # b (a standby, no reported sum), then d (sum 9), then c (5). d replaces b (lower process load and
+    # count) and is below quota: d gets 0_0. 0_3's only candidate, d, is at quota: the heap gives it to c.
+    # (Checked against Kafka 4.4's classes.)
+    members = {"a": {"process_id": "A", "active": {"0": [1]}},
+               "b": {"process_id": "B", "active": {"0": [2]}, "standby": {"0": [0]}},
+               "c": {"process_id": "C", "offset_sums": {"0_0": 5}},
+               "d": {"process_id": "D", "offset_sums": {"0_0": 9, "0_3": 1}}}
+    scenario = {"subtopologies": {"0": {"partitions": 4, "stateful": True}}, "members": members}
+    answer = assign_streams("sticky", scenario, "4.4")
+    assert answer["d"]["active"] == {"0": [0]}
+    assert answer["c"]["active"] == {"0": [3]}
+
+
 # --- releases, strategies, input -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["4.2", "4.3", "4.2.0", "4.2.1", "4.3.0", "4.3.1"])
+@pytest.mark.parametrize("version", ["4.2", "4.3", "4.2.0", "4.2.1", "4.3.0", "4.3.1", "4.4", "4.4.0"])
 def test_modelled_releases(version: str) -> None:
-    check_streams_release(version)
+    assert check_streams_release(version).label == version
+
+
+def test_default_release_is_44() -> None:
+    scenario = {"subtopologies": {"0": {"partitions": 3, "stateful": True}}, "num_standby_replicas": 1,
+                "members": {"east-t1": {"process_id": "east"}, "west-t1": {"process_id": "west"}}}
+    assert assign_streams("sticky", scenario) == assign_streams("sticky", scenario, "4.4") != \
+        assign_streams("sticky", scenario, "4.3")
 
 
 def test_release_4_1_is_early_access() -> None:
@@ -336,9 +462,9 @@ def test_release_4_1_is_early_access() -> None:
         assign_streams("sticky", group(1, False, m=("p",)), kafka_version="4.1")
 
 
-@pytest.mark.parametrize("version", ["4.0", "4.4", "3.9"])
+@pytest.mark.parametrize("version", ["4.0", "3.9"])
 def test_other_releases_name_the_modelled_ones(version: str) -> None:
-    with pytest.raises(KassignError, match="4.2 and 4.3"):
+    with pytest.raises(KassignError, match="4.2, 4.3 and 4.4"):
         assign_streams("sticky", group(1, False, m=("p",)), kafka_version=version)
 
 
@@ -378,7 +504,38 @@ def test_tasks_that_no_longer_exist_are_dropped(edges: str) -> None:
     assert assign_streams("sticky", odd) == assign_streams("sticky", base)
 
 
+def test_offset_sums_of_tasks_that_no_longer_exist_are_dropped(edges: str) -> None:
+    base = {"subtopologies": {"a_b": {"partitions": 2, "stateful": True}},
+            "members": {"m": {"process_id": "p", "offset_sums": {"a_b_1": 3}}, "n": {"process_id": "q"}}}
+    odd = json.loads(json.dumps(base))
+    odd["members"]["n"]["offset_sums"] = {"gone_0": 7, "a_b_2": 9, "a_0": 1}  # no subtopology "gone"/"a"; a_b has 2
+    assert assign_streams("sticky", odd) == assign_streams("sticky", base)
+    assert assign_streams("sticky", base)["m"]["active"] == {"a_b": [1]}  # the subtopology id holds "_" itself
+
+
+def test_offset_sums_none_is_no_report(edges: str) -> None:
+    base = {"subtopologies": {"0": {"partitions": 2}}, "members": {"m": {"process_id": "p"}, "n": {"process_id": "q"}}}
+    odd = json.loads(json.dumps(base))
+    odd["members"]["m"]["offset_sums"] = None
+    odd["members"]["n"]["offset_sums"] = {}
+    assert assign_streams("sticky", odd) == assign_streams("sticky", base)
+
+
+def offsets(sums: object) -> dict:
+    return {"subtopologies": {"0": {"partitions": 2}}, "members": {"m": {"process_id": "p", "offset_sums": sums}}}
+
+
 BAD = {
+    "offset sums not an object": (offsets([["0_1", 3]]), "members.m.offset_sums"),
+    "offset sum negative": (offsets({"0_1": -2}), "from 0 to"),
+    "offset sum too large": (offsets({"0_1": 2**63}), "from 0 to"),
+    "offset sum not whole": (offsets({"0_1": 1.5}), "whole number"),
+    "offset sum a bool": (offsets({"0_1": True}), "whole number"),
+    "offset sum of no task": (offsets({"01": 1}), "SUBTOPOLOGY_PARTITION"),
+    "offset sum partition with sign": (offsets({"0_+1": 1}), "SUBTOPOLOGY_PARTITION"),
+    "offset sum partition leading zero": (offsets({"0_01": 1}), "SUBTOPOLOGY_PARTITION"),
+    "offset sum partition beyond int": (offsets({"0_2147483648": 1}), "SUBTOPOLOGY_PARTITION"),
+    "offset sum no subtopology": (offsets({"_1": 1}), "SUBTOPOLOGY_PARTITION"),
     "not an object": ([], "expected an object"),
     "unknown field": ({"subtopologies": {}, "members": {}, "standbys": 1}, "unknown field"),
     "no subtopologies": ({"members": {}}, 'missing "subtopologies"'),

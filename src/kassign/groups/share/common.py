@@ -17,10 +17,9 @@ from numba import njit
 
 from kassign.core.errors import KassignError
 from kassign.core.javaorder import JavaHashOrder, java_string_hash
+from kassign.core.javaorder import hash_table_order as _java_order  # noqa: F401  (the share assignors' name)
+from kassign.core.javaorder import hash_table_shape as _java_table  # noqa: F401
 from kassign.groups.consumer.group import ServerGroup
-
-_MIN_TREEIFY_CAPACITY = 64
-
 
 class ShareAssignorError(KassignError):
     """Kafka's share assignor throws for this group; ``kafka_exception`` names what it throws."""
@@ -74,80 +73,6 @@ def partition_name(group: ServerGroup, flat: int) -> str:
 
 
 # -- compiled parts -------------------------------------------------------------------------------
-
-@njit(cache=True)
-def _spread(h):
-    return h ^ (h >> 16)
-
-
-@njit(cache=True)
-def _recount(hashes, lo, hi, table):
-    counts = np.zeros(table, dtype=np.int64)
-    for i in range(lo, hi):
-        counts[_spread(hashes[i]) & (table - 1)] += 1
-    return counts
-
-
-@njit(cache=True)
-def _java_table(hashes, lo, hi, table, head, looked_up_after=False):
-    """``(capacity, tree)`` of a HashMap of ``table`` buckets after the distinct keys with hash codes
-    ``hashes[lo:hi]`` went in one at a time: by ``put``/``add``, or (``head``) by ``computeIfAbsent``
-    (grows before inserting, a bucket of 8 is full). ``tree``: a bucket of a table of 64+ filled up
-    (Java makes it a tree bin, whose order only :func:`hashmap_positions` knows).
-
-    ``computeIfAbsent`` grows a full table even when its key is present; between insertions that
-    changes nothing (the next insertion would grow it alike), after the last one it adds a doubling:
-    ``looked_up_after`` says such a call came."""
-    capacity = table
-    counts = np.zeros(capacity, dtype=np.int64)
-    full = 8 if head else 9
-    tree = False
-    for i in range(lo, hi):
-        if head and i - lo > capacity * 3 // 4:
-            capacity *= 2
-            counts = _recount(hashes, lo, i, capacity)
-        bucket = _spread(hashes[i]) & (capacity - 1)
-        counts[bucket] += 1
-        if counts[bucket] >= full:
-            if capacity < _MIN_TREEIFY_CAPACITY:
-                capacity *= 2
-                counts = _recount(hashes, lo, i + 1, capacity)
-            else:
-                tree = True
-        if not head and i + 1 - lo > capacity * 3 // 4:
-            capacity *= 2
-            counts = _recount(hashes, lo, i + 1, capacity)
-    if head and looked_up_after and hi - lo > capacity * 3 // 4:
-        capacity *= 2
-    return capacity, tree
-
-
-@njit(cache=True)
-def _java_order(values, hashes, lo, hi, capacity, head):
-    """``values[lo:hi]`` in the iteration order of a table of ``capacity`` buckets they went into in
-    this order: by bucket, then in insertion order (``head``: the reverse, ``computeIfAbsent``)."""
-    n = hi - lo
-    out = np.empty(n, dtype=np.int64)
-    if capacity <= 8 * n + 64:  # counting sort over the buckets
-        start = np.zeros(capacity + 1, dtype=np.int64)
-        for i in range(lo, hi):
-            start[(_spread(hashes[i]) & (capacity - 1)) + 1] += 1
-        for b in range(capacity):
-            start[b + 1] += start[b]
-        for k in range(n):
-            i = hi - 1 - k if head else lo + k
-            b = _spread(hashes[i]) & (capacity - 1)
-            out[start[b]] = values[i]
-            start[b] += 1
-        return out
-    key = np.empty(n, dtype=np.int64)
-    for k in range(n):
-        key[k] = (_spread(hashes[lo + k]) & (capacity - 1)) * n + (n - 1 - k if head else k)
-    order = np.argsort(key)
-    for k in range(n):
-        out[k] = values[lo + order[k]]
-    return out
-
 
 @njit(cache=True)
 def unlink(nxt, prv, head, k):

@@ -4,12 +4,16 @@ The clock jumps from one moment that matters to the next (an event, a session ti
 rebalance round ending, a probing rebalance falling due); between them the state of every task
 on every instance moves on in closed form, on ``instance x task`` arrays.
 
-**Rebalances.** Every assignment is the real group leader's: :func:`assign_streams_classic`
-(high-availability or sticky; or kassign's optimal, as a KIP-924 assignor would run it) on the subscriptions the instances would send: each consumer (one
-per stream thread) lists the active tasks it owns and the offset sums of the task state on disk
-(``-2`` for an active task that runs, the restored offset for one still restoring, a standby's
-or warm-up's position, and what a task closed earlier left behind until ``state_cleanup_delay_ms``
-cleans it up); the leader compares them with the changelogs' end offsets. A round (JoinGroup and
+**Rebalances.** Every assignment is the real group leader's, as the Kafka release asked for
+(``kafka_version``, 3.0 to 4.4, default 4.4) computes it: :func:`assign_streams_classic`
+(high-availability or, from 3.8, sticky; or kassign's optimal, as a KIP-924 assignor would run
+it) on the subscriptions the instances would send: each consumer (one per stream thread) lists
+the active tasks it owns and the offset sums of the task state on disk (``-2`` for an active task
+that runs, the restored offset for one still restoring, a standby's or warm-up's position, and
+what a task closed earlier left behind until ``state_cleanup_delay_ms`` cleans it up; nothing for
+a stateless task); the leader compares them with the changelogs' end offsets. A strategy the
+release lacks (sticky before 3.8, rack-aware assignment before 3.6, ``balance_subtopology`` in
+3.6, client tags before 3.2) is refused before anything is played. A round (JoinGroup and
 SyncGroup) takes ``round_seconds``; the subscriptions are taken when it starts, the assignment
 takes effect when it ends. Around the assignor, what ``StreamsPartitionAssignor`` does:
 
@@ -64,7 +68,8 @@ from kassign.groups.simulate.streams_scenario import (
     streams_strategy_options,
 )
 from kassign.core.javaorder import java_string_hash_order, java_uuid_hash
-from kassign.groups.streams.classic.assign import check_kafka_version, decide_streams_classic
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, KafkaRelease
+from kassign.groups.streams.classic.assign import check_release_has, decide_streams_classic, streams_release
 from kassign.groups.streams.classic.scenario import (
     JAVA_LONG_MAX,
     LATEST_OFFSET,
@@ -127,23 +132,35 @@ class _Answer:
         self.probing = probing
 
 
+def strategy_settings(timeline: StreamsTimeline, strategy: str, release: KafkaRelease) -> tuple[str, dict]:
+    """The assignor a strategy name plays and the settings it plays with (``NAME:standbys=N``,
+    ``NAME:rack=STRATEGY``), checked against what ``release`` has (one line naming the strategy otherwise)."""
+    assignor, standbys, rack = streams_strategy_options(strategy)
+    settings = dict(timeline.settings)
+    if standbys is not None:
+        settings["num_standby_replicas"] = standbys
+    if rack is not None:
+        settings["rack_aware_assignment_strategy"] = rack
+        problem = rack_problem(timeline.application, settings)
+        if problem:
+            raise ScenarioError(f"strategy {strategy}: {problem[0]}: {problem[1]}")
+    try:
+        check_release_has(assignor, settings, release)
+    except KassignError as err:
+        raise KassignError(f"strategy {strategy}: {err}") from None
+    return assignor, settings
+
+
 class StreamsTimelineRun:
     """One strategy over one Streams timeline; :meth:`run` plays it."""
 
-    def __init__(self, timeline: StreamsTimeline, strategy: str, kafka_version: str = "4.3",
+    def __init__(self, timeline: StreamsTimeline, strategy: str, kafka_version: str = DEFAULT_KAFKA_VERSION,
                  on_rebalance: Callable[[], None] | None = None, segments: bool = True) -> None:
-        self.assignor, standbys, rack = streams_strategy_options(strategy)
-        self.kafka_version = check_kafka_version(kafka_version)
+        self.release = streams_release(kafka_version)
+        self.kafka_version = self.release.label
+        self.assignor, self.settings = strategy_settings(timeline, strategy, self.release)
         self.timeline = timeline
         self.strategy = strategy
-        self.settings = dict(timeline.settings)
-        if standbys is not None:
-            self.settings["num_standby_replicas"] = standbys
-        if rack is not None:
-            self.settings["rack_aware_assignment_strategy"] = rack
-            problem = rack_problem(timeline.application, self.settings)
-            if problem:
-                raise ScenarioError(f"strategy {strategy}: {problem[0]}: {problem[1]}")
         self.on_rebalance = on_rebalance
         app = timeline.application
         n_tasks, n_slots = len(app.tasks), len(timeline.names)
@@ -491,7 +508,7 @@ class StreamsTimelineRun:
         scenario, member_of = self._scenario(members, reported)
         try:
             # the assignor's numbers, not its document: the scenario numbers tasks as this engine does
-            _, split, probing = decide_streams_classic(self.assignor, scenario)
+            _, split, probing = decide_streams_classic(self.assignor, scenario, self.release)
         except KassignError as err:
             where = self.records[record]
             raise KassignError(f"{self.strategy} at {self.now:g} s (after {where.description}): {err}") from None
@@ -597,12 +614,10 @@ class StreamsTimelineRun:
         consumers = [[Consumer(m, [], {}, self.plans[s].rack) for m in self._member_ids(s)] for s in members]
         for r, k, t, v in zip(rank[si].tolist(), thread.tolist(), ti.tolist(), value.tolist()):
             consumers[r][k].offset_sums[t] = v
-        stateful = self.is_stateful
+        # a stateless task reports no offset sum (Kafka's TaskManager skips a task without changelogs; Kafka 3.0's
+        # split over threads would fail on one)
         for r, k, t in zip(rank[owner].tolist(), owner_thread.tolist(), owned.tolist()):
-            consumer = consumers[r][k]
-            consumer.owned.append(t)
-            if not stateful[t]:
-                consumer.offset_sums[t] = 0  # an owned stateless task reports an empty changelog sum
+            consumers[r][k].owned.append(t)
         client_list = [Client(pid, order_key, hash_code, dict(tags), consumers[r])
                        for r, pid, order_key, hash_code, tags in clients_in_order]
         ends = np.floor(self.end).astype(np.int64)
@@ -901,7 +916,7 @@ class StreamsTimelineRun:
         self.shown[:] = 0
 
 
-def simulate_streams(timeline: StreamsTimeline, strategy: str, kafka_version: str = "4.3",
+def simulate_streams(timeline: StreamsTimeline, strategy: str, kafka_version: str = DEFAULT_KAFKA_VERSION,
                      on_rebalance: Callable[[], None] | None = None, segments: bool = True) -> StreamsRun:
     """Play ``timeline`` with one Kafka Streams task assignor (``high-availability``, ``sticky`` or
     kassign's ``optimal``, optionally ``NAME:standbys=N``) as Kafka ``kafka_version``'s group leader would. ``segments``:

@@ -3,25 +3,41 @@
 With ``group.protocol=streams`` every stream thread of an instance is a member of the group, and every
 member of one instance shares its process id (and its state directory). The group coordinator computes
 the target assignment with the broker's ``sticky`` task assignor
-(:func:`kassign.groups.streams.sticky.assign_streams`, of the release ``kafka_version`` names, 4.2 or
-4.3), fed every member in the order it joined, its process and its current target; then each member
-reconciles towards its target on its own heartbeats. There is no JoinGroup barrier, but a task never has
-two owners: the coordinator gives a member an active task only once no process holds it as an active
-task and the member's own process holds no standby or warm-up of it, and a standby only once the
-member's process holds the task in no role. So a task moving from A to B is revoked from A (on A's
-heartbeat) before B gets it (on B's next heartbeat), and a standby promoted to active first gives up
-its standby. This is Kafka's reconciliation (``CurrentAssignmentBuilder`` of 4.2 and 4.3), step for step:
-a member with tasks to give up waits in ``UNREVOKED_TASKS`` at its epoch until it says (on a heartbeat)
-that it gave them up; one whose new tasks are still held elsewhere waits in ``UNRELEASED_TASKS``.
+(:func:`kassign.groups.streams.sticky.assign_streams`, of the release ``kafka_version`` names: 4.2, 4.3 or
+4.4, the default), fed every member in the order it joined and its process; then each member reconciles
+towards its target on its own heartbeats. There is no JoinGroup barrier, but a task never has two owners:
+the coordinator gives a member an active task only once no process holds it as an active task and no
+replica of it sits on the member's process, and a standby only once the member's process holds the task
+in no role (4.4 lets the member's own other role of the task pass: it changes in place). So a task
+moving from A to B is revoked from A (on A's heartbeat) before B gets it (on B's next heartbeat). This is
+Kafka's reconciliation (``CurrentAssignmentBuilder``), step for step: a member with tasks to give up waits
+in ``UNREVOKED_TASKS`` at its epoch until it says (on a heartbeat) that it gave them up; one whose new
+tasks are still held elsewhere waits in ``UNRELEASED_TASKS``.
+
+What the release changes (:data:`kassign.core.releases.STREAMS_COORDINATOR`):
+
+- Kafka 4.2 and 4.3 hand the assignor each member's previous target as its current tasks, and a task that
+  changes role on a member is revoked first: a standby promoted to active is given up (and acknowledged)
+  before the active task comes, on a later heartbeat;
+- Kafka 4.4 hands the assignor the tasks each member is assigned now (KAFKA-20790; the same in a
+  reconciled group) and the task offset sums each member last reported (KAFKA-20116, read by the assignor
+  since KAFKA-20719), and changes roles in place (KAFKA-20665): a standby (or warm-up) whose task the
+  target makes active stays until the active task can be granted, which then replaces it in the same
+  step, and an active task becoming a standby is granted as one at once. A member reports its offset sums
+  on joining, then when its tasks changed or ``TASK_OFFSET_INTERVAL`` (60 s, the broker's default) passed:
+  the state its instance holds on disk, less the active tasks it runs itself; the simulator reports a
+  replica's bytes, where Kafka sums changelog offsets (only their order counts). 4.4's warm-up refinement
+  (``AssignmentRefiner``) inserts no warm-up task yet, so none is played.
 
 The coordinator, as Kafka's runs a streams group: a member joining or leaving (or fenced, its session
 ``session_timeout`` after its last heartbeat) bumps the group epoch; a heartbeat that finds the epoch
-ahead of the target's computes a new target (Kafka 4.3: at most once per ``assignment_interval``); a group
-that was empty waits ``initial_rebalance_delay`` after the first member joins before it computes one, so
-that the others can join first. Static membership is not supported by Kafka's streams groups (4.2, 4.3),
-so every member is dynamic: an instance that restarts comes back with new member ids and its process id,
-and the assignor sees no previous tasks for it (its state on disk is not asked about: KAFKA-20719's task
-offsets are in no release kassign models).
+ahead of the target's computes a new target (from Kafka 4.3: at most once per ``assignment_interval``); a
+group that was empty waits ``initial_rebalance_delay`` after the first member joins before it computes one,
+so that the others can join first. Every member is dynamic (the timeline sets no ``group.instance.id``;
+4.2 and 4.3 have no static membership in streams groups at all): an instance that restarts comes back with
+new member ids and its process id, and nothing assigned. Under 4.2 and 4.3 the assignor then sees no
+previous tasks for it (its state on disk is not asked about); under 4.4 it sees the offset sums of that
+state, and hands tasks back to it where its quotas allow.
 
 The members: the Java client acknowledges a new assignment at once with a heartbeat, revoking first;
 requests take no time. Instances start, stop (with or without leaving the group), crash and restart as
@@ -38,14 +54,16 @@ speed the simulator cannot say how long that takes, and runs it at once); the re
 promoted from a standby, on state left on disk, or with no local state at all.
 
 Worked example (``tests/groups/simulate/test_streams_group_engine.py`` checks it): one stateful
-subtopology of 2 partitions, one standby, instances a and b with one stream thread each, settled: b runs
-0_0 and keeps a standby of 0_1, a the other way round; heartbeats every 5 s, a's at 0, 5, ..., b's at 2.5,
-7.5, .... b stops at 20 s, leaving the group. a's heartbeat at 20 s computes the new target, a active on
+subtopology of 2 partitions, one standby, instances a and b with one stream thread each, settled; Kafka 4.3:
+b runs 0_0 and keeps a standby of 0_1, a the other way round; heartbeats every 5 s, a's at 0, 5, ..., b's at
+2.5, 7.5, .... b stops at 20 s, leaving the group. a's heartbeat at 20 s computes the new target, a active on
 both tasks; first a must give up its standby of 0_0 (revoked, and acknowledged at once), and the
 acknowledging heartbeat still finds that standby among its process's tasks (the coordinator updates its
 owners only after it), so 0_0 comes with a's next heartbeat, at 25 s: promoted from the standby, paused 5 s.
 Had b crashed instead, the coordinator would have kept it until its session timed out (its last heartbeat
-at 17.5 s + 45 s), and 0_0 would have paused from 20 s to 70 s.
+at 17.5 s + 45 s), and 0_0 would have paused from 20 s to 70 s. Under Kafka 4.4 (whose fresh group puts
+0_0 on a and 0_1 on b) a's heartbeat at 20 s promotes its standby of 0_1 in place: no pause; after a crash,
+the pause ends with a's first heartbeat after b is fenced, at 65 s.
 
 Data layout: tasks are the integers of :class:`~kassign.groups.simulate.streams_scenario.Application`
 (``TaskId`` order), instances the timeline's slots; each member's tasks are three frozensets (active,
@@ -60,7 +78,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from kassign.core.errors import KassignError
-from kassign.core.releases import DEFAULT_KAFKA_VERSION, ReleaseLike, release_for
+from kassign.core.releases import (
+    DEFAULT_KAFKA_VERSION,
+    KAFKA_20665,
+    STREAMS_COORDINATOR,
+    ReleaseLike,
+    release_for,
+    rule,
+)
 from kassign.groups.classic.protocol.rebalance import InvariantViolation
 from kassign.groups.simulate.heartbeat_timeline import HeartbeatTimeline, assignment_interval
 from kassign.groups.simulate.streams_group_metrics import StreamsGroupRecord, StreamsGroupRun
@@ -80,6 +105,8 @@ IDLE, READING, RESTORING, RUNNING = 0, 1, 2, 3  # a replica's state on an instan
 LAST_NONE, LAST_ACTIVE, LAST_STANDBY = 0, 1, 2  # the role an instance last held a task in
 SHOWN = {1: "active", 2: "restoring", 4: "standby"}  # the chart's states (streams_report's names)
 SETTLED_START_ROUNDS = 10
+TASK_OFFSET_INTERVAL = 60.0  # group.streams.task.offset.interval.ms (Kafka 4.4's default): offset sums resent at most
+# this often while a member's tasks stay the same
 
 Tasks = tuple[frozenset, frozenset, frozenset]
 EMPTY: Tasks = (frozenset(), frozenset(), frozenset())
@@ -101,6 +128,10 @@ class _Member:
     pending: Tasks = EMPTY  # tasks pending revocation
     owned: Tasks = EMPTY  # what the client runs
     expiry_token: int = 0
+    # the task offset sums (task -> sum) its last report gave the coordinator (Kafka 4.4), when, and for which tasks
+    offset_sums: dict | None = None
+    reported_at: float = float("-inf")
+    reported_owned: Tasks = EMPTY
 
 
 class StreamsGroupTimelineRun(HeartbeatTimeline):
@@ -111,6 +142,7 @@ class StreamsGroupTimelineRun(HeartbeatTimeline):
                  kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION, *, trace: bool = False) -> None:
         _, standbys = parse_streams_strategy(strategy, "streams")
         self.release = release_for(kafka_version, "streams")
+        self.in_place = rule(self.release, STREAMS_COORDINATOR) == KAFKA_20665  # Kafka 4.4's coordinator
         settings = dict(timeline.settings)
         if standbys is not None:
             settings["num_standby_replicas"] = standbys
@@ -368,11 +400,24 @@ class StreamsGroupTimelineRun(HeartbeatTimeline):
         self._index(member, (assigned, pending), add=True)
 
     def _held_elsewhere(self, member: _Member, kind: int, t: int) -> bool:
+        """Whether ``t`` cannot be granted to ``member`` in role ``kind`` yet. 4.2/4.3: an active task while any
+        process runs it or the member's process holds a replica of it; a replica while its process holds the task
+        in any role. 4.4 lets the member's own other role of the task pass (it changes in place)."""
         proc = member.process
-        in_replicas = proc in self.replica_procs[0].get(t, ()) or proc in self.replica_procs[1].get(t, ())
+        in_standby = proc in self.replica_procs[0].get(t, ())
+        in_warmup = proc in self.replica_procs[1].get(t, ())
+        runs_here = self.active_proc.get(t) == proc
+        if self.in_place:
+            own = member.assigned
+            if kind == ACTIVE:
+                return t in self.active_proc or (in_standby and t not in own[STANDBY]) or \
+                    (in_warmup and t not in own[WARMUP])
+            if kind == STANDBY:
+                return (runs_here and t not in own[ACTIVE]) or in_standby or (in_warmup and t not in own[WARMUP])
+            return runs_here or (in_standby and t not in own[STANDBY]) or in_warmup
         if kind == ACTIVE:
-            return t in self.active_proc or in_replicas
-        return self.active_proc.get(t) == proc or in_replicas
+            return t in self.active_proc or in_standby or in_warmup
+        return runs_here or in_standby or in_warmup
 
     def _next_assignment(self, member: _Member, epoch: int, target: Tasks, owned: Tasks) -> None:
         keep, revoke, add = [], [], []
@@ -385,6 +430,8 @@ class StreamsGroupTimelineRun(HeartbeatTimeline):
             keep.append(kept)
             revoke.append(current - kept)
             add.append(free)
+        if self.in_place:
+            self._change_roles_in_place(member.assigned, target, owned, keep, revoke, add)
         target_epoch = self.assignment_epoch
         if any(revoke) and any(owned[k] & revoke[k] for k in range(3)):
             self._update(member, UNREVOKED, epoch, tuple(keep), tuple(revoke))
@@ -393,6 +440,29 @@ class StreamsGroupTimelineRun(HeartbeatTimeline):
                          tuple(k | a for k, a in zip(keep, add)), EMPTY)
         else:
             self._update(member, UNRELEASED if unreleased else STABLE, target_epoch, tuple(keep), EMPTY)
+
+    @staticmethod
+    def _change_roles_in_place(current: Tasks, target: Tasks, owned: Tasks, keep: list, revoke: list,
+                               add: list) -> None:
+        """Kafka 4.4's in-place role changes (KAFKA-20665), on the lists ``_next_assignment`` computed: an active
+        task the target makes a standby is granted as a standby at once (its active role still waits to be
+        revoked); a standby becoming a warm-up (or back) changes without a revocation; a standby or warm-up the
+        target makes active is not revoked, and stays until the active task is granted, which then replaces it
+        in one step (only when nothing else is left to revoke)."""
+        for kind, other in ((STANDBY, ACTIVE), (WARMUP, STANDBY), (STANDBY, WARMUP)):
+            moved = current[other] & add[kind]  # demoted, or converted between the two replica roles
+            if moved:
+                add[kind] -= moved
+                keep[kind] |= moved
+                if other != ACTIVE:
+                    revoke[other] -= moved
+        promoted = [current[kind] & target[ACTIVE] for kind in (STANDBY, WARMUP)]
+        for kind, tasks in zip((STANDBY, WARMUP), promoted):
+            revoke[kind] -= tasks
+        to_revoke = any(revoke) and any(owned[k] & revoke[k] for k in range(3))
+        for kind, tasks in zip((STANDBY, WARMUP), promoted):
+            waiting = tasks if to_revoke else tasks - add[ACTIVE]
+            keep[kind] |= waiting
 
     def _reconcile(self, member: _Member) -> None:
         target = EMPTY if self.delay_pending else self.target.get(member.id, EMPTY)
@@ -405,11 +475,15 @@ class StreamsGroupTimelineRun(HeartbeatTimeline):
         else:
             self._next_assignment(member, member.epoch, target, member.owned)
 
-    def _document(self) -> dict:
+    def _document(self, settled: bool = False) -> dict:
+        """The assignor's input: every member in the order it joined, with its process, the tasks the
+        coordinator hands over as its current ones (4.2/4.3: its previous target; 4.4: what it is assigned now,
+        which is its target in a ``settled`` group) and, 4.4, the offset sums it reported."""
         members = {}
+        current = self.in_place and not settled
         for mid, member in self.group.items():
             spec: dict = {"process_id": member.process}
-            for kind, tasks in zip(KINDS, self.target.get(mid, EMPTY)):
+            for kind, tasks in zip(KINDS, member.assigned if current else self.target.get(mid, EMPTY)):
                 if tasks:
                     by_sub: dict[str, list[int]] = {}
                     for t in sorted(tasks):
@@ -419,13 +493,15 @@ class StreamsGroupTimelineRun(HeartbeatTimeline):
             tags = self.plans[member.slot].tags
             if tags:
                 spec["client_tags"] = dict(tags)
+            if current and member.offset_sums:
+                spec["offset_sums"] = {self.task_names[t]: value for t, value in sorted(member.offset_sums.items())}
             members[mid] = spec
         return {"subtopologies": self.subtopologies,
                 "num_standby_replicas": int(self.settings["num_standby_replicas"]), "members": members}
 
-    def _assign(self) -> dict[str, Tasks]:
+    def _assign(self, settled: bool = False) -> dict[str, Tasks]:
         try:
-            answer = assign_streams("sticky", self._document(), self.release.label)
+            answer = assign_streams("sticky", self._document(settled), self.release)
         except KassignError as err:
             raise KassignError(f"{self.strategy} at {self.now:g} s: {err}") from None
         task_of = self.task_of
@@ -448,8 +524,28 @@ class StreamsGroupTimelineRun(HeartbeatTimeline):
 
     # -- a heartbeat ----------------------------------------------------------------------------------
 
+    def _report_offsets(self, member: _Member) -> None:
+        """Kafka 4.4's client reports its task offset sums on joining, then when its tasks changed or
+        ``TASK_OFFSET_INTERVAL`` passed: the state its instance holds on disk (as bytes here: Kafka sums
+        changelog offsets, which grow with it), less the active tasks the member itself runs."""
+        if not (member.joining or member.owned != member.reported_owned
+                or self.now - member.reported_at >= TASK_OFFSET_INTERVAL):
+            return
+        s = member.slot
+        sums = {}
+        for t in np.flatnonzero(self.pos[s] >= 0).tolist():
+            if self.mode[s, t] == RUNNING and t in member.owned[ACTIVE]:
+                continue
+            if self.mode[s, t] == IDLE and self.now - max(self.idle_since[s, t], self.started_at[s]) >= \
+                    self.settings["state_cleanup_delay_ms"] / 1000.0:
+                continue  # the state cleaner has removed it (it would be, at the next look)
+            sums[t] = int(self._position(s, t))
+        member.offset_sums, member.reported_at, member.reported_owned = sums, self.now, member.owned
+
     def heartbeat(self, mid: str) -> None:
         member = self.members[mid]
+        if self.in_place:
+            self._report_offsets(member)
         if member.joining:
             member.joining = False
             delay = self.settings["initial_rebalance_delay"]
@@ -612,7 +708,7 @@ class StreamsGroupTimelineRun(HeartbeatTimeline):
             member.in_group, member.joining = True, False
         self.group_epoch = self.assignment_epoch = 1
         for _ in range(SETTLED_START_ROUNDS):
-            target = self._assign()
+            target = self._assign(settled=True)
             if target == self.target:
                 break
             self.target = target
@@ -674,6 +770,7 @@ class StreamsGroupTimelineRun(HeartbeatTimeline):
 
 def simulate_streams_group(timeline: StreamsTimeline, strategy: str = "sticky",
                            kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> StreamsGroupRun:
-    """Play a Streams timeline as a streams group (KIP-1071) with the broker's ``sticky`` task assignor of
-    Kafka ``kafka_version`` (4.2 or 4.3); ``strategy`` ``sticky:standbys=N`` plays N standby replicas."""
+    """Play a Streams timeline as a streams group (KIP-1071) with the broker's ``sticky`` task assignor and
+    coordinator of Kafka ``kafka_version`` (4.2, 4.3 or 4.4); ``strategy`` ``sticky:standbys=N`` plays N standby
+    replicas."""
     return StreamsGroupTimelineRun(timeline, strategy, kafka_version).run()

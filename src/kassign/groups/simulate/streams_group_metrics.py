@@ -153,6 +153,17 @@ PROTOCOL_SENTENCE = ("under the streams protocol nobody waits for a rebalance, b
                      "each member reconciles on its own heartbeats, and a task moving from one member to another is "
                      "revoked from the first (on its heartbeat) before the second gets it (on its next one); a "
                      "standby is given up before it is promoted")
+# Kafka 4.4 (KAFKA-20665): a role changes in place
+PROTOCOL_SENTENCE_IN_PLACE = PROTOCOL_SENTENCE.replace(
+    "a standby is given up before it is promoted",
+    "a standby is promoted in place, in the step that grants its active task")
+
+
+def protocol_sentence(in_place: bool) -> str:
+    """The first sentence of the summary, as the release reconciles: 4.2/4.3 revoke a standby before its
+    promotion, 4.4 promotes it in place."""
+    text = PROTOCOL_SENTENCE_IN_PLACE if in_place else PROTOCOL_SENTENCE
+    return text[0].upper() + text[1:]
 
 
 def summary_sentences(run: StreamsGroupRun) -> list[str]:

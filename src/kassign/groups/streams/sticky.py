@@ -1,4 +1,4 @@
-"""``sticky``: the broker's task assignor for streams groups (KIP-1071), as in Kafka 4.2 and 4.3.
+"""``sticky``: the broker's task assignor for streams groups (KIP-1071), as Kafka 4.2, 4.3 and 4.4 run it.
 
 The group coordinator runs it to compute each member's new target assignment: active tasks, standby
 replicas of stateful tasks (``num_standby_replicas`` per task, never on the process that runs the task
@@ -10,13 +10,21 @@ Quotas: ``ceil(active tasks / members)`` active tasks per member, and ``ceil(all
 tasks per member overall. Whenever a member reaches a quota exactly, it and its tasks leave the
 count and the quota is computed again from the rest.
 
+Previous owners: a task's previous active owner is the member whose current assignment lists it
+active. Its previous standby owners are the members whose assignment lists it as a standby, in the
+coordinator's member order (below); Kafka 4.4 (KAFKA-20719) adds the members that report an offset sum
+of it (``offset_sums``: state of the task on their local disk, as after a restart, when a member comes
+back with a new member id and nothing assigned), and ranks them: first those listing it as a standby,
+then those only reporting an offset sum, each part by offset sum, highest first (a standby without a
+reported sum counts 0), then in member order. 4.2 and 4.3 read no offset sums.
+
 Active tasks:
 
 1. in the order partition, then subtopology: a task goes back to the member that held it active, if
    that member is below the active quota;
-2. same order, the tasks left: to one of the members that held it as a standby, if below the active
-   quota. Among those members the first in the coordinator's member order (below) is the candidate,
-   and a later one replaces it when both its process load and its own task count are lower;
+2. same order, the tasks left: to one of its previous standby owners, if below the active quota.
+   The first one listed is the candidate, and a later one replaces it when both its process load and
+   its own task count are lower;
 3. the rest, in the order subtopology, then partition: each to the process of lowest load (a Java
    ``PriorityQueue``, ties as that heap breaks them), inside it to the member with fewest tasks
    (another ``PriorityQueue``, per process), whatever the quota.
@@ -26,8 +34,10 @@ subtopology, both descending, each replica in turn:
 
 1. to the member that held the task active, if its process does not hold the task now and it is
    below the overall quota;
-2. else to a member that held it as a standby (chosen as above, among those whose process does not
-   hold the task; Kafka 4.3 gives up when the first one's process holds it), if below the quota;
+2. else to one of its previous standby owners whose process does not hold the task (chosen as above),
+   if below the quota. Kafka 4.2 and 4.3 start from the first one listed and give up when its process
+   holds the task, even if a later one would do; 4.4 passes over the owners whose process holds it
+   (KAFKA-20899);
 3. else the replicas still missing go, once the loop above is done and in the order subtopology,
    then partition, both descending, each to the least loaded process that does not hold the task
    (processes holding it are taken off the heap until one is found, then put back). A replica with
@@ -36,25 +46,43 @@ subtopology, both descending, each replica in turn:
 Where Java's iteration order decides (which member of a process comes first, how heaps break ties),
 it is Java's: members sit in a ``HashMap`` keyed by member id, put in the order the scenario lists
 them; processes in a ``HashMap`` sized for the member count, put as their first member comes up in
-that order; each process's members in a ``HashMap`` in that order too.
+that order; each process's members in a ``HashMap`` in that order too. Kafka 4.2 and 4.3 fill the
+process map with ``putIfAbsent``; 4.4 with ``computeIfAbsent``, which puts a new process at the head
+of its bucket and grows the table before an insertion rather than after, so processes can come out
+in another order and the heap breaks ties between equally loaded processes otherwise (most visible
+in a fresh group, where every process starts at load 0).
 
-Example: subtopology ``0`` (3 partitions, stateful), one standby replica, members ``a`` (process
-``P``, previously active on ``0_0``) and ``b`` (process ``Q``, previously a standby of ``0_1``). Quotas:
-2 active (3 tasks, 2 members), 3 overall (6 replicas). Actives: ``0_0`` stays with ``a``; ``0_1`` goes
-to ``b`` (its standby); ``0_2`` to the less loaded process: both hold one task per member, and the
-heap yields ``P`` first, so ``a``. Standbys, ``0_2`` first: its previous owners are nobody, so it waits;
-``0_1``: ``b`` held it but ``Q`` now runs it, so it waits; ``0_0``: waits. Then ``0_2``, ``0_1``, ``0_0``
-each go to the only process without the task: ``Q``, ``P``, ``Q``. Result: ``a`` active ``0_0, 0_2``,
-standby ``0_1``; ``b`` active ``0_1``, standby ``0_0, 0_2``.
+Example (every release): subtopology ``0`` (3 partitions, stateful), one standby replica, members ``a``
+(process ``P``, previously active on ``0_0``) and ``b`` (process ``Q``, previously a standby of
+``0_1``). Quotas: 2 active (3 tasks, 2 members), 3 overall (6 replicas). Actives: ``0_0`` stays with
+``a``; ``0_1`` goes to ``b`` (its standby); ``0_2`` to the less loaded process: both hold one task per
+member, and the heap yields ``P`` first, so ``a``. Standbys, ``0_2`` first: its previous owners are
+nobody, so it waits; ``0_1``: ``b`` held it but ``Q`` now runs it, so it waits; ``0_0``: waits. Then
+``0_2``, ``0_1``, ``0_0`` each go to the only process without the task: ``Q``, ``P``, ``Q``. Result:
+``a`` active ``0_0, 0_2``, standby ``0_1``; ``b`` active ``0_1``, standby ``0_0, 0_2``.
+
+Example (4.3 and 4.4 differ): the same subtopology and standby, a fresh group of ``east-t1`` (process
+``east``) and ``west-t1`` (process ``west``). The coordinator meets ``west-t1`` first, so ``west`` goes
+into the process map first; the map has 2 buckets (2 members) and both names fall into one. 4.3
+iterates ``west, east``, so the heap (both at load 0) yields ``west`` for ``0_0``: ``west-t1`` active
+``0_0, 0_2``, standby ``0_1``, ``east-t1`` the other way round. 4.4 put ``east`` in front of ``west``:
+``east-t1`` active ``0_0, 0_2``, standby ``0_1``, ``west-t1`` active ``0_1``, standby ``0_0, 0_2``.
+
+Example (4.4, offset sums): 4 stateful tasks ``0_0`` to ``0_3``, fresh members ``m1`` (process ``P``)
+reporting offset sums of ``0_0`` and ``0_1`` and ``m2`` (process ``Q``) of ``0_2`` and ``0_3``: step 2
+hands each member the tasks it has state of (``m1``: ``0_0, 0_1``); 4.3 ignores the sums and deals the
+tasks out in turn (``m1``: ``0_0, 0_2``).
 
 Because quotas shrink as members reach them, a follow-up round with the same members can still move
 a task (Kafka does too); a group whose task count divides evenly among its members keeps every active
 task.
 
-The answer for 4.2.0 to 4.3.1 (the assignor is the same in all four). Later fixes on Kafka's 4.2 and
-4.3 branches (KAFKA-20899, choosing among previous standby owners; KAFKA-20719, task offsets at
-startup) are not in any release kassign models. A group with tasks and no members makes Kafka's
-assignor throw a ``TaskAssignorException``; kassign raises a ``KassignError`` quoting its message.
+Releases: 4.2.0 to 4.3.1 run one assignor; 4.4 (Kafka's 4.4 branch at Apache commit 87943b2ff8) the
+one above with KAFKA-20719 and KAFKA-20899 (:data:`kassign.core.releases.STREAMS_STICKY`). KAFKA-20899
+also went into Kafka's 4.2 and 4.3 branches after 4.3.1, in no release of those lines the stored
+source has: asked as 4.2 or 4.3, kassign answers as 4.3.1 does. A group with tasks and no members makes
+Kafka's assignor throw a ``TaskAssignorException``; kassign raises a ``KassignError`` quoting its
+message.
 
 Data layout: tasks, members and processes are integers (:mod:`kassign.groups.streams.tasks`); the
 assignment runs in one compiled function over arrays (each process's load is its task count over its
@@ -71,57 +99,68 @@ import numpy as np
 from numba import njit
 
 from kassign.core.errors import KassignError, UnknownAssignorError
-from kassign.core.releases import release_for
-from kassign.groups.flat import no_cyclic_gc
-from kassign.groups.streams.tasks import StreamsGroup, native, parse_streams_group
 from kassign.core.javaorder import (
+    compute_if_absent_order,
     hash_iteration_order,
     hashmap_positions,
     insert_only_capacity,
     java_string_hashes,
     table_size_for,
 )
+from kassign.core.releases import (
+    DEFAULT_KAFKA_VERSION,
+    KAFKA_20719,
+    STREAMS_STICKY,
+    KafkaRelease,
+    ReleaseLike,
+    release_for,
+    rule,
+)
+from kassign.groups.flat import no_cyclic_gc
+from kassign.groups.streams.tasks import StreamsGroup, native, parse_streams_group
 
 STRATEGIES = ("sticky",)
 
 StreamsAnswer = dict[str, dict[str, dict[str, list[int]]]]
 
 
-def assign_streams(strategy: str, scenario: Mapping[str, Any], kafka_version: str = "4.3") -> StreamsAnswer:
-    """A streams group's new target assignment, as the broker's assignor computes it.
+def assign_streams(strategy: str, scenario: Mapping[str, Any],
+                   kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> StreamsAnswer:
+    """A streams group's new target assignment, as the broker's assignor of Kafka ``kafka_version`` computes it.
 
     ``scenario``: SPEC section 7's document. Returns ``{member: {"active": {subtopology: [partitions]},
     "standby": {...}, "warmup": {...}}}`` for every member, subtopologies and partitions sorted, a
     subtopology present only where the member has a task of it."""
     if strategy not in STRATEGIES:
         raise UnknownAssignorError(f"unknown streams group assignor {strategy!r}: Kafka's broker offers 'sticky'")
-    check_streams_release(kafka_version)
+    release = check_streams_release(kafka_version)
     with no_cyclic_gc():  # thousands of small dicts and lists, none of them in a cycle
-        return sticky_assign(parse_streams_group(scenario))
+        return sticky_assign(parse_streams_group(scenario), release)
 
 
-def check_streams_release(kafka_version: str) -> None:
-    """Refuse a Kafka release whose streams group assignor kassign does not model (:mod:`kassign.core.releases`,
-    feature ``streams``: 4.2 and 4.3; 4.1's early-access groups are named as such)."""
-    release_for(kafka_version, "streams")
+def check_streams_release(kafka_version: ReleaseLike) -> KafkaRelease:
+    """The release, refused where kassign does not model its streams group assignor (:mod:`kassign.core.releases`,
+    feature ``streams``: 4.2 to 4.4; 4.1's early-access groups are named as such)."""
+    return release_for(kafka_version, "streams")
 
 
-def sticky_assign(group: StreamsGroup) -> StreamsAnswer:
-    """Kafka's ``sticky`` task assignor over a parsed group."""
+def sticky_assign(group: StreamsGroup, release: KafkaRelease) -> StreamsAnswer:
+    """Kafka's ``sticky`` task assignor over a parsed group, as ``release`` runs it."""
     if group.num_tasks and not group.member_ids:
         first = group.subtopology_ids[int(np.flatnonzero(np.diff(group.task_start))[0])]
         raise KassignError(f"no members: Kafka's sticky assignor fails with 'No process available to assign active "
                            f"task {first}_0.' (a streams group with tasks needs at least one member)")
+    kafka_20719 = rule(release, STREAMS_STICKY) == KAFKA_20719
     iteration, member_spreads = _member_iteration_order(group)
-    process_order, process_members = _processes(group, iteration, member_spreads)
+    process_order, process_members = _processes(group, iteration, member_spreads, kafka_20719)
     rank = np.empty(len(iteration), dtype=np.int64)
     rank[iteration] = np.arange(len(iteration))
     member_process = process_order[group.member_process[iteration]]
     previous_active = np.where(group.previous_active >= 0, rank[group.previous_active], -1)
-    standby_start, standby_members = _previous_standbys(group, rank)
+    standby_start, standby_members = _previous_standbys(group, rank, kafka_20719)
     active, standby_task, standby_member = _sticky(
         group.task_start, group.stateful, group.num_standby_replicas, member_process,
-        process_members[0], process_members[1], previous_active, standby_start, standby_members)
+        process_members[0], process_members[1], previous_active, standby_start, standby_members, kafka_20719)
     return _answer(group, iteration, active, standby_task, standby_member)
 
 
@@ -157,18 +196,25 @@ def _may_form_tree_bin(spreads, table):
     return False
 
 
-def _processes(group: StreamsGroup, iteration: np.ndarray,
-               member_spreads: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+def _processes(group: StreamsGroup, iteration: np.ndarray, member_spreads: np.ndarray,
+               compute_if_absent: bool) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Each process's number in the assignor's process map order, and each process's members (by
-    iteration rank) in the order its member-count map yields them."""
+    iteration rank) in the order its member-count map yields them. The process map is sized for the
+    member count and filled member by member: by ``putIfAbsent`` (4.2, 4.3) or ``computeIfAbsent`` (4.4)."""
     listed_process = group.member_process[iteration]
     first_seen, first_at = np.unique(listed_process, return_index=True)
-    put_order = first_seen[np.argsort(first_at, kind="stable")]  # processes as putIfAbsent meets them
-    if len(put_order):
+    by_first = np.argsort(first_at, kind="stable")
+    put_order = first_seen[by_first]  # processes as the member walk meets them
+    if not len(put_order):
+        walk = put_order
+    elif compute_if_absent:
+        hashes = java_string_hashes([group.process_ids[p] for p in put_order.tolist()])
+        # a member after the last new process's first one calls computeIfAbsent again (it may grow the table)
+        looked_up_after = int(first_at[by_first[-1]]) < len(iteration) - 1
+        walk = compute_if_absent_order(hashes, len(iteration), looked_up_after)
+    else:
         hashes = java_string_hashes([group.process_ids[p] for p in put_order.tolist()])
         walk = _java_map_order(hashes, (hashes & 0xFFFFFFFF) ^ ((hashes & 0xFFFFFFFF) >> 16), len(iteration))
-    else:
-        walk = put_order
     process_order = np.empty(len(group.process_ids), dtype=np.int64)
     process_order[put_order[walk]] = np.arange(len(walk))
     by_process = process_order[listed_process]
@@ -200,9 +246,12 @@ def _member_maps(spreads, start):
     return order, tree_bins
 
 
-def _previous_standbys(group: StreamsGroup, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per task, the members (iteration ranks) that held it as a standby, in iteration order, each once
-    (a member's lists are sets in Kafka)."""
+def _previous_standbys(group: StreamsGroup, rank: np.ndarray, with_offsets: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per task, the members (iteration ranks) the assignor counts as its previous standby owners, each
+    once (a member's lists are sets in Kafka): those that held it as a standby, in iteration order; with
+    ``with_offsets`` (4.4) ranked as KAFKA-20719 ranks them, first those that held it as a standby, then
+    those that only reported an offset sum of it, each part by offset sum, highest first (0 where none
+    was reported), then in iteration order."""
     tasks, members = group.previous_standby
     ranks = rank[members] if len(members) else members
     order = np.lexsort((ranks, tasks))
@@ -210,9 +259,30 @@ def _previous_standbys(group: StreamsGroup, rank: np.ndarray) -> tuple[np.ndarra
     repeated = np.concatenate(([False], (tasks[1:] == tasks[:-1]) & (ranks[1:] == ranks[:-1])))
     if repeated.any():
         tasks, ranks = tasks[~repeated], ranks[~repeated]
+    if with_offsets and len(group.task_offsets[0]):
+        tasks, ranks = _ranked_with_offsets(group, rank, tasks, ranks)
     start = np.zeros(group.num_tasks + 1, dtype=np.int64)
     np.cumsum(np.bincount(tasks, minlength=group.num_tasks), out=start[1:])
     return start, ranks
+
+
+def _ranked_with_offsets(group: StreamsGroup, rank: np.ndarray, tasks: np.ndarray,
+                         ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (task, rank) standby pairs, sorted by task, and the members that reported an offset sum of a
+    task they do not hold as a standby, in KAFKA-20719's order per task (:func:`_previous_standbys`)."""
+    offset_task, offset_member, offset_sum = group.task_offsets
+    offset_rank = rank[offset_member]
+    width = len(rank)
+    reported = dict(zip((offset_task * width + offset_rank).tolist(), offset_sum.tolist()))
+    held = tasks * width + ranks
+    sums = np.fromiter((reported.get(key, 0) for key in held.tolist()), dtype=np.int64, count=len(held))
+    weaker = ~np.isin(offset_task * width + offset_rank, held)  # only known through the offset sum
+    all_tasks = np.concatenate((tasks, offset_task[weaker]))
+    all_ranks = np.concatenate((ranks, offset_rank[weaker]))
+    all_sums = np.concatenate((sums, offset_sum[weaker]))
+    only_reported = np.concatenate((np.zeros(len(tasks), dtype=np.int64), np.ones(int(weaker.sum()), dtype=np.int64)))
+    order = np.lexsort((all_ranks, ~all_sums, only_reported, all_tasks))  # ~x: descending, without overflow
+    return all_tasks[order], all_ranks[order]
 
 
 def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, standby_task: np.ndarray,
@@ -365,26 +435,28 @@ def _holds(task, p, holder, held):
 
 
 @njit(cache=True)
-def _prev_member_with_least_load(task, check, first, stop, prev, state):
+def _prev_member_with_least_load(task, check, first, stop, prev, state, skip_holders):
     """Kafka's choice among a task's previous (standby) owners: the first listed one, replaced by a
-    later one whose process load and own count are both lower (and, when ``check``, whose process does
-    not hold the task). With ``check``, nobody (-1) when the first one's process holds the task, even
-    if another was chosen: Kafka 4.3 tests the first candidate's process there."""
+    later one whose process load and own count are both lower; with ``check`` (a standby to place),
+    none whose process holds the task. Kafka 4.2/4.3 start from the first listed one whatever its
+    process holds, and give up (-1) when that process holds the task, even if another was chosen;
+    Kafka 4.4 (``skip_holders``, KAFKA-20899) passes over such members and starts from the first
+    that remains (-1 when none does)."""
     member_process, member_tasks, _, _, proc_load, holder, _, held = state
-    candidate = prev[first]
-    first_process = member_process[candidate]
-    candidate_load = proc_load[first_process]
-    candidate_count = member_tasks[candidate]
-    for i in range(first + 1, stop):
+    candidate = -1
+    candidate_load = 0.0
+    candidate_count = 0
+    for i in range(first, stop):
         member = prev[i]
         p = member_process[member]
+        if check and (skip_holders or candidate >= 0) and _holds(task, p, holder, held):
+            continue
         load = proc_load[p]
-        if load < candidate_load and not (check and _holds(task, p, holder, held)):
-            if member_tasks[member] < candidate_count:
-                candidate_load = load
-                candidate_count = member_tasks[member]
-                candidate = member
-    if check and _holds(task, first_process, holder, held):
+        if candidate < 0 or (load < candidate_load and member_tasks[member] < candidate_count):
+            candidate_load = load
+            candidate_count = member_tasks[member]
+            candidate = member
+    if check and not skip_holders and _holds(task, member_process[prev[first]], holder, held):
         return -1
     return candidate
 
@@ -445,9 +517,10 @@ def _give_to_least_loaded_member(task, p, state, heaps):
 
 @njit(cache=True)
 def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members, previous_active,
-            standby_start, standby_members):
+            standby_start, standby_members, skip_holders):
     """The assignment: each task's active member, then the standby (task, member) pairs. Members are
-    iteration ranks, processes positions in the process map's iteration order."""
+    iteration ranks, processes positions in the process map's iteration order; ``skip_holders``: Kafka
+    4.4's choice among previous standby owners (:func:`_prev_member_with_least_load`)."""
     num_subs = len(stateful)
     num_tasks = task_start[num_subs]
     num_members = len(member_process)
@@ -491,7 +564,7 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
         if done[task] or standby_start[task] == standby_start[task + 1]:
             continue
         member = _prev_member_with_least_load(task, False, standby_start[task], standby_start[task + 1],
-                                              standby_members, state)
+                                              standby_members, state, skip_holders)
         if member_tasks[member] < active_quota[2]:
             count = _give_to(task, member, state, heaps)
             _reached(active_quota, count)
@@ -513,7 +586,7 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
 
     if standbys > 0:
         _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
-                         state, heaps, total_quota)
+                         state, heaps, total_quota, skip_holders)
 
     active = owner[:, 0].copy()
     num_standby = held.sum() - num_tasks
@@ -539,7 +612,7 @@ def _reached(quota, count):
 
 @njit(cache=True)
 def _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
-                     state, heaps, total_quota):
+                     state, heaps, total_quota, skip_holders):
     member_process, member_tasks, _, _, proc_load, holder, _, held = state
     num_tasks = len(task_stateful)
     missing = np.zeros(num_tasks, dtype=np.int64)  # replicas left for the least loaded processes
@@ -555,7 +628,7 @@ def _assign_standbys(standbys, task_stateful, by_partition, previous_active, sta
                     continue
             if standby_start[task] < standby_start[task + 1]:
                 member = _prev_member_with_least_load(task, True, standby_start[task], standby_start[task + 1],
-                                                      standby_members, state)
+                                                      standby_members, state, skip_holders)
                 if member >= 0 and member_tasks[member] < total_quota[2]:
                     _reached(total_quota, _give_to(task, member, state, heaps))
                     continue

@@ -5,27 +5,39 @@ The document::
     {"subtopologies": {"0": {"partitions": 4, "stateful": true}, "1": {"partitions": 2}},
      "num_standby_replicas": 1,
      "members": {"m1": {"process_id": "p1", "active": {"0": [0, 1]}, "standby": {"1": [0]},
-                        "warmup": {}, "instance_id": "i1", "rack": "r1", "client_tags": {"zone": "a"}}}}
+                        "warmup": {}, "instance_id": "i1", "rack": "r1", "client_tags": {"zone": "a"},
+                        "offset_sums": {"0_2": 1200}}}}
 
 A task is a subtopology's partition. Tasks are numbered subtopology by subtopology, the
 subtopologies in Java's ``String`` order (the order Kafka's ``TaskId`` sorts them), partitions
 ascending within each: subtopology ``s`` holds tasks ``task_start[s] .. task_start[s + 1] - 1``.
 Members keep the position they are listed at; processes are numbered in the order their first
-member is listed. A member's ``active``/``standby``/``warmup`` maps are its current target
-assignment (what the previous round gave it); all three are optional, as are ``stateful``
+member is listed. A member's ``active``/``standby``/``warmup`` maps are its current tasks as the
+coordinator hands them to the assignor (Kafka 4.2 and 4.3: its target of the previous round; 4.4: the tasks
+it is assigned now, the same in a reconciled group); all three are optional, as are ``stateful``
 (default false), ``num_standby_replicas`` (default 0, Kafka's ``group.streams.num.standby.replicas``)
 and the fields the sticky assignor does not read (``instance_id``, ``rack``, ``client_tags``).
+
+``offset_sums``: the task offset sums the member last reported in its heartbeat (Kafka 4.4, KAFKA-20719):
+task ``"SUBTOPOLOGY_PARTITION"`` -> the sum of its changelog offsets in the member's local state (a
+Java ``long``, 0 or more, as Kafka Streams computes it; tasks it runs as active are not reported). Named
+as the classic Kafka Streams scenario names a consumer's offset sums (SPEC section 8); the task name is
+split at its last ``_``, so a subtopology id may hold ``_`` itself. Kafka 4.4's assignor reads them;
+4.2's and 4.3's take none (the field changes nothing there).
 
 What is refused, with a ``ScenarioError`` naming the place: a member without a string
 ``process_id``; a negative ``num_standby_replicas``; a negative partition number; one task active on
 two members (the coordinator's target assignment never holds that); numbers that are not whole (or
-do not fit Kafka's Java ``int``); unknown fields. Odd input that Kafka's coordinator hands its
+do not fit Kafka's Java ``int``); unknown fields; an offset sum that is not a whole number from 0 to
+2^63 - 1, or under a name that is no task (``"0_3"``: a partition number without sign or leading zeros
+after the last ``_``). Odd input that Kafka's coordinator hands its
 assignor is taken as the assignor takes it: a current task that no longer exists (of a subtopology
 the topology no longer has, or a partition at or beyond the subtopology's count, as after a
 topology change; Kafka 4.3.1's own vectors hold such leftovers) is left out; a partition listed twice
 in one list counts once (Kafka keeps the lists as sets); a task both active and standby on one
 member, a standby on several members of one process and a standby of a stateless subtopology are
-each simply remembered as previous owners.
+each simply remembered as previous owners; an offset sum of a task that no longer exists (a member's
+state directory can hold tasks of an older topology) is left out.
 
 The members are read column by column; ``_native.c`` reads the plainest documents (exact dicts,
 strs and ints) in C and declines anything else, which the Python reader then reads or refuses, so
@@ -36,7 +48,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain, repeat
 from types import ModuleType
 from typing import Any
@@ -46,6 +58,8 @@ import numpy as np
 from kassign.core.errors import ScenarioError, shown
 from kassign.core.javaorder import java_sorted_positions
 from kassign.core.limits import JAVA_INT_MAX, MAX_PARTITIONS
+
+JAVA_LONG_MAX = 2**63 - 1
 
 
 def _load_native() -> ModuleType | None:
@@ -64,8 +78,13 @@ native = _load_native()
 
 _SCENARIO_KEYS = frozenset({"subtopologies", "num_standby_replicas", "members"})
 _SUBTOPOLOGY_KEYS = frozenset({"partitions", "stateful"})
-_MEMBER_KEYS = frozenset({"process_id", "active", "standby", "warmup", "instance_id", "rack", "client_tags"})
+_MEMBER_KEYS = frozenset({"process_id", "active", "standby", "warmup", "instance_id", "rack", "client_tags",
+                          "offset_sums"})
 TASK_KINDS = ("active", "standby", "warmup")
+
+
+_NONE = np.zeros(0, dtype=np.int64)
+_NONE.flags.writeable = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +101,8 @@ class StreamsGroup:
     previous_active: np.ndarray  # int64 per task: the member holding it active, or -1
     previous_standby: tuple[np.ndarray, np.ndarray]  # (task, member) pairs as listed (a pair may repeat)
     previous_warmup: tuple[np.ndarray, np.ndarray]  # the same for warm-ups; the sticky assignor ignores them
+    # (task, member, offset sum) per reported offset sum of a task that exists, member by member
+    task_offsets: tuple[np.ndarray, np.ndarray, np.ndarray] = (_NONE, _NONE, _NONE)
 
     @property
     def num_tasks(self) -> int:
@@ -188,8 +209,50 @@ def _read_members(members: Mapping, ids: tuple[str, ...], task_start: np.ndarray
         held.add_column(k, [spec.get(kind) for spec in specs], member_ids)
     tasks, owners, kinds = held.tasks(ids, task_start, member_ids)
     member_process = np.fromiter(map(number.__getitem__, processes), dtype=np.int64, count=len(processes))
-    return _group(ids, task_start, stateful, standbys, member_ids, tuple(number), member_process, tasks, owners,
-                  kinds)
+    group = _group(ids, task_start, stateful, standbys, member_ids, tuple(number), member_process, tasks, owners,
+                   kinds)
+    reporting = [m for m, spec in enumerate(specs) if spec.get("offset_sums") is not None]
+    if reporting:
+        group = replace(group, task_offsets=_offset_sums(reporting, specs, member_ids, ids, task_start))
+    return group
+
+
+def _offset_sums(reporting: list[int], specs: list, member_ids: tuple[str, ...], ids: tuple[str, ...],
+                 task_start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(task, member, offset sum) of each reported offset sum of a task that exists, member by member."""
+    position = {sid: s for s, sid in enumerate(ids)}
+    tasks: list[int] = []
+    members: list[int] = []
+    sums: list[int] = []
+    for m in reporting:
+        path = f"members.{member_ids[m]}.offset_sums"
+        reported = _mapping(specs[m]["offset_sums"], path, '{"0_1": 1200}')
+        for name, value in reported.items():
+            task = _task_number(name, path, position, task_start)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= JAVA_LONG_MAX:
+                raise _fail(f"{path}.{name}", f"an offset sum is a whole number from 0 to {JAVA_LONG_MAX} (the "
+                                              f"summed changelog offsets of the member's local state), got "
+                                              f"{shown(value)}")
+            if task >= 0:
+                tasks.append(task)
+                members.append(m)
+                sums.append(int(value))
+    return (np.array(tasks, dtype=np.int64), np.array(members, dtype=np.int64),
+            np.array(sums, dtype=np.int64))
+
+
+def _task_number(name: Any, path: str, position: Mapping[str, int], task_start: np.ndarray) -> int:
+    """The task number of ``"SUBTOPOLOGY_PARTITION"`` (split at the last ``_``), -1 for a task that no
+    longer exists; a name that is no task is refused."""
+    sid, underscore, digits = name.rpartition("_") if isinstance(name, str) else ("", "", "")
+    if not (underscore and sid and digits.isascii() and digits.isdigit() and (digits == "0" or digits[0] != "0")
+            and int(digits) <= JAVA_INT_MAX):
+        raise _fail(path, f'a task is written "SUBTOPOLOGY_PARTITION" (like "0_3"), the partition a whole number '
+                          f"from 0 to {JAVA_INT_MAX} without sign or leading zeros; got {shown(name)}")
+    s = position.get(sid)
+    if s is None or int(digits) >= task_start[s + 1] - task_start[s]:
+        return -1
+    return int(task_start[s]) + int(digits)
 
 
 def _group(ids: tuple[str, ...], task_start: np.ndarray, stateful: np.ndarray, standbys: int,

@@ -31,7 +31,8 @@ receive 3 replicas, so 3 moves is the least possible; this plan moves exactly 3 
 partition that moves drops a follower, not its leader). Leaders: 6 over 4 brokers means 1 or
 2 each, so broker 3 must take at least one leadership: exactly one changes (t-0 to broker 3,
 which goes first; the replica that stays, 0, keeps its place after it). Kafka's --generate
-on the same input (start seed 0) moves 6 replicas and changes all 6 leaders.
+on the same input (seed 0) moves 6 replicas and changes all 6 leaders as 3.x and 4.0 run it
+(AdminUtils), 8 replicas and 6 leaders as 4.1 and later do (the striped placer, KAFKA-18798).
 
 Why the result is optimal:
 
@@ -227,8 +228,10 @@ def _bytes_plan(problem: Problem, stage: ReplicaStage, max_moves: int | None,
     return assign, info
 
 
-def kafka_generate_document(current: Any, brokers: Any, *, exclude: Any = (), seed: int = 0) -> dict:
-    """What ``kafka-reassign-partitions.sh --generate`` would propose for the same input
-    (Kafka's placement per topic, ``kassign.assign_replicas``; its random start fixed by ``seed``)."""
+def kafka_generate_document(current: Any, brokers: Any, *, exclude: Any = (), seed: int = 0,
+                            kafka_version: str | None = None) -> dict:
+    """What ``kafka-reassign-partitions.sh --generate`` of ``kafka_version`` (default the newest, 4.4) would
+    propose for the same input: AdminUtils per topic up to 4.0, the striped placer from 4.1 (KAFKA-18798); its
+    random start fixed by ``seed``."""
     problem = build_problem(current, brokers, exclude or ())
-    return document(problem, kafka_generate(problem, seed))
+    return document(problem, kafka_generate(problem, seed, kafka_version))

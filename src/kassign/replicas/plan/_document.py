@@ -8,8 +8,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kassign.core.javarandom import JavaRandom
+from kassign.core.releases import (ADMIN_UTILS, DEFAULT_KAFKA_VERSION, REASSIGN_GENERATE, STRIPED_MESSAGES,
+                                   KafkaRelease, release_for, rule)
 from kassign.replicas.plan._model import Problem
 from kassign.replicas.placement import assign_replicas
+from kassign.replicas.striped import place_striped
 
 
 @njit(cache=True)
@@ -120,15 +124,19 @@ def split_batches(problem: Problem, proposed: np.ndarray, count: int) -> list[np
     return [np.array(sorted(m), np.int64) for m in members if m]
 
 
-def kafka_generate(problem: Problem, seed: int = 0) -> np.ndarray:
-    """What ``kafka-reassign-partitions.sh --generate`` proposes for these topics and brokers.
+def kafka_generate(problem: Problem, seed: int = 0, kafka_version: str | None = None) -> np.ndarray:
+    """What ``kafka-reassign-partitions.sh --generate`` of ``kafka_version`` (default the newest, 4.4) proposes
+    for these topics and brokers.
 
-    Kafka places each topic from scratch with AdminUtils' placement (``kassign.assign_replicas``)
-    over the target brokers: as many partitions as the topic lists, the replication factor of
-    its first listed partition, a random start (here: ``seed`` + the topic's position, so runs
-    repeat). Placement i goes to the topic's i-th partition number in ascending order (Kafka
-    numbers them 0..n-1, the same thing whenever the document lists them all).
+    Kafka places each topic from scratch over the target brokers: as many partitions as the topic lists, the
+    replication factor of its first listed partition, placement i to the topic's i-th partition number in
+    ascending order (Kafka numbers them 0..n-1, the same thing whenever the document lists them all). Which
+    placer depends on the release (:func:`generate_placer`): 3.0 to 4.0 AdminUtils from a random start (here
+    ``seed`` + the topic's position, so runs repeat); 4.1 and later (KAFKA-18798) the KRaft controller's striped
+    placer with every broker unfenced and one ``java.util.Random`` for the whole run (here seeded with
+    ``seed``, the topics taken in the order the document lists them; Kafka's is unseeded).
     """
+    placer, release = generate_placer(kafka_version)
     brokers = [(int(b), r) for b, r in zip(problem.targets.tolist(), problem.target_racks)]
     width = max(problem.current.shape[1], 1)
     firsts: dict[int, int] = {}
@@ -137,11 +145,35 @@ def kafka_generate(problem: Problem, seed: int = 0) -> np.ndarray:
     rf_kafka = {t: int(problem.rf[i]) for t, i in firsts.items()}
     width = max(width, max(rf_kafka.values()))
     result = np.full((problem.num_partitions, width), -1, np.int64)
+    rng = JavaRandom(seed) if placer == "striped" else None
+    striped_brokers = [(b, r, False) for b, r in brokers]
     for position, (t, _) in enumerate(sorted(firsts.items(), key=lambda item: item[1])):
         rows = np.flatnonzero(problem.topic_of == t)
         rows = rows[np.argsort(problem.partition_of[rows], kind="stable")]
-        placement = assign_replicas(brokers, len(rows), rf_kafka[t], seed=seed + position)
+        if rng is not None:
+            lists = place_striped(striped_brokers, len(rows), rf_kafka[t], rng, rule(release, STRIPED_MESSAGES))
+        else:
+            placement = assign_replicas(brokers, len(rows), rf_kafka[t], seed=seed + position, placer="legacy",
+                                        kafka_version=release.label)
+            lists = [placement[k] for k in range(len(rows))]
         for k, row in enumerate(rows.tolist()):
-            replicas = placement[k]
+            replicas = lists[k]
             result[row, : len(replicas)] = replicas
     return result
+
+
+def generate_placer(kafka_version: str | None = None) -> tuple[str, KafkaRelease]:
+    """``("legacy" | "striped", release)``: the placer ``kafka-reassign-partitions.sh --generate`` of
+    ``kafka_version`` (default the newest, 4.4) proposes with (the release table's ``REASSIGN_GENERATE``)."""
+    release = release_for(DEFAULT_KAFKA_VERSION if kafka_version is None else kafka_version, "classic")
+    return ("legacy" if rule(release, REASSIGN_GENERATE) == ADMIN_UTILS else "striped"), release
+
+
+def generate_words(kafka_version: str | None, seed: int) -> str:
+    """One line for the plan's notes: which release's --generate the comparison is, with which placer."""
+    placer, release = generate_placer(kafka_version)
+    if placer == "legacy":
+        how = "AdminUtils, each topic from a random start"
+    else:
+        how = "the striped placer (KAFKA-18798, 4.1 and later), one random generator for the run"
+    return f"Kafka --generate as Kafka {release.label} runs it: {how} (--kafka-seed {seed})"

@@ -76,6 +76,7 @@ class PipelineContext:
     # live topics
     plan: Any = None  # kassign.kafka.client.ReadPlan
     release: tuple[str, str, str] | None = None  # (release, where it came from, why)
+    leader_racks: dict[str, list[str | None]] | None = None  # live: topic -> each partition's leader's rack
     live_group: Any = None  # kassign.spark.stages.live_plan.LiveGroup
     source: dict[str, Any] | None = None
     distinct_keys: dict[str, int] | None = None  # keys per topic (a split key is one key)

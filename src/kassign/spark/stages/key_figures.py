@@ -22,6 +22,8 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 
+from kassign.core.errors import KassignError
+
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -32,7 +34,7 @@ from kassign.spark.digest import digest_figures
 from kassign.spark.options import PipelineOptions
 from kassign.spark.partition import engine_in_use
 from kassign.spark.placement import (check_null_key_model, keyed_partition, keyless_placement, on_the_jvm,
-                                     place_keyless_in_python)
+                                     place_keyless_in_python, producer_setup, sees_keyed)
 from kassign.spark.stages.base import HOT_KEYS, PipelineContext, Stage, StageResult
 from kassign.spark.stages.read_input import constant_topic, good, good_records
 from kassign.spark.warm_up import prepare_driver_meanwhile
@@ -41,8 +43,10 @@ from kassign.spark.warm_up import prepare_driver_meanwhile
 def run(ctx: PipelineContext) -> StageResult:
     opts = ctx.opts
     ctx.placement_counts = known = dict(opts.scenario["topics"]) if opts.scenario is not None else {}
+    if opts.partitioner_rack_aware:
+        opts.leader_racks = _leader_racks(ctx, known)
     ctx.job("kassign stages 1-2: partition every record, count per key (one pass)")
-    to_count = rows_to_count(ctx.tagged, known, opts)
+    to_count = rows_to_count(ctx.tagged, known, opts, ctx.key_type)
     # Started now (unless the caller did so while the JVM started), while the driver only waits for
     # Spark: earlier, it would hold the GIL that the query's many py4j calls need.
     prepare_driver_meanwhile(opts.strategies)
@@ -55,8 +59,7 @@ def run(ctx: PipelineContext) -> StageResult:
                        figures_path, opts)
         ctx.digest = digest_figures(figures_path, ctx.out / "key_stats", opts.max_partitions, HOT_KEYS)
         shutil.rmtree(figures_path)
-    model = {"model": opts.null_key_model, "batch_size": opts.batch_size, "seed": opts.seed,
-             "producer": "one per Spark input split"}
+    model = null_key_model(opts)
     return StageResult(("key_stats",), {"engine": engine_in_use(ctx.spark) if opts.engine == "auto" else opts.engine,
                                         "null_key_model": model})
 
@@ -65,15 +68,75 @@ STAGE = Stage("key_figures", run, reads=("tagged", "key_type"), makes=("placemen
               writes=("key_stats",))
 
 
-def _placed_for_counting(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions) -> tuple[DataFrame, list[str]]:
+def null_key_model(opts: PipelineOptions) -> dict:
+    """summary.json's ``null_key_model``: the model, and for Kafka's sticky partitioner the release whose rule
+    placed keyless records, the rule, the producers' racks and rack-awareness."""
+    model = {"model": opts.null_key_model, "batch_size": opts.batch_size, "seed": opts.seed,
+             "producer": "one per Spark input split"}
+    if opts.null_key_model == "sticky":
+        from kassign.producer.keyless import keyless_rule
+
+        setup = producer_setup(opts)
+        model.update({"kafka_version": setup.kafka_version,
+                      "rule": keyless_rule(setup.kafka_version, setup.rack_aware),
+                      "client_racks": list(setup.client_racks),
+                      "partitioner_rack_aware": setup.rack_aware})
+        if setup.rack_aware:
+            model["leader_racks"] = {t: list(r) for t, r in sorted(setup.leaders.items())}
+            model["leader_racks_from"] = opts.extra.get("leader_racks_from", "given")
+    return model
+
+
+def _leader_racks(ctx: PipelineContext, known: Mapping[str, int]) -> dict[str, list[str | None]]:
+    """Every topic's leaders' racks for rack-aware producers: --leader-racks where given, else the scenario's
+    partition_racks (the first rack of each partition: its preferred leader's), else the leaders of the replica
+    placement the brokers stage reports (``--brokers``, ``--replication-factor``, ``--placer``, ``--seed``). The
+    placement numbers topics in name order, so a topic column's topics are listed first (one query)."""
+    from kassign.spark.loads import leader_racks
+
+    opts = ctx.opts
+    constant = constant_topic(opts)
+    if constant is not None:
+        topics = [constant]
+    else:
+        ctx.job("kassign: the topics in the data (rack-aware producers need their leaders first)")
+        rows = good_records(ctx.tagged).select("topic").distinct().collect()
+        topics = sorted(r["topic"] for r in rows)
+    counts = {t: known.get(t, opts.partitions) for t in topics}
+    given = dict(opts.leader_racks or {})
+    scenario_racks = (opts.scenario or {}).get("partition_racks") or {}
+    racks = leader_racks(opts.brokers, counts, opts.replication_factor, opts.seed, opts.placer)
+    sources = set()
+    for topic in topics:
+        if topic in given or "*" in given:
+            leaders, source = list(given.get(topic, given.get("*"))), "given (--leader-racks)"
+        elif topic in scenario_racks:
+            leaders, source = [r[0] if r else None for r in scenario_racks[topic]], "the scenario's partition_racks"
+        else:
+            leaders, source = racks[topic], "the replica placement on --brokers (leader: first replica)"
+        if len(leaders) != counts[topic]:
+            raise KassignError(f"{source} for topic {topic!r} names {len(leaders)} partitions; the topic has "
+                               f"{counts[topic]}")
+        racks[topic] = [r or None for r in leaders]
+        sources.add(source)
+    opts.extra["leader_racks_from"] = "; ".join(sorted(sources))
+    return {t: racks[t] for t in topics}
+
+
+def _placed_for_counting(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions,
+                         key_type: str | None = None) -> tuple[DataFrame, list[str]]:
     """The JVM engine's rows to count and their grouping columns: ([topic,] key, partition, reason) and bytes,
     keyless records already placed by the producer model (it follows the input order); a keyed record's
     partition depends on its topic and key alone, so it is left for once per key afterwards. With one topic
     for the whole input, the topic stays out of the grouping (every row would hash it)."""
-    keyless = keyless_placement(counts, opts)
     group = ["key", "partition", "reason"] if constant_topic(opts) is not None else ["topic", "key", "partition", "reason"]
+    if sees_keyed(opts):  # Kafka 3.0-3.2: the producer sees every record (the column is null for keyed ones)
+        hashed = F.when(F.col("key").isNotNull(), keyed_partition(counts, opts.partitions, opts, key_type))
+        chosen = F.when(good(), keyless_placement(counts, opts, hashed))
+    else:
+        chosen = F.when(good() & F.col("key").isNull(), keyless_placement(counts, opts))
     placed = tagged.select(*(F.when(good(), F.col(c)).alias(c) for c in ("topic", "key", "bytes")),
-                           F.when(good() & F.col("key").isNull(), keyless).alias("partition"), "reason")
+                           chosen.alias("partition"), "reason")
     return placed.select(*group, "bytes"), group
 
 
@@ -89,7 +152,7 @@ def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOpti
     check_null_key_model(opts)
     figures = [F.count(F.lit(1)).alias("records"), F.sum("bytes").alias("bytes")]
     if on_the_jvm(opts):
-        placed, group = _placed_for_counting(tagged, counts, opts)
+        placed, group = _placed_for_counting(tagged, counts, opts, key_type)
         grouped = count_per_group(placed, group)
         constant = constant_topic(opts)
         if constant is not None:
@@ -98,6 +161,15 @@ def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOpti
         return grouped.withColumn("partition", F.when(keyed, keyed_partition(counts, opts.partitions, opts, key_type))
                                   .otherwise(F.col("partition")))
     # Arrow engine: keyless records go through a Python worker (a second read of the input).
+    if sees_keyed(opts):  # Kafka 3.0-3.2: every record through the producer model, keyed ones keeping theirs
+        hashed = good_records(tagged).withColumn(
+            "_keyed", F.when(F.col("key").isNotNull(), keyed_partition(counts, opts.partitions, opts, key_type)))
+        placed = place_keyless_in_python(hashed, counts, opts, keyed="_keyed")
+        aside = tagged.filter(~good()).select(*(F.lit(None).cast(tagged.schema[c].dataType).alias(c)
+                                                for c in ("topic", "key", "bytes")),
+                                              F.lit(None).cast("int").alias("partition"), "reason")
+        placed = placed.select("topic", "key", "bytes", "partition", F.lit(None).cast("string").alias("reason"))
+        return placed.unionByName(aside).groupBy("topic", "key", "partition", "reason").agg(*figures)
     not_keyless = tagged.filter(~(good() & F.col("key").isNull())).select(
         *(F.when(good(), F.col(c)).alias(c) for c in ("topic", "key", "bytes")),
         F.when(good(), keyed_partition(counts, opts.partitions, opts, key_type)).alias("partition"), "reason")
@@ -106,13 +178,14 @@ def key_figures(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOpti
     return keyless.unionByName(not_keyless).groupBy("topic", "key", "partition", "reason").agg(*figures)
 
 
-def rows_to_count(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions) -> tuple[DataFrame, list[str]] | None:
+def rows_to_count(tagged: DataFrame, counts: Mapping[str, int], opts: PipelineOptions,
+                  key_type: str | None = None) -> tuple[DataFrame, list[str]] | None:
     """The JVM engine's rows to count per key (``_placed_for_counting``) and their grouping columns; None on
     the Arrow engine. ``driver_key_figures`` counts and merges them."""
     check_null_key_model(opts)
     if not on_the_jvm(opts):
         return None
-    return _placed_for_counting(tagged, counts, opts)
+    return _placed_for_counting(tagged, counts, opts, key_type)
 
 
 def driver_key_figures(placed: DataFrame, group: list[str], counts: Mapping[str, int], opts: PipelineOptions,

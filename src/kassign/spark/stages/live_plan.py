@@ -6,6 +6,7 @@ brokers' release, and with ``--group`` the group as its own APIs describe it and
 Writes: no table.
 
 Decides: the offsets to read per partition (``--since``/``--last`` or everything), each topic's partition count,
+each partition's leader's rack (for the forensics of keyless records),
 the Kafka release the consumer stages answer as (``--kafka-version``, else the broker's, else the default), the
 group; ``input`` in summary.json; the sweep's reach (up to twice today's count, as a topic only grows); and the
 end of the run for a topic of more partitions than the pipeline takes.
@@ -48,6 +49,8 @@ def run(ctx: PipelineContext) -> StageResult:
         ctx.plan = plan = plan_read(cluster, opts.topics, since=opts.since, last=opts.last)
         ctx.counts = counts = {t: p.count for t, p in plan.topics.items()}
         ctx.release = _release(cluster, opts)
+        brokers = {node: b.rack or None for node, b in cluster.metadata().brokers.items()}
+        ctx.leader_racks = {t: [brokers.get(p.leader) for p in topic.partitions] for t, topic in plan.topics.items()}
         ctx.live_group = _read_live_group(cluster, opts, counts, ctx.release[0]) if opts.group else None
     too_big = {t: n for t, n in counts.items() if n > MAX_PARTITIONS_PER_TOPIC}
     if too_big:
@@ -59,7 +62,7 @@ def run(ctx: PipelineContext) -> StageResult:
     return StageResult(summary={"input": _describe(opts, plan)}, warnings=list(plan.notes[1:]))
 
 
-STAGE = Stage("live_plan", run, makes=("plan", "counts", "release", "live_group"))
+STAGE = Stage("live_plan", run, makes=("plan", "counts", "release", "leader_racks", "live_group"))
 
 
 def _describe(opts: PipelineOptions, plan: Any) -> dict[str, Any]:

@@ -9,7 +9,8 @@ partitions or that no known partitioner puts where they are.
 
 Decides: the ``digest`` every later stage starts from (partitions are where the records are; ``java_records``
 and ``java_bytes`` where Kafka's Java producer would have put them), which producer put each topic's records
-there (``forensics`` in summary.json), ``engine``, ``null_key_model`` (none: nothing is modelled) and
+there (``forensics`` in summary.json; ``forensics.TOPIC.keyless``: whether the keyless records sit only on
+partitions led in some racks, as rack-aware producers put them, from the leaders' racks), ``engine``, ``null_key_model`` (none: nothing is modelled) and
 ``key_type`` (keys as they are). An error raised on an executor ends the run with its own one line.
 
 For example, 40 records of key ``a`` found in partition 2 of a 6-partition topic, where murmur2 puts ``a`` on
@@ -66,11 +67,23 @@ def run(ctx: PipelineContext) -> StageResult:
     if forensics is None:
         return StageResult(("key_stats",), part)
     part["forensics"] = found = forensics.summary()
+    from kassign.spark.forensics import keyless_placement
+
+    for topic, entry in found.items():
+        keyless = [_keyless(ctx.digest, topic, p) for p in range(counts[topic])]
+        placement = keyless_placement(keyless, (ctx.leader_racks or {}).get(topic, []))
+        if placement is not None:
+            entry["keyless"] = placement
     ctx.distinct_keys = {t: f["distinct_keys"] for t, f in found.items()}
     return StageResult(("key_stats", "forensics_keys"), part)
 
 
-STAGE = Stage("live_read", run, reads=("plan", "counts"), makes=("digest", "distinct_keys"),
+def _keyless(digest, topic: str, partition: int) -> tuple[int, int]:
+    figures = digest.partitions.get((topic, partition))
+    return (figures.records - figures.keyed_records, figures.keyless_bytes) if figures is not None else (0, 0)
+
+
+STAGE = Stage("live_read", run, reads=("plan", "counts", "leader_racks"), makes=("digest", "distinct_keys"),
               writes=("key_stats", "forensics_keys"))
 
 

@@ -25,7 +25,8 @@ from kassign.spark.stages.base import PipelineContext, Stage, StageResult
 
 # summary.json's fields in the order the API returns them (and --json prints them); a stage's part that is
 # not here would be a field nobody documented.
-SUMMARY_ORDER = ("input", "engine", "partitions", "null_key_model", "rows", "key_type", "partition_load", "sweep",
+SUMMARY_ORDER = ("input", "engine", "partitions", "null_key_model", "rows", "key_type", "partition_load",
+                 "keyless_racks", "sweep",
                  "consumers", "skipped_strategies", "brokers", "rebalance", "source", "forensics", "kafka_version",
                  "kafka_version_from", "kafka_version_why", "lag", "group", "group_check", "tables", "producers",
                  "set_aside", "warnings", "verdict")
@@ -79,6 +80,14 @@ def verdict(summary: Mapping[str, Any]) -> dict[str, Any]:
               "biggest_skew": worst}
     if "forensics" in summary:
         result["producers"] = {t: f["verdict"] for t, f in summary["forensics"].items()}
+        keyless = {t: f["keyless"]["verdict"] for t, f in summary["forensics"].items() if f.get("keyless")}
+        if keyless:
+            result["keyless_placement"] = keyless
+    if summary.get("keyless_racks"):
+        from kassign.spark.stages.keyless_racks import sentence
+
+        racks = summary["null_key_model"].get("client_racks", [])
+        result["keyless_racks"] = {t: sentence(t, e, racks) for t, e in summary["keyless_racks"].items()}
     if "lag" in summary and consumers:
         least = min(consumers, key=lambda s: (consumers[s]["lag"]["max_lag"], s))
         result["lag"] = {"total": sum(sum(v["lag"]) for v in summary["lag"].values()),

@@ -1,5 +1,8 @@
 """Kafka Streams' client-tag-aware standby placement (KIP-708, ``rack.aware.assignment.tags``).
 
+Kafka 3.2 brought it; 3.2 to 4.4 place standbys by tags alike (3.0 and 3.1 have no tags: asking
+them for ``rack_aware_assignment_tags`` is a :class:`~kassign.core.errors.KassignError`).
+
 With ``rack_aware_assignment_tags`` set (say ``["zone"]``), each client carries tags (say
 ``{"zone": "eu-1a"}``) and the high-availability assignor places standbys by them: for each
 stateful task in order, starting from the client running it, it picks the least loaded client

@@ -24,7 +24,9 @@ Clients are taken in process UUID order (both halves compared as signed longs) a
    keeps a *warm-up* replica (a standby) while ``max_warmup_replicas`` last.
 4. **Standby movements.** A standby (not a warm-up) on a client that is not caught up moves
    the same way to a caught-up client (else the least-lagged one) without a copy, keeping a
-   warm-up where one is left.
+   warm-up where one is left. With two or more standby replicas one task can have several
+   standbys to move; their movements tie in Kafka's priority queue (fewest caught-up clients,
+   then task), so the heap's array decides which goes first, not the destination's UUID.
 5. **Stateless actives** go one by one, in task order, to the client with the fewest active
    tasks per thread (ties: lower UUID).
 
@@ -47,7 +49,22 @@ comes from a ``java.util.PriorityQueue`` whose weights change while clients sit 
 With ``rack_aware_assignment_strategy`` (``rack.aware.assignment.strategy``, KIP-925; off by
 default) a min-cost flow then trims cross-rack traffic where Kafka calls it: after step 1 (the
 stateful actives), after step 2 (the standbys) and after step 5 (the stateless actives); see
-:mod:`kassign.groups.streams.classic.rack_aware`. Kafka 4.0 to 4.3 do the same here.
+:mod:`kassign.groups.streams.classic.rack_aware` (3.6 and later; 3.6's min-cost flow searches
+differently from 3.7's).
+
+Releases (``kafka_version``, rules in :mod:`kassign.core.releases`): 3.3 to 4.4 run the steps above
+alike (3.3 differs from 3.4 in log lines only). Earlier releases differ in steps 2 to 4:
+
+* 3.2 (``KSTREAMS_MOVEMENTS`` ``KAFKA_13600``): as above, but Kafka walks the queue of planned
+  movements with its iterator, so they go in the order of the heap's array, not by priority (3.3
+  polls them, hotfix #12585); the first movements take the least loaded clients and the warm-ups.
+* 3.0 and 3.1 (``BEFORE_KAFKA_13600``): in step 3 a task is planned to move only when some client
+  is caught up on it, and only to a caught-up client (no fallback to the client with the smallest
+  lag); in step 4 a standby with no caught-up client free to take it stays. Movements go in the
+  heap's array order too. No client tags (KIP-708 came with 3.2): standbys by load alone.
+
+3.0.2, 3.1.2, 3.2.3 and 3.3.2's own classes give the answers kassign gives on the vectors' groups
+and on a few thousand generated ones (a local check; nothing of Kafka's is kept here).
 """
 
 from __future__ import annotations
@@ -56,7 +73,9 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from kassign.core.javaqueue import LoadPriorityQueue
+from kassign.core.javaqueue import JavaPriorityQueue, LoadPriorityQueue
+from kassign.core.releases import (BEFORE_KAFKA_13600, KSTREAMS_MOVEMENTS, KSTREAMS_RACK_FLOW, LATEST, MOVEMENTS_POLLED,
+                                   KafkaRelease, rule)
 from kassign.core.javasets import hash_set_order
 from kassign.groups.streams.classic.rack_aware import (STATELESS_COSTS, LegacyRackAwareAssignor,
                                                        high_availability_costs, tag_standby_predicate)
@@ -214,11 +233,34 @@ def balance(clients: Clients, standby: bool, may_move: Callable[[int, int], bool
                         lowest = None
 
 
+def _movement_order(movements: list[tuple[int, int, int]], polled: bool = True) -> list[tuple[int, int, int]]:
+    """Scheduled movements ``(caught-up clients, task, destination)``, offered in that list's order, as Kafka's
+    ``PriorityQueue`` of them hands them out: by caught-up clients, then task. Two movements of one task (two
+    standbys of it to move, which takes two standby replicas) compare equal: then the heap's array decides, not
+    the destination, and the first one polled takes the least loaded caught-up client and the warm-up left.
+    ``polled`` False: the order Kafka 3.0 to 3.2 walk them in, the queue's array front to back (heap order,
+    not priority order)."""
+    if len(movements) < 2:
+        return movements
+    keys = [m[:2] for m in movements]
+    queue = JavaPriorityQueue(keys.__getitem__)
+    for i in range(len(movements)):
+        queue.offer(i)
+    if not polled:
+        return [movements[i] for i in queue]
+    return [movements[queue.poll()] for _ in range(len(movements))]
+
+
 class HighAvailabilityAssignor:
     """One run of the assignor over a scenario; :meth:`assign` gives whether a probing rebalance follows."""
 
-    def __init__(self, scenario: StreamsClassicScenario, lags: np.ndarray) -> None:
+    def __init__(self, scenario: StreamsClassicScenario, lags: np.ndarray, release: KafkaRelease = LATEST) -> None:
         self.scenario = scenario
+        movements = rule(release, KSTREAMS_MOVEMENTS)
+        # before KAFKA-13600 a task moves only where some client is caught up on it, and only to such a client
+        self._most_caught_up_fallback = movements != BEFORE_KAFKA_13600
+        self._movements_polled = movements == MOVEMENTS_POLLED
+        self.flow = rule(release, KSTREAMS_RACK_FLOW)
         self.lags = lags  # [client, task]
         self.clients = Clients([c.capacity for c in scenario.clients], len(scenario.tasks))
         self.hash_codes = [c.hash_code for c in scenario.clients]
@@ -228,7 +270,7 @@ class HighAvailabilityAssignor:
         self.stateless = [t for t, s in enumerate(scenario.stateful) if not s]
         self.rack_aware: LegacyRackAwareAssignor | None = None
         if scenario.rack_aware_assignment_strategy != "none":
-            self.rack_aware = LegacyRackAwareAssignor.from_scenario(scenario)
+            self.rack_aware = LegacyRackAwareAssignor.from_scenario(scenario, self.flow)
 
     def _rack_aware_enabled(self) -> bool:
         return self.rack_aware is not None and self.rack_aware.can_enable()
@@ -322,8 +364,13 @@ class HighAvailabilityAssignor:
         return order
 
     def _needs_moving(self, task: int, client: int) -> bool:
-        """Not caught up on ``task`` while another client has a smaller lag on it."""
-        return not self.caught_up[client, task] and self.least_lag[task] < self.lags[client, task]
+        """Not caught up on ``task`` while another client has a smaller lag on it (before KAFKA-13600: while
+        another client is caught up on it)."""
+        if self.caught_up[client, task]:
+            return False
+        if not self._most_caught_up_fallback:
+            return self.caught_up_count[task] > 0
+        return self.least_lag[task] < self.lags[client, task]
 
     def _scheduled(self, tasks_of: list[set[int]], skip: dict[int, set[int]]) -> tuple[list, ConstrainedPrioritySet]:
         by_load = self.by_load(self.caught_up_by_task.__getitem__)
@@ -333,8 +380,7 @@ class HighAvailabilityAssignor:
                 if task not in skip.get(client, ()) and self._needs_moving(task, client):
                     movements.append((self.caught_up_count[task], task, client))
             by_load.offer(client)
-        movements.sort()  # Kafka's PriorityQueue of movements: fewest caught-up clients, then task
-        return movements, by_load
+        return _movement_order(movements, self._movements_polled), by_load
 
     def _take_warmup(self) -> bool:
         left = self._warmups_left
@@ -369,7 +415,7 @@ class HighAvailabilityAssignor:
         done = 0
         for _, task, destination in movements:
             source = by_load.poll(task, clients.without_copy(task))
-            if source is None:
+            if source is None and self._most_caught_up_fallback:
                 source = self._most_caught_up(task, destination, lambda c, task=task: not clients.holds(c, task))
             if source is None:
                 continue  # every closer client already holds a copy: nowhere to move it

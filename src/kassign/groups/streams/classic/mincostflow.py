@@ -16,13 +16,24 @@ The rule:
   before every other node, reaches every node at cost 0; Bellman-Ford from it runs exactly
   ``nodes + 1`` passes over all edges in the order above, and the first node whose distance
   still falls in the last pass leads, through its parents, to a negative cycle. The cycle
-  takes the least room along it, and the search starts again until none is found.
+  takes the least room along it, and the search starts again until none is found. A node
+  relaxes its edges only once some path reaches it. This is Kafka 3.7.0 and later
+  (KAFKA-15022's #14696, "detect negative cycle from one source", and #14198, "only relax
+  edge when path exists").
+* Kafka 3.6 searches differently (``flow_rule`` ``BEFORE_KAFKA_15022``): no dummy node; each
+  node in ascending order is the source of a Bellman-Ford search of ``nodes`` passes in which
+  every other node starts at ``2^31 - 1`` (so a negative edge relaxes even from a node no
+  path reaches), and the node whose distance would still fall in the last pass is taken
+  before it gets its new parent. Each cycle found is cancelled and the search goes on from
+  the next node; rounds over all nodes repeat while one found a cycle. Ties between
+  equal-cost answers can then break otherwise than in 3.7.
 * :meth:`FlowGraph.calculate_max_flow` is Ford-Fulkerson with breadth-first search in the same
   edge order, stopping the search as soon as it reaches the sink.
 
 Example (Kafka's GraphTest): tasks 0 and 2, clients 1 and 3, source -1, sink 99. Flow goes
 0 -> 1 (cost 3) and 2 -> 3 (cost 2): total 5. The residual cycle 0 -> 3 -> 2 -> 1 -> 0 costs
-1 - 2 + 1 - 3 = -3, so cancelling it sends 0 -> 3 and 2 -> 1 instead: total 2.
+1 - 2 + 1 - 3 = -3, so cancelling it sends 0 -> 3 and 2 -> 1 instead: total 2 (in 3.6 and in
+3.7 alike: here only one cheapest answer exists).
 
 Hot path: the solver runs in numba over int64 arrays (one row per residual edge, in Kafka's
 visiting order). kassign ends a Bellman-Ford search early when a whole pass changes nothing:
@@ -37,6 +48,7 @@ import numpy as np
 from numba import njit
 
 from kassign.core.errors import KassignError
+from kassign.core.releases import BEFORE_KAFKA_15022, KAFKA_15022
 
 _NO_CYCLE = -1
 _BROKEN_CYCLE = -2
@@ -99,14 +111,19 @@ class FlowGraph:
 
     # -- solving ----------------------------------------------------------------------------
 
-    def solve_min_cost_flow(self) -> None:
-        """Cancel negative cycles until none is left (Kafka's ``solveMinCostFlow``)."""
+    def solve_min_cost_flow(self, flow_rule: str = KAFKA_15022) -> None:
+        """Cancel negative cycles until none is left (Kafka's ``solveMinCostFlow``), as the release whose
+        ``KSTREAMS_RACK_FLOW`` rule is ``flow_rule`` does it."""
         self._validate_flow()
-        residual = _Residual(self, with_dummy=True)
+        before = flow_rule == BEFORE_KAFKA_15022
+        residual = _Residual(self, with_dummy=not before)
         status = _cancel_negative_cycles(residual.n_nodes, residual.src, residual.dst, residual.cost,
-                                         residual.room, residual.flow, residual.forward, residual.counter)
-        if status == _BROKEN_CYCLE:  # cannot happen for a finite graph; Kafka would fail on a null node
-            raise FlowGraphError("negative cycle search reached the dummy source node")
+                                         residual.room, residual.flow, residual.forward, residual.counter, before)
+        if status == _BROKEN_CYCLE:
+            # Kafka walks the parents of the node found into a null parent and fails on it (3.6's search can)
+            raise FlowGraphError(f"Kafka {'3.6' if before else '3.7 and later'}'s min-cost flow fails on this graph "
+                                 "(rack-aware assignment): its negative cycle search runs out of parent nodes, a "
+                                 "NullPointerException in Kafka")
         residual.write_back(self)
 
     def calculate_max_flow(self) -> int:
@@ -210,61 +227,97 @@ def _push(e: int, amount: int, room: np.ndarray, flow: np.ndarray, forward: np.n
 
 
 @njit(cache=True)
-def _cancel_negative_cycles(n_nodes, src, dst, cost, room, flow, forward, counter) -> int:
+def _find_negative_cycle(source, before_15022, src, dst, cost, room, dist, known, parent_node, parent_edge) -> int:
+    """Bellman-Ford from ``source``, one pass per node: the node whose distance still falls in the last pass,
+    else ``_NO_CYCLE``. ``before_15022``: every node starts at ``Integer.MAX_VALUE`` (so an edge relaxes even
+    from a node no path reaches) and the node found in the last pass keeps its parent from an earlier pass;
+    otherwise only a node already reached relaxes its edges, and the node found takes its new parent first."""
+    n_nodes = dist.shape[0]
     n_edges = src.shape[0]
+    parent_node[:] = -1
+    parent_edge[:] = -1
+    if before_15022:
+        dist[:] = 2**31 - 1
+        known[:] = True
+    else:
+        known[:] = False
+    known[source] = True
+    dist[source] = 0
+    last = n_nodes - 1
+    for i in range(n_nodes):
+        changed = False
+        for e in range(n_edges):
+            if room[e] == 0:
+                continue
+            s = src[e]
+            if not known[s]:
+                continue
+            d = dst[e]
+            candidate = dist[s] + cost[e]
+            if not known[d] or dist[d] > candidate:
+                if before_15022 and i == last:
+                    return d
+                dist[d] = candidate
+                known[d] = True
+                parent_node[d] = s
+                parent_edge[d] = e
+                changed = True
+                if i == last:
+                    return d
+        if not changed:
+            return _NO_CYCLE  # a pass that changes nothing: no later pass would either
+    return _NO_CYCLE
+
+
+@njit(cache=True)
+def _cancel_cycle(found, room, flow, forward, counter, parent_node, parent_edge, visited) -> bool:
+    """Walk the parents from ``found`` into its cycle and push the cycle's least room round it; False when the
+    walk runs out of parents first (Kafka would fail on a null node)."""
+    visited[:] = False
+    node = found
+    while not visited[node]:
+        visited[node] = True
+        node = parent_node[node]
+        if node < 0:
+            return False
+    in_cycle = node
+    amount = room[parent_edge[in_cycle]]
+    cur = parent_node[in_cycle]
+    while cur != in_cycle:
+        amount = min(amount, room[parent_edge[cur]])
+        cur = parent_node[cur]
+    _push(parent_edge[in_cycle], amount, room, flow, forward, counter)
+    cur = parent_node[in_cycle]
+    while cur != in_cycle:
+        _push(parent_edge[cur], amount, room, flow, forward, counter)
+        cur = parent_node[cur]
+    return True
+
+
+@njit(cache=True)
+def _cancel_negative_cycles(n_nodes, src, dst, cost, room, flow, forward, counter, before_15022) -> int:
+    """Kafka 3.7 and later: search from the dummy node 0 until no cycle is left. Kafka 3.6: search from every
+    node in turn, cancelling each cycle found and going on with the next node, and start over while a round
+    over the nodes found any."""
     dist = np.zeros(n_nodes, np.int64)
     known = np.zeros(n_nodes, np.bool_)
     parent_node = np.full(n_nodes, -1, np.int64)
     parent_edge = np.full(n_nodes, -1, np.int64)
     visited = np.zeros(n_nodes, np.bool_)
     while True:
-        known[:] = False
-        parent_node[:] = -1
-        parent_edge[:] = -1
-        known[0] = True
-        dist[0] = 0
-        found = _NO_CYCLE
-        for i in range(n_nodes):
-            changed = False
-            for e in range(n_edges):
-                if room[e] == 0:
-                    continue
-                s = src[e]
-                if not known[s]:
-                    continue
-                d = dst[e]
-                candidate = dist[s] + cost[e]
-                if not known[d] or dist[d] > candidate:
-                    dist[d] = candidate
-                    known[d] = True
-                    parent_node[d] = s
-                    parent_edge[d] = e
-                    changed = True
-                    if i == n_nodes - 1:
-                        found = d
-                        break
-            if found != _NO_CYCLE or not changed:
-                break
-        if found == _NO_CYCLE:
-            return _NO_CYCLE
-        visited[:] = False
-        node = found
-        while not visited[node]:
-            visited[node] = True
-            node = parent_node[node]
-            if node < 0:
+        cancelled = False
+        for source in range(n_nodes if before_15022 else 1):
+            found = _find_negative_cycle(source, before_15022, src, dst, cost, room, dist, known, parent_node,
+                                         parent_edge)
+            if found == _NO_CYCLE:
+                continue
+            if not _cancel_cycle(found, room, flow, forward, counter, parent_node, parent_edge, visited):
                 return _BROKEN_CYCLE
-        in_cycle = node
-        amount = room[parent_edge[in_cycle]]
-        cur = parent_node[in_cycle]
-        while cur != in_cycle:
-            amount = min(amount, room[parent_edge[cur]])
-            cur = parent_node[cur]
-        _push(parent_edge[in_cycle], amount, room, flow, forward, counter)
-        cur = parent_node[in_cycle]
-        while cur != in_cycle:
-            _push(parent_edge[cur], amount, room, flow, forward, counter)
-            cur = parent_node[cur]
+            cancelled = True
+            if not before_15022:
+                break
+        if not cancelled:
+            return _NO_CYCLE
 
 
 @njit(cache=True)

@@ -1,5 +1,12 @@
 """Kafka Streams' rack-aware task assignment (KIP-925, ``rack.aware.assignment.strategy``).
 
+Releases: Kafka 3.6 brought it with ``min_traffic`` only (its ``StreamsConfig`` rejects
+``balance_subtopology``); 3.7.0 added ``balance_subtopology`` and changed how the min-cost flow
+searches for negative cycles (KAFKA-15022), which can break ties between equal-cost answers
+otherwise (:mod:`kassign.groups.streams.classic.mincostflow` takes the release's rule); 3.7 to
+4.4 optimise alike. Before 3.6 a strategy other than ``none``, or a cost, is a
+:class:`~kassign.core.errors.KassignError`.
+
 With a strategy other than ``none``, the assignor first decides as usual, then lets a min-cost
 flow (:mod:`kassign.groups.streams.classic.mincostflow`, Kafka's own ``Graph``) move tasks
 between clients so that fewer of the partitions a task reads sit in another rack, without
@@ -63,6 +70,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kassign.core.errors import KassignError
+from kassign.core.releases import KAFKA_15022
 from kassign.groups.streams.classic.scenario import StreamsClassicScenario
 
 if TYPE_CHECKING:
@@ -300,11 +308,13 @@ def subtopology_groups(scenario_tasks: Sequence[tuple[int, int]], tasks: Iterabl
 
 def optimize(make: MinTraffic | BalanceSubtopology, clients: Sequence[int], tasks: Sequence[int],
              all_clients: Iterable[int], holds: Callable[[int, int], bool], cost: Costs, has_replica: bool,
-             move: Callable[[int, int, int], None], name: Callable[[int], str] = str) -> tuple[int, bool]:
+             move: Callable[[int, int, int], None], name: Callable[[int], str] = str,
+             flow: str = KAFKA_15022) -> tuple[int, bool]:
     """Build, solve and apply one graph: the cost after, and whether any task moved. ``name(t)``
-    names task ``t``, ``name(~c)`` client ``c`` (for Kafka's messages)."""
+    names task ``t``, ``name(~c)`` client ``c`` (for Kafka's messages); ``flow``: the release's
+    ``KSTREAMS_RACK_FLOW`` rule (how the solver searches for negative cycles)."""
     built = make.build(clients, tasks, all_clients, holds, cost, has_replica, name)
-    built.graph.solve_min_cost_flow()
+    built.graph.solve_min_cost_flow(flow)
     total = built.graph.total_cost()
     moves = make.placements(built, clients, tasks)
     for task, source, destination in moves:
@@ -322,7 +332,8 @@ def optimize_standby_pairs(clients: Sequence[int], client_racks: Sequence[str], 
                            holds_any: Callable[[int, int], bool], may_move: Callable[[int, int, int], bool],
                            make: MinTraffic | BalanceSubtopology, all_clients: Sequence[int],
                            holds_standby: Callable[[int, int], bool], cost: Costs,
-                           move: Callable[[int, int, int], None], name: Callable[[int], str] = str) -> int:
+                           move: Callable[[int, int, int], None], name: Callable[[int], str] = str,
+                           flow: str = KAFKA_15022) -> int:
     """``optimizeStandbyTasks``: pairs of clients in different racks, up to 4 rounds; the rounds run."""
     moved, rounds = True, 0
     while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
@@ -337,7 +348,8 @@ def optimize_standby_pairs(clients: Sequence[int], client_racks: Sequence[str], 
                 if not one or not two:
                     continue  # only swaps keep both loads, so both sides must offer a task
                 pair = sorted((first, second))
-                _, changed = optimize(make, pair, sorted(one + two), all_clients, holds_standby, cost, True, move, name)
+                _, changed = optimize(make, pair, sorted(one + two), all_clients, holds_standby, cost, True, move, name,
+                                      flow)
                 moved |= changed
     return rounds
 
@@ -351,8 +363,10 @@ class LegacyRackAwareAssignor:
 
     def __init__(self, strategy: str, tasks: Sequence[tuple[int, int]], sources: Sequence[Sequence[Partition]],
                  changelogs: Sequence[Sequence[Partition]], partition_racks: dict,
-                 consumer_racks: Sequence[Sequence[str | None]], num_standby_replicas: int) -> None:
+                 consumer_racks: Sequence[Sequence[str | None]], num_standby_replicas: int,
+                 flow: str = KAFKA_15022) -> None:
         self.strategy = strategy
+        self.flow = flow  # the release's KSTREAMS_RACK_FLOW rule
         self.tasks = list(tasks)
         self.sources, self.changelogs = sources, changelogs
         self.partition_racks = partition_racks
@@ -363,12 +377,12 @@ class LegacyRackAwareAssignor:
         self.process_ids: list[str] = []
 
     @classmethod
-    def from_scenario(cls, scenario: StreamsClassicScenario) -> LegacyRackAwareAssignor:
+    def from_scenario(cls, scenario: StreamsClassicScenario, flow: str = KAFKA_15022) -> LegacyRackAwareAssignor:
         sources, changelogs = task_partitions(scenario)
         stateful_changelogs = [c if s else [] for c, s in zip(changelogs, scenario.stateful)]
         made = cls(scenario.rack_aware_assignment_strategy, scenario.tasks, sources, stateful_changelogs,
                    scenario.partition_racks, [[m.rack for m in c.consumers] for c in scenario.clients],
-                   scenario.num_standby_replicas)
+                   scenario.num_standby_replicas, flow)
         made.process_ids = [c.process_id for c in scenario.clients]
         return made
 
@@ -452,7 +466,7 @@ class LegacyRackAwareAssignor:
         # on exactly one client
         MinTraffic().build(everyone, tasks, everyone, holds, cost, False, self.name)
         total, _ = optimize(constructor(self.strategy, groups), everyone, tasks, everyone, holds, cost, False, move,
-                            self.name)
+                            self.name, self.flow)
         return total
 
     def optimize_standby_tasks(self, clients, traffic: int, non_overlap: int,
@@ -467,7 +481,8 @@ class LegacyRackAwareAssignor:
             clients.add_standby(destination, task)
 
         optimize_standby_pairs(everyone, self.client_racks, lambda c: clients.standby[c], clients.holds, may_move,
-                               MinTraffic(), everyone, lambda c, t: t in clients.standby[c], cost, move, self.name)
+                               MinTraffic(), everyone, lambda c, t: t in clients.standby[c], cost, move, self.name,
+                               self.flow)
         return assignment_cost(everyone, standby_tasks, lambda c, t: t in clients.standby[c], cost)
 
 

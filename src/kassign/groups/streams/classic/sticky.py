@@ -1,11 +1,21 @@
 """Kafka Streams' own StickyTaskAssignor (KIP-924, ``task.assignor.class``): tasks stay where they ran.
 
+Kafka 3.8 brought it; earlier releases have only the high-availability assignor (asking for
+``sticky`` as 3.7 or older is a :class:`~kassign.core.errors.KassignError`).
+
 This assignor ignores lags; it goes by what each client held before: its *previous active*
 tasks (those its consumers own, and those reported with offset sum -2) and its *previous
 standby* tasks (the other tasks it reported offset sums for). A client's load is its assigned
-tasks (active and standby) per stream thread; ``quota = tasks // all threads`` (integer
-division), and a client has room for another active task while it holds fewer than
-``threads x quota``.
+tasks (active and standby) per stream thread. Steps 1 and 2 give a client back a task only
+while it has *room* for another active task, and the releases differ there:
+
+* 3.8 to 4.3: while it holds fewer than ``threads x (tasks // all threads)``;
+* 4.4 (KAFKA-20198): while it holds fewer than ``ceil(tasks x threads / all threads)``, its
+  fair share rounded up (Java ``int`` arithmetic).
+
+So in 3.8 to 4.3 a client keeps less than its share whenever the tasks do not divide evenly
+over all threads (450 tasks over two clients of 10 threads: 220 each, not 225), and the rest
+goes round through step 3; a group scaling out took several rebalances to settle.
 
 1. Each task goes back to its previous active client while that one has room (tasks in the
    order of Kafka's ``HashMap`` of previous actives).
@@ -23,11 +33,15 @@ division), and a client has room for another active task while it holds fewer th
 No probing rebalance follows (the assignor asks for none).
 
 Example: two clients with one thread each, A (UUID ``00..01``) owning ``0_0`` and ``0_1``, B
-(``00..02``) owning nothing; tasks ``0_0`` to ``0_2``, stateless. Quota: 3 // 2 = 1. Step 1 gives
-A one of its tasks (the first of ``0_0``, ``0_1`` in the HashMap: ``0_1``, whose hash falls in an
-earlier bucket), then A is full. Step 3: ``0_0`` would go back to A, but A holds one task per
-thread and B holds none, so B (empty) takes it; ``0_2`` goes to the least loaded client, both
-holding one task: the first in HashSet order.
+(``00..02``) owning nothing; tasks ``0_0`` to ``0_2``, stateless.
+
+* Kafka 4.3: A's room is 1 x (3 // 2) = 1. Step 1 gives A one of its tasks (the first of
+  ``0_0``, ``0_1`` in the HashMap: ``0_1``, whose hash falls in an earlier bucket), then A is
+  full. Step 3: ``0_0`` would go back to A, but A holds one task per thread and B holds none, so
+  B (empty) takes it; ``0_2`` goes to the least loaded client, both holding one task: the first
+  in HashSet order, A. Answer: A ``0_1``, ``0_2``; B ``0_0`` (a task moved).
+* Kafka 4.4: A's room is ceil(3 x 1 / 2) = 2, so A keeps ``0_0`` and ``0_1``; step 3 gives
+  ``0_2`` to the empty B. Answer: A ``0_0``, ``0_1``; B ``0_2`` (nothing moved).
 
 Where Kafka's answer is not reproducible, kassign says how it chooses: Kafka walks the stateful
 tasks for standbys in a ``HashSet`` of task descriptions hashed by object identity, so the order
@@ -53,6 +67,7 @@ from kassign.groups.streams.classic.scenario import task_hash
 from kassign.core.javasets import hash_set_order, may_have_tree_bins
 from kassign.groups.streams.classic.rack_aware import STATELESS_COSTS, Kip924RackAware, sticky_costs
 from kassign.groups.streams.classic.scenario import LATEST_OFFSET, StreamsClassicScenario
+from kassign.core.releases import KSTREAMS_STICKY_ROOM, LATEST, THREADS_TIMES_FLOOR, KafkaRelease, rule
 
 _INT_MASK = 0xFFFFFFFF
 
@@ -110,9 +125,11 @@ def _task_orders(tasks: tuple[tuple[int, int], ...]) -> tuple[tuple[int, ...], t
 class StickyAssignor:
     """One run of Kafka Streams' StickyTaskAssignor; clients by index in UUID order."""
 
-    def __init__(self, scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]]) -> None:
+    def __init__(self, scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]],
+                 release: KafkaRelease = LATEST) -> None:
         self.scenario = scenario
         self.n_tasks = len(scenario.tasks)
+        self.room_rule = rule(release, KSTREAMS_STICKY_ROOM)
         self.task_hashes, self._unassigned, self._removals_may_reorder = _task_orders(tuple(scenario.tasks))
         self.client_hashes = [c.hash_code for c in scenario.clients]
         self.capacity = [c.capacity for c in scenario.clients]
@@ -169,8 +186,23 @@ class StickyAssignor:
             self.active[client].add(task)
         self.locations.setdefault(task, set()).add(client)
 
-    def has_room(self, c: int, per_thread: int) -> bool:
-        return len(self.active[c]) < self.capacity[c] * per_thread
+    def active_limits(self) -> list[int]:
+        """Per client, how many active tasks it may hold while steps 1 and 2 give tasks back: its threads x
+        floor(tasks / all threads) (3.8 to 4.3), or ceil(tasks x its threads / all threads) in Java int
+        arithmetic (4.4, KAFKA-20198)."""
+        total = sum(self.capacity)
+        if self.room_rule == THREADS_TIMES_FLOOR:
+            per_thread = self.n_tasks // total
+            return [capacity * per_thread for capacity in self.capacity]
+        limits = []
+        for capacity in self.capacity:
+            numerator = _java_int(self.n_tasks * capacity + total - 1)
+            # Java's int division truncates toward zero (a wrapped, negative numerator gives no room at all)
+            limits.append(numerator // total if numerator >= 0 else -(-numerator // total))
+        return limits
+
+    def has_room(self, c: int, limits: list[int]) -> bool:
+        return len(self.active[c]) < limits[c]
 
     def has_new_pair(self, task: int, client: int) -> bool:
         if len(self.pairs) == self.max_pairs:
@@ -294,12 +326,12 @@ class StickyAssignor:
         rack_aware.optimize_standby(standbys, lambda c, t: t in held[c], holds_standby, *sticky_costs(self.scenario), move)
 
     def _assign_active(self, active_keys: list[int]) -> None:
-        per_thread = self.n_tasks // sum(self.capacity)
+        limits = self.active_limits()
         unassigned = self._unassigned
         open_tasks = set(unassigned)
         for task in active_keys:
             client = self.active_client[task]
-            if self.has_room(client, per_thread):
+            if self.has_room(client, limits):
                 self.finalize(task, client, True)
                 open_tasks.discard(task)
         if len(open_tasks) < len(unassigned) and self._removals_may_reorder:
@@ -311,7 +343,7 @@ class StickyAssignor:
             if task not in open_tasks:
                 continue
             for client in self.standby_clients.get(task, ()):
-                if self.has_room(client, per_thread):
+                if self.has_room(client, limits):
                     self.finalize(task, client, True)
                     open_tasks.discard(task)
                     break

@@ -1,0 +1,343 @@
+"""Where Kafka's Java producer puts a record without a key, as each release does (KIP-480, KIP-794, KIP-1123).
+
+A keyless record is not hashed: the producer keeps one *sticky* partition per topic, sends keyless records
+there, and moves on after a while. When it moves, and where to, changed twice:
+
+- **3.0-3.2, KIP-480** (``DefaultPartitioner`` with ``StickyPartitionCache``): the sticky partition changes
+  when the producer has to open a new batch on it, that is when the record at hand does not fit the
+  partition's open batch (``batch.size`` bytes), or the partition has no open batch. The record then goes to
+  the new partition, drawn at random among the *available* partitions (those with a leader), never the one
+  it leaves when two or more are available (the draw is repeated until it differs). With none available it is
+  drawn among all partitions. Keyed records fill the same batches: a keyed record that opens a new batch on
+  the current sticky partition moves the sticky partition too (the partitioner hears of every new batch).
+  The very first keyless record of a topic draws twice: once to have a sticky partition, once more because
+  that partition has no batch yet.
+- **3.3 and later, KIP-794** (``BuiltInPartitioner``): the sticky partition changes once ``batch.size``
+  bytes of keyless records went to it; the record that reaches the mark stays, the next one goes to a
+  partition drawn at random among the available ones (all of them when none is). The draw may give the same
+  partition again. Keyed records do not touch it.
+- **4.4, KIP-1123**: with ``partitioner.rack.aware=true`` and ``client.rack`` set, the draw is made among the
+  available partitions whose leader is in the producer's rack; where none is, among all available ones, as
+  without it. A leader without a rack is in no rack. Off by default; ``partitioner.rack.aware`` without
+  ``client.rack`` is a configuration error in Kafka, and so here.
+
+Every draw is ``candidates[r % len(candidates)]`` with ``r`` a non-negative random int (Kafka:
+``toPositive(ThreadLocalRandom.nextInt())``); here ``r`` is ``nextInt() & 0x7fffffff`` of a
+``java.util.Random`` seeded by the caller (``seed``), or any source of such ints (``draw``), so a run can be
+repeated. Candidates are taken in partition order.
+
+Worked example (4.4, KIP-1123): 6 partitions whose leaders sit in racks ``a, b, c, a, b, c``; a producer with
+``client.rack=b`` and ``partitioner.rack.aware=true`` draws among partitions 1 and 4 only. With draws 0, 1, 2
+and ``batch.size`` 1000, records of 400 bytes go to 1, 1, 1 (the third reaches 1200 >= 1000, then the draw 1
+picks 4), 4, 4, 4, then 1 (draw 2). Rack-unaware, draws 0, 1, 2 would pick partitions 0, 1, 2. Under 3.x's
+KIP-480 with the same draws: the first record draws 0 (partition 0) and then 1 (no batch yet on 0: partition
+1), and records 1 and 2 fit its batch (800 bytes); record 3 does not (1200 > 1000), so it opens a batch on
+partition 2.
+
+Not modelled, for want of brokers and a clock: the adaptive weighting of KIP-794 by the brokers' queue
+sizes (``partitioner.adaptive.partitioning.enable``; with equal queues Kafka draws uniformly, as here),
+partitions left out for slow leaders (``partitioner.availability.timeout.ms``), batches sent before they are
+full (``linger.ms``: here a batch stays open until a record does not fit it), KIP-794 deferring a switch
+while the partition's last batch is not full (it switches at twice ``batch.size`` at the latest), and the
+per-record overhead Kafka counts on top of key, value and header bytes. Sizes are the bytes given.
+
+Data layout: per topic, numpy int arrays of candidate partitions; per record, ints. ``place`` takes arrays of
+sizes and keyed partitions (-1 for keyless) and returns an int32 array of partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from kassign.core.errors import KassignError, shown
+from kassign.core.javarandom import JavaRandom, check_seed
+from kassign.core.releases import (DEFAULT_KAFKA_VERSION, KEYLESS, KEYLESS_RACKS, KIP_480, KIP_794, KIP_1123,
+                                   KafkaRelease, ReleaseLike, release_for, rule)
+
+__all__ = ["NO_LEADER", "KeylessProducer", "keyless_rule", "keyless_targets", "check_rack_awareness"]
+
+_JAVA_INT_MAX = 2**31 - 1
+_NO_BATCH = -1  # KIP-480: a partition without an open batch
+
+
+class _NoLeader:
+    """A partition without a leader right now (not available to the sticky partitioner)."""
+
+    _instance: _NoLeader | None = None
+
+    def __new__(cls) -> _NoLeader:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NO_LEADER"
+
+
+NO_LEADER = _NoLeader()
+Leaders = Sequence[Any]  # per partition: its leader's rack (str), None (a leader without a rack) or NO_LEADER
+
+
+def check_rack_awareness(release: KafkaRelease, rack_aware: bool, client_rack: str | None) -> None:
+    """One line where ``partitioner.rack.aware`` cannot be asked: a release before 4.4, or no ``client.rack``."""
+    if not isinstance(rack_aware, bool):
+        raise KassignError(f"partitioner.rack.aware must be true or false, got {shown(rack_aware)}")
+    if client_rack is not None and not isinstance(client_rack, str):
+        raise KassignError(f"client.rack must be a rack name, got {shown(client_rack)}")
+    if not rack_aware:
+        return
+    if rule(release, KEYLESS_RACKS) != KIP_1123:
+        raise KassignError(f"partitioner.rack.aware came with Kafka 4.4 (KIP-1123); Kafka {release.label}'s "
+                           f"producer has no such setting: drop it or pass --kafka-version 4.4")
+    if client_rack is None or not client_rack.strip():
+        raise KassignError("partitioner.rack.aware needs client.rack (the producer's rack), as Kafka refuses it "
+                           "without one")
+
+
+def keyless_rule(kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION, rack_aware: bool = False) -> str:
+    """The rule placing keyless records: ``"kip-480"``, ``"kip-794"`` or ``"kip-1123"`` (rack-aware, 4.4)."""
+    release = release_for(kafka_version, "classic")
+    if rack_aware and rule(release, KEYLESS_RACKS) == KIP_1123:
+        return KIP_1123
+    return rule(release, KEYLESS)
+
+
+def _leaders(leaders: Leaders | None, partitions: int) -> tuple[Any, ...]:
+    if leaders is None:
+        return ("",) * partitions  # every partition led, racks unknown
+    if isinstance(leaders, (str, bytes)) or not isinstance(leaders, Sequence):
+        raise KassignError(f"leaders must be a list with one entry per partition, got {shown(leaders)}")
+    out = tuple(leaders)
+    if len(out) != partitions:
+        raise KassignError(f"leaders name {len(out)} partitions, the topic has {partitions}")
+    for entry in out:
+        if entry is not None and entry is not NO_LEADER and not isinstance(entry, str):
+            raise KassignError(f"a leader's rack must be a rack name, None (no rack) or NO_LEADER, got {shown(entry)}")
+    return out
+
+
+def keyless_targets(leaders: Leaders, client_rack: str | None = None, rack_aware: bool = False) -> np.ndarray:
+    """The partitions a keyless record can land on: those led in ``client_rack`` (rack-aware) where there are
+    any, else every partition with a leader, else every partition (partition order)."""
+    entries = _leaders(leaders, len(leaders))
+    available = np.array([p for p, r in enumerate(entries) if r is not NO_LEADER], np.int32)
+    if rack_aware and client_rack:
+        in_rack = available[[entries[p] == client_rack for p in available.tolist()]] if len(available) else available
+        if len(in_rack):
+            return in_rack
+    return available if len(available) else np.arange(len(entries), dtype=np.int32)
+
+
+def _size(size: Any) -> int:
+    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 0:
+        raise KassignError(f"a record's size must be a whole number of bytes >= 0, got {shown(size)}")
+    return int(size)
+
+
+class KeylessProducer:
+    """One producer's keyless records on one topic of ``partitions`` partitions, as ``kafka_version`` places them.
+
+    ``leaders``: per partition, its leader's rack, None for a leader without a rack, ``NO_LEADER`` for none
+    (default: every partition led, no racks). ``seed`` seeds the ``java.util.Random`` drawn from; ``draw``
+    (a callable returning non-negative ints) replaces it. ``keyless(size)`` places one keyless record,
+    ``keyed(partition, size)`` tells the producer about a keyed one (KIP-480 only: it shares batches),
+    ``place(sizes, keyed)`` does either for arrays of records in order.
+    """
+
+    def __init__(self, partitions: int, *, kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION,
+                 batch_size: int = 16384, leaders: Leaders | None = None, client_rack: str | None = None,
+                 rack_aware: bool = False, seed: int = 0, draw: Callable[[], int] | None = None) -> None:
+        if not isinstance(partitions, (int, np.integer)) or isinstance(partitions, bool) or not 1 <= partitions <= _JAVA_INT_MAX:
+            raise KassignError(f"partitions must be a whole number from 1 to {_JAVA_INT_MAX}, got {shown(partitions)}")
+        if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool) or not 0 <= batch_size <= _JAVA_INT_MAX:
+            raise KassignError(f"batch.size must be a whole number from 0 to {_JAVA_INT_MAX}, got {shown(batch_size)}")
+        self.release = release_for(kafka_version, "classic")
+        check_rack_awareness(self.release, rack_aware, client_rack)
+        self.partitions = int(partitions)
+        self.rule = KIP_1123 if rack_aware else rule(self.release, KEYLESS)
+        self.kip480 = self.rule == KIP_480
+        # KIP-480 batches hold batch.size bytes (0: one record each); the built-in partitioner counts at least 1
+        self.batch_size = int(batch_size) if self.kip480 else max(1, int(batch_size))
+        self.client_rack = client_rack
+        self.rack_aware = rack_aware
+        if draw is None:
+            rng = JavaRandom(check_seed(seed))
+            draw = lambda: rng.next_bits(32) & 0x7FFFFFFF  # noqa: E731  toPositive(nextInt())
+        self._draw = draw
+        self._leaders: tuple[Any, ...] = ()
+        self._available = self._candidates = np.zeros(0, np.int32)
+        self.set_leaders(leaders)
+        self.current: int | None = None  # the sticky partition, None before the first draw
+        self._produced = 0  # KIP-794: keyless bytes sent to the current sticky partition
+        self._fill = np.full(self.partitions, _NO_BATCH, np.int64) if self.kip480 else None
+
+    # -- the cluster --------------------------------------------------------------------------------------------
+
+    def set_leaders(self, leaders: Leaders | None) -> None:
+        """The partitions' leaders from now on (Kafka re-reads its metadata; a draw uses the latest)."""
+        entries = _leaders(leaders, self.partitions)
+        if entries == self._leaders:
+            return
+        self._leaders = entries
+        self._available = np.array([p for p, r in enumerate(entries) if r is not NO_LEADER], np.int32)
+        self._candidates = self._available
+        if self.rack_aware and len(self._available):
+            in_rack = self._available[[entries[p] == self.client_rack for p in self._available.tolist()]]
+            if len(in_rack):
+                self._candidates = in_rack
+
+    # -- the draws ----------------------------------------------------------------------------------------------
+
+    def _next_built_in(self) -> int:
+        """KIP-794 (and KIP-1123): one draw among the candidates, or among all partitions when none has a leader."""
+        r = self._draw()
+        candidates = self._candidates
+        if len(candidates):
+            return int(candidates[r % len(candidates)])
+        return r % self.partitions
+
+    def _next_sticky_cache(self, previous: int) -> int:
+        """KIP-480: a new batch on ``previous`` moves the sticky partition if it is the current one (or there is
+        none yet), to another available partition when two or more are."""
+        old = self.current
+        if old is not None and old != previous:
+            return old
+        available = self._available
+        if len(available) == 0:
+            new = self._draw() % self.partitions
+        elif len(available) == 1:
+            new = int(available[0])
+        else:
+            new = None
+            while new is None or new == old:
+                new = int(available[self._draw() % len(available)])
+        self.current = new
+        return new
+
+    # -- the partitioner's calls, as Kafka makes them --------------------------------------------------------
+
+    def sticky_partition(self, leaders: Leaders | None = None) -> int:
+        """The current sticky partition, drawn first if there is none yet (Kafka: ``StickyPartitionCache.partition``,
+        ``BuiltInPartitioner.peekCurrentPartitionInfo``)."""
+        if leaders is not None:
+            self.set_leaders(leaders)
+        if self.current is None:
+            if self.kip480:
+                return self._next_sticky_cache(-1)
+            self.current = self._next_built_in()
+        return self.current
+
+    def new_batch(self, partition: int, leaders: Leaders | None = None) -> int:
+        """KIP-480: the producer opens a new batch on ``partition`` (``onNewBatch``); the sticky partition moves
+        when it is that one (or when there is none yet). Returns the sticky partition after the call."""
+        if not self.kip480:
+            raise KassignError(f"Kafka {self.release.label}'s built-in partitioner (KIP-794) does not hear of "
+                               "new batches: it moves after batch.size bytes (appended)")
+        if leaders is not None:
+            self.set_leaders(leaders)
+        return self._next_sticky_cache(partition)
+
+    def appended(self, size: int, leaders: Leaders | None = None) -> None:
+        """KIP-794: ``size`` keyless bytes went to the sticky partition; from ``batch.size`` bytes on, the next
+        partition is drawn (``updatePartitionInfo``)."""
+        if self.kip480:
+            raise KassignError(f"Kafka {self.release.label}'s sticky partitioner (KIP-480) moves on new batches, "
+                               "not on bytes appended")
+        if leaders is not None:
+            self.set_leaders(leaders)
+        self._produced += _size(size)
+        if self._produced >= self.batch_size:
+            self.current = self._next_built_in()
+            self._produced = 0
+
+    # -- records ------------------------------------------------------------------------------------------------
+
+    def _fits(self, partition: int, size: int) -> bool:
+        """KIP-480: whether ``partition``'s open batch takes ``size`` more bytes (a full batch takes nothing)."""
+        filled = int(self._fill[partition])
+        return 0 <= filled < self.batch_size and filled + size <= self.batch_size
+
+    def keyless(self, size: int, leaders: Leaders | None = None) -> int:
+        """The partition of one keyless record of ``size`` bytes (``leaders``: the cluster as of this record)."""
+        size = _size(size)
+        partition = self.sticky_partition(leaders)
+        if not self.kip480:
+            self.appended(size)
+            return partition
+        if self._fits(partition, size):
+            self._fill[partition] += size
+            return partition
+        self._fill[partition] = _NO_BATCH  # the batch it did not fit is closed
+        partition = self._next_sticky_cache(partition)
+        if self._fits(partition, size):  # an open batch there (keyed records') takes it
+            self._fill[partition] += size
+        else:
+            self._fill[partition] = size
+        return partition
+
+    def keyed(self, partition: int, size: int, leaders: Leaders | None = None) -> None:
+        """A keyed record of ``size`` bytes sent to ``partition``: under KIP-480 it fills that partition's batch,
+        and opening a new batch on the sticky partition moves it; later rules ignore keyed records."""
+        if not self.kip480:
+            return
+        size = _size(size)
+        if leaders is not None:
+            self.set_leaders(leaders)
+        if not isinstance(partition, (int, np.integer)) or not 0 <= partition < self.partitions:
+            raise KassignError(f"partition {shown(partition)} is not one of the topic's {self.partitions}")
+        if self._fits(partition, size):
+            self._fill[partition] += size
+            return
+        self._next_sticky_cache(partition)
+        self._fill[partition] = size
+
+    def place(self, sizes: Any, keyed: Any = None) -> np.ndarray:
+        """Every record's partition, in order: ``sizes`` in bytes, ``keyed`` the keyed records' partitions
+        (-1 for keyless ones; None: all keyless). Keyed records keep their partition."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        if len(sizes) and sizes.min() < 0:
+            raise KassignError(f"record sizes must be >= 0 bytes, got {int(sizes.min())}")
+        if keyed is None:
+            if not self.kip480:
+                return self._built_in_run(sizes)
+            keyed = np.full(len(sizes), -1, np.int64)
+        keyed = np.asarray(keyed, dtype=np.int64)
+        if len(keyed) != len(sizes):
+            raise KassignError(f"{len(sizes)} sizes but {len(keyed)} keyed partitions")
+        out = keyed.astype(np.int32)
+        if not self.kip480:
+            rows = np.flatnonzero(keyed < 0)
+            out[rows] = self._built_in_run(sizes[rows])
+            return out
+        for i, (size, partition) in enumerate(zip(sizes.tolist(), keyed.tolist())):
+            if partition < 0:
+                out[i] = self.keyless(size)
+            else:
+                self.keyed(partition, size)
+        return out
+
+    def _built_in_run(self, sizes: np.ndarray) -> np.ndarray:
+        """KIP-794 over keyless records only: one draw per switch, the switch points found on the running sum."""
+        out = np.empty(len(sizes), np.int32)
+        if not len(sizes):
+            return out
+        total = np.cumsum(sizes)
+        start = 0
+        while start < len(sizes):
+            if self.current is None:
+                self.current = self._next_built_in()
+            before = int(total[start - 1]) if start else 0
+            # the first record whose bytes bring this partition's total to batch.size ends its stint
+            end = int(np.searchsorted(total, before + self.batch_size - self._produced, side="left"))
+            if end >= len(sizes):
+                out[start:] = self.current
+                self._produced += int(total[-1]) - before
+                break
+            out[start:end + 1] = self.current
+            self.current = self._next_built_in()
+            self._produced = 0
+            start = end + 1
+        return out
