@@ -395,50 +395,6 @@ def java_string_hash_order(keys: Iterable[str], initial_capacity: int | None = N
     return order.keys()
 
 
-@njit(cache=True)
-def compute_if_absent_order(spreads: np.ndarray, in_bucket: np.ndarray, called_after: bool = True) -> np.ndarray:
-    """Positions of distinct keys with these spread hash codes, put one at a time by ``computeIfAbsent``
-    into a ``new HashMap<>()``, in Java's iteration order.
-
-    ``computeIfAbsent`` fills a map otherwise than ``put`` (JDK 8 to 21): it puts a new key at the *head*
-    of its bucket, so a bucket iterates newest first; it grows the table at the start of a call that finds
-    it past three quarters full (any call, for a key present or not), not after the insertion that fills it,
-    so ``called_after`` says whether any call came after the last key went in (13 keys stay in 16 buckets
-    if none did, where ``put`` moves them to 32); and, below 64 buckets, it grows when a bucket reaches 8
-    keys (``put``: 9). A resize splits a bucket keeping its order. Buckets that become trees (8+ keys in one
-    bucket of 64 or more) are not modelled. ``in_bucket``: 64 zeros, scratch."""
-    capacity = 16
-    in_bucket[:] = 0
-    for i in range(len(spreads)):
-        if i > capacity * 3 // 4:  # the call finds the map over its threshold: it grows first
-            capacity = _doubled(spreads[:i], capacity, in_bucket)
-        if capacity < _MIN_TREEIFY_CAPACITY:
-            bucket = spreads[i] & (capacity - 1)
-            in_bucket[bucket] += 1
-            if in_bucket[bucket] >= _TREEIFY_KEYS - 1:  # a bucket of 8: grow instead of a tree
-                capacity = _doubled(spreads[:i + 1], capacity, in_bucket)
-    n = len(spreads)
-    if called_after and n > capacity * 3 // 4:
-        capacity = _doubled(spreads, capacity, in_bucket)
-    newest_first = _bucket_order((spreads[::-1] & (capacity - 1)), capacity)
-    return n - 1 - newest_first
-
-
-def java_string_compute_if_absent_order(keys: Sequence[str]) -> list[str]:
-    """The distinct keys as a ``HashMap<String, ...>`` iterates them after ``computeIfAbsent`` was called
-    with each of ``keys`` in turn, repeats included (:func:`compute_if_absent_order`): how Kafka's
-    ``CollectionUtils.groupPartitionsByTopic`` orders the topics of a list of partitions (one call per
-    partition)."""
-    distinct = list(dict.fromkeys(keys))
-    if len(distinct) < 2:
-        return distinct
-    spreads = java_string_hashes(distinct).astype(np.int64) & _MASK32
-    spreads ^= spreads >> 16
-    called_after = keys[-1] != distinct[-1] or keys.index(keys[-1]) != len(keys) - 1
-    order = compute_if_absent_order(spreads, np.zeros(_MIN_TREEIFY_CAPACITY, dtype=np.int64), called_after)
-    return [distinct[i] for i in order.tolist()]
-
-
 def java_int_set_order(values: Iterable[int], initial_capacity: int | None = None) -> list[int]:
     """A ``HashSet<Integer>`` filled with ``values`` in this order (repeats allowed), as Java
     iterates it, tree bins included (``Integer`` hash codes are distinct, so they always have

@@ -265,3 +265,19 @@ def test_many_members_encoded_at_once_send_the_bytes_each_would(members, version
     generations = [generation for _, generation in members]
     assert encode_many(start, code, names, partitions, generations, version=version) == [
         encode_sticky_user_data(owned, generation, version=version) for owned, generation in members]
+
+
+def test_many_members_listing_the_same_topics_alike_send_what_each_would() -> None:
+    """encode_many reuses one member's topic order for the next listing the same topics alike; a member whose
+    topics would make a tree bin in Java's map ("Aa" and "BB" share a hash code), and members of one or no
+    topic between them, still send the one-member encoder's bytes (checked against a JDK's HashMap)."""
+    colliding = ["".join(p) for p in __import__("itertools").product(["Aa", "BB"], repeat=5)][:40]
+    lists = [[(t, 0) for t in colliding], [(t, 1) for t in colliding], [("solo", 3)], [],
+             [(f"topic-{i}", i) for i in range(30)], [(f"topic-{i}", i + 1) for i in range(30)],
+             [(f"topic-{i}", 0) for i in range(30)] + [("topic-0", 9)]]
+    names = list(dict.fromkeys(t for pairs in lists for t, _ in pairs))
+    code = np.array([names.index(t) for pairs in lists for t, _ in pairs], dtype=np.int64)
+    partitions = np.array([p for pairs in lists for _, p in pairs], dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum([len(pairs) for pairs in lists])]).astype(np.int64)
+    assert encode_many(start, code, names, partitions, [1] * len(lists)) == [
+        encode_sticky_user_data(pairs, 1) for pairs in lists]

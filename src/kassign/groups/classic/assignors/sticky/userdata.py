@@ -14,8 +14,9 @@ StickyAssignor (eager) user data, version 1::
 A member writes its topics in the order Kafka's own StickyAssignor member does: it groups its owned
 partitions by topic in a ``java.util.HashMap`` filled by ``computeIfAbsent``, so the topic entries follow
 that map's iteration order (the topics put in the order first listed;
-:func:`kassign.core.javaorder.compute_if_absent_order`), and each topic's partitions as listed. Kafka before 3.7.1 keeps a member's owned partitions in the order it reads them here
-(KAFKA-16277 sorts them), so the order is part of what a member says.
+:func:`kassign.core.javaorder.compute_if_absent_order`), and each topic's partitions as listed. Kafka
+before 3.7.1 keeps a member's owned partitions in the order it reads them here (KAFKA-16277 sorts them), so
+the order is part of what a member says.
 
 Version 0 is the same without the trailing generation. A reader tries version 1
 first and falls back to version 0 when the generation is missing; bytes after the
@@ -97,9 +98,8 @@ def encode_sticky_user_data(
         calls.append(topic)
     pieces = [_INT32.pack(len(by_topic))]
     if len(by_topic) > 1:
-        from kassign.core.javaorder import java_string_compute_if_absent_order  # numba: for two topics or more
-
-        topics: Iterable[str] = java_string_compute_if_absent_order(calls)
+        topics: Iterable[str] = _grouped_topic_order(list(by_topic), calls[-1] != list(by_topic)[-1]
+                                                     or len(by_topic[list(by_topic)[-1]]) > 1)
     else:
         topics = by_topic
     for topic in topics:
@@ -110,6 +110,27 @@ def encode_sticky_user_data(
     if version == 1:
         pieces.append(_INT32.pack(DEFAULT_GENERATION if generation is None else generation))
     return b"".join(pieces)
+
+
+def _grouped_topic_order(names: list[str], looked_up_after: bool) -> list[str]:
+    """``names`` (distinct, in the order first listed) as Kafka's groupPartitionsByTopic map iterates them;
+    ``looked_up_after``: a partition of a topic already grouped came after the last new topic (the map's
+    computeIfAbsent may then grow it once more)."""
+    from kassign.core.javaorder import (  # numba: only for members with two topics or more
+        JavaOrderUndefined,
+        compute_if_absent_order,
+        hashmap_positions,
+        java_string_hashes,
+        java_string_key,
+    )
+
+    hashes = java_string_hashes(names)
+    try:
+        order = compute_if_absent_order(hashes, looked_up_after=looked_up_after).tolist()
+    except JavaOrderUndefined:  # names of equal hash codes in a tree bin: Java orders them by compareTo
+        order = hashmap_positions(hashes.tolist(), None, lambda i: java_string_key(names[i]), compute_if_absent=True,
+                                  looked_up_after=looked_up_after)
+    return [names[i] for i in order]
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -155,14 +176,18 @@ def encode_many(start: np.ndarray, code: np.ndarray, names: Sequence[str], parti
     scratch = np.empty((3, max(len(headers), 1)), dtype=np.int64)
     from kassign.core.javaorder import java_string_hashes
 
-    spreads = java_string_hashes(list(names)) if len(names) else np.zeros(0, dtype=np.int64)
-    spreads = spreads.astype(np.int64) & 0xFFFFFFFF
-    spreads ^= spreads >> 16
+    hashes = java_string_hashes(list(names)).astype(np.int64) if len(names) else np.zeros(0, dtype=np.int64)
+    unmodelled = np.zeros(members, dtype=np.bool_)
+    last = np.empty((2, max(len(headers), 1)), dtype=np.int64)  # scratch: the previous member's topics, their order
     fill_kernel(start, code, np.asarray(partitions, dtype=np.int64), header_bytes, header_start, generation, version,
-                offsets, buf, slot, scratch[0], scratch[1], scratch[2], spreads, np.zeros(64, dtype=np.int64))
+                offsets, buf, slot, scratch[0], scratch[1], scratch[2], hashes, unmodelled, last[0], last[1])
     data = buf.tobytes()
     cut = offsets.tolist()
-    return [data[a:b] for a, b in zip(cut[:-1], cut[1:])]
+    out = [data[a:b] for a, b in zip(cut[:-1], cut[1:])]
+    for m in np.flatnonzero(unmodelled).tolist():  # a bucket that is a tree in Java: the one-member encoder
+        pairs = [(names[code[j]], int(partitions[j])) for j in range(start[m], start[m + 1])]
+        out[m] = encode_sticky_user_data(pairs, int(generation[m]), version=version)
+    return out
 
 
 def _encoded_sizes(start, code, header_length, version, slot, sizes):  # pragma: no cover - compiled by numba
@@ -187,31 +212,51 @@ def _write_i32(buf, pos, value):  # pragma: no cover - compiled by numba
     buf[pos + 3] = value & 0xFF
 
 
-# a compiled kernel of kassign.core.javaorder, bound by _encoders() before the fill kernel is compiled
-compute_if_absent_order: Callable[..., np.ndarray]
+# compiled kernels of kassign.core.javaorder, bound by _encoders() before the fill kernel is compiled
+hash_table_shape: Callable[..., tuple[int, bool]]
+hash_table_order: Callable[..., np.ndarray]
 
 
 def _encode_fill(start, code, partitions, header_bytes, header_start, generation, version, offsets, buf, slot,
-                 entry_topic, entry_count, cursor, spreads, in_bucket):  # pragma: no cover - compiled by numba
+                 entry_topic, entry_count, cursor, hashes, unmodelled, last_topics,
+                 last_order):  # pragma: no cover - compiled by numba
+    last_entries = -1  # the map order of the last member whose topics were ordered: members of a big group
+    last_called_after = False  # mostly list the same topics alike, and reuse it
+    last_tree = False
     for m in range(len(start) - 1):
         pos = offsets[m]
         entries = 0
+        same = True  # so far the member lists the topics the last ordered one did, in its order
         for j in range(start[m], start[m + 1]):  # the member's topics in order of first listing, and their counts
             c = code[j]
             if slot[c] < 0:
                 slot[c] = entries
                 entry_topic[entries] = c
                 entry_count[entries] = 0
+                same = same and entries < last_entries and last_topics[entries] == c
                 entries += 1
             entry_count[slot[c]] += 1
         _write_i32(buf, pos, entries)
         pos += 4
-        order = np.arange(entries)
         if entries > 1:  # Java's HashMap order of the member's topics (computeIfAbsent, in the order first listed)
             last = start[m + 1] - 1  # a call after the last new topic went in: the last pair's topic came before
             called_after = entry_topic[entries - 1] != code[last] or entry_count[slot[code[last]]] > 1
-            order = compute_if_absent_order(spreads[entry_topic[:entries]], in_bucket, called_after)
-        for e in order:
+            if not (same and entries == last_entries and called_after == last_called_after):
+                entry_hashes = hashes[entry_topic[:entries]]
+                capacity, last_tree = hash_table_shape(entry_hashes, 0, entries, 16, True, called_after)
+                if last_tree:
+                    last_order[:entries] = np.arange(entries)  # any order: the caller re-encodes the member
+                else:
+                    last_order[:entries] = hash_table_order(np.arange(entries), entry_hashes, 0, entries, capacity,
+                                                            True)
+                last_topics[:entries] = entry_topic[:entries]
+                last_entries, last_called_after = entries, called_after
+            unmodelled[m] = last_tree
+        elif entries == 1:
+            last_order[0] = 0
+            last_entries = -1  # the next member orders its topics afresh
+        for k in range(entries):
+            e = last_order[k]
             c = entry_topic[e]
             for i in range(header_start[c], header_start[c + 1]):
                 buf[pos] = header_bytes[i]
@@ -235,8 +280,8 @@ def _encoders() -> tuple[Callable[..., None], Callable[..., None]]:
     """Compiled on first use, as :func:`_kernels`."""
     import numba
 
-    global _write_i32, compute_if_absent_order  # the fill kernel calls them: compiled first
-    from kassign.core.javaorder import compute_if_absent_order
+    global _write_i32, hash_table_shape, hash_table_order  # the fill kernel calls them: compiled first
+    from kassign.core.javaorder import hash_table_order, hash_table_shape
 
     jit = numba.njit(cache=True, nogil=True)
     _write_i32 = jit(_write_i32)
