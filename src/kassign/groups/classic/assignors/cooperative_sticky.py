@@ -13,6 +13,13 @@ Example. C0 owns t0p0..t0p3 (generation 4), C1 joins fresh::
     this round:   C0: t0p0 t0p1   C1: (nothing; t0p2 and t0p3 are being revoked)
     next round:   C0: t0p0 t0p1   C1: t0p2 t0p3
 
+Releases (``kafka_version``, default the newest): as ``sticky`` (racks from 3.5.0, the
+newest generation alone before 3.4.1, the partitions listed first kept before 3.7.1).
+Before 3.7.1 (KAFKA-15170) a rack-aware group differs twice more: an owned partition
+on the wrong rack goes straight to its new owner (no round withholds it), and the
+rack round robin can hand out more extra partitions than there are, where Kafka
+throws ``IllegalStateException`` and kassign raises ``KafkaAssignorError``.
+
 Hot path on integers: see ``sticky.engine``.
 """
 

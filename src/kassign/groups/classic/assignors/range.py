@@ -13,11 +13,19 @@ Example. Members C0 and C1 both subscribe to t0 and t1, each with 3 partitions::
 Because every topic favours the same first members, C0 ends up with one extra
 partition per topic: range is balanced per topic, not across topics.
 
-Rack awareness (KIP-881). When members set ``client.rack`` and some partitions
-have no replica on some rack, members first take, within their range quota,
-partitions with a replica on their own rack; topics with the same subscribers and
-the same partition count are matched partition by partition, so co-partitioned
-topics still land together. Whatever is left is handed out by the plain rule.
+Rack awareness (KIP-881, Kafka 3.5.0 and later). When members set ``client.rack``
+and some partitions have no replica on some rack, members first take, within their
+range quota, partitions with a replica on their own rack; topics with the same
+subscribers and the same partition count are matched partition by partition, so
+co-partitioned topics still land together. Whatever is left is handed out by the
+plain rule.
+
+Releases (``kafka_version``, default the newest). Kafka 3.0.0 to 3.4.x ignore racks:
+there the plain rule is the whole rule, whatever the members' and partitions' racks.
+From 3.5.0 (KAFKA-14451, and KAFKA-14891 for co-partitioned topics) every release
+deals alike. Example: t with 4 partitions on racks r0, r1, r0, r1, member A on r1 and
+B on r0: 3.4 gives A t-0, t-1 and B t-2, t-3; 3.5 and later give A t-1, t-3 and B t-0,
+t-2.
 
 Data layout: partitions are integers per topic; member ids stay strings because
 per topic there are at most a few thousand of them.

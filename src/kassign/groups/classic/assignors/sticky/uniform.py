@@ -2,19 +2,26 @@
 
 With N partitions and M members every member ends with ``N // M`` or ``N // M + 1``
 partitions, and exactly ``N % M`` members get the extra one. The steps, as Kafka
-3.5+ takes them (its output depends on each detail, so each is kept):
+3.7.1 and later take them (its output depends on each detail, so each is kept;
+``sticky.rules`` switches to what earlier releases do, marked "before 3.7.1"):
 
 1. Keep previous ownership. Members are visited in Java ``HashMap`` order. A
    member's still-valid owned partitions (rack-matched ones only, when rack-aware)
-   are sorted by partition number, then topic. Fewer than the minimum: keep them
-   all. At least the maximum while extra slots remain: keep the maximum and take
-   a slot. Otherwise keep the minimum; the rest are revoked.
+   are sorted by partition number, then topic (before 3.7.1: left in the member's
+   own order). Fewer than the minimum: keep them all. At least the maximum while
+   extra slots remain: keep the maximum and take a slot. Otherwise keep the
+   minimum; the rest are revoked.
    When rack-aware, owned partitions with no replica on the member's rack are
-   given up too (a same-rack member may take them).
-2. Rack-aware only (KIP-881): walk the unassigned partitions, those whose racks
-   host the fewest members first, and hand each to the next same-rack member still
-   under its quota, round robin (then to same-rack members at the minimum while
-   extra slots remain); partitions no member's rack matches wait.
+   given up too (a same-rack member may take them; before 3.7.1 they are not
+   counted as given up, so a cooperative round hands them over at once).
+2. Rack-aware only (KIP-881, 3.5.0 and later): walk the unassigned partitions, those
+   whose racks host the fewest members first, and hand each to the next same-rack
+   member still under its quota, round robin (then to same-rack members at the
+   minimum while extra slots remain); partitions no member's rack matches wait.
+   Before 3.7.1 a member reaching the minimum here is offered an extra partition
+   even when enough members have one, and one filled up to the maximum is not
+   counted: too many extras can go out, and the group then fails as Kafka's does
+   (``StickyInvariantError`` carrying Kafka's message).
 3. Round robin the rest, partitions sorted by topic then partition, over the
    members still below the minimum (sorted by member id) until each reaches it,
    then one extra each to members at the minimum, in the order they got there.
