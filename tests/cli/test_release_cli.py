@@ -154,3 +154,15 @@ def test_simulate_plays_the_classic_release() -> None:
 def test_simulate_refuses_a_bad_release(strategies: str, version: str) -> None:
     result = run("simulate", str(EXAMPLES / "consumer-protocol.yaml"), "-s", strategies, "--kafka-version", version)
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and "kafka_version" in result.stderr
+
+
+def test_a_group_the_release_fails_on_exits_2_with_kafkas_exception(tmp_path) -> None:
+    from tests.conftest import load_vectors
+
+    line = next(ln for ln in load_vectors("kafka-3.x/3.6.2/assign-cooperative-sticky.jsonl") if "expected_error" in ln)
+    path = tmp_path / "fails.json"
+    path.write_text(json.dumps(line["scenario"]))
+    result = run("assign", "-s", "cooperative-sticky", "--kafka-version", "3.6.2", str(path))
+    assert result.returncode == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+    assert "IllegalStateException: We haven't reached the expected number of members" in result.stderr
+    assert run("assign", "-s", "cooperative-sticky", "--kafka-version", "3.7.1", str(path)).returncode == 0
