@@ -404,3 +404,11 @@ def test_the_member_side_sends_the_same_bytes_in_every_release() -> None:
         assert sub.user_data == StickyAssignor().subscription(["t0", "t1"], owned_partitions=[("t1", 0), ("t0", 1)],
                                                              generation=3).user_data
     assert isinstance(get_assignor("sticky", kafka_version="3.6"), ConsumerPartitionAssignor)
+
+
+def test_the_client_adapters_take_the_release_as_an_assignor_option() -> None:
+    from kassign.groups.classic.clients._core import resolve
+
+    assert resolve("sticky", {"kafka_version": "3.4.0"}).kafka_version == "3.4.0"
+    assert resolve(CooperativeStickyAssignor, {"kafka_version": "3.6"}).kafka_version == "3.6"
+    assert resolve("cooperative-sticky", {}).kafka_version == "4.4"
