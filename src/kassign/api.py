@@ -93,7 +93,7 @@ def assign_flat(
     if protocol == "consumer":
         _no_options(protocol, options)
         return assign_server_side(strategy, parsed, release)
-    assignor = get_assignor(strategy, **options)
+    assignor = get_assignor(strategy, kafka_version=release, **options)
     return assign_scenario(assignor, parsed)
 
 

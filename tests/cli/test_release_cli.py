@@ -70,11 +70,44 @@ def test_a_bad_release_is_refused_before_the_scenario_is_read(tmp_path) -> None:
     assert result.returncode == 2 and "Kafka 4.5" in result.stderr
 
 
-def test_classic_answers_alike_in_every_4x_and_stays_as_it_was(scenario_file: str) -> None:
+def test_classic_roundrobin_deals_alike_in_every_release_and_says_which(scenario_file: str) -> None:
     plain = run_json("assign", "-s", "roundrobin", scenario_file)
-    assert plain == {"assignment": _as_json(kassign.assign("roundrobin", FRESH))}
-    for version in ("4.0.0", "4.1", "4.4"):
-        assert run_json("assign", "-s", "roundrobin", "--kafka-version", version, scenario_file) == plain
+    assert plain == {"assignment": _as_json(kassign.assign("roundrobin", FRESH)), "kafka_version": "4.4"}
+    for version in ("3.0.0", "3.4.0", "4.0.0", "4.1", "4.4"):
+        said = run_json("assign", "-s", "roundrobin", "--kafka-version", version, scenario_file)
+        assert said == {**plain, "kafka_version": version}
+
+
+# C0 listed what it owned as t0-3, t0-0, t0-1, t0-2: Kafka before 3.7.1 keeps the first two it listed
+# (t0-3 and t0-0), 3.7.1 and later the two lowest (KAFKA-16277)
+HISTORY = {"topics": {"t0": 4}, "members": {
+    "C0": {"topics": ["t0"], "owned": [["t0", 3], ["t0", 0], ["t0", 1], ["t0", 2]], "generation": 4},
+    "C1": {"topics": ["t0"]}}}
+
+
+@pytest.mark.parametrize("version, kept", [("3.0.0", [0, 3]), ("3.4.0", [0, 3]), ("3.6", [0, 3]), ("3.7.0", [0, 3]),
+                                           ("3.7.1", [0, 1]), ("4.4", [0, 1])])
+def test_classic_sticky_answers_as_the_release_and_says_it(tmp_path, version: str, kept: list[int]) -> None:
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(HISTORY))
+    doc = run_json("assign", "-s", "sticky", "--kafka-version", version, str(path))
+    assert doc == {"assignment": _as_json(kassign.assign("sticky", HISTORY, kafka_version=version)),
+                   "kafka_version": version}
+    assert [p for _, p in doc["assignment"]["C0"]] == kept
+    table = run("assign", "-s", "sticky", "--kafka-version", version, str(path))
+    assert table.returncode == 0 and f"sticky assignment (Kafka {version})" in table.stdout
+
+
+def test_an_assignor_of_kassigns_own_names_no_release(scenario_file: str) -> None:
+    doc = run_json("assign", "-s", "random", "-o", "seed=7", scenario_file)
+    assert set(doc) == {"assignment"}
+    table = run("assign", "-s", "random", "-o", "seed=7", "--kafka-version", "3.4.0", scenario_file)
+    assert table.returncode == 0 and table.stdout.splitlines()[0].strip() == "random assignment"
+
+
+def test_the_release_is_not_an_assignor_option(scenario_file: str) -> None:
+    result = run("assign", "-s", "sticky", "-o", "kafka_version=3.4.0", scenario_file)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and "--kafka-version" in result.stderr
 
 
 def test_simulate_plays_the_release_and_says_it() -> None:
@@ -84,14 +117,36 @@ def test_simulate_plays_the_release_and_says_it() -> None:
     for version, doc in docs.items():
         assert doc["kafka_version"] == version
         runs = {r["strategy"]: r for r in doc["strategies"]}
-        assert runs["consumer:uniform"]["kafka_version"] == version and "kafka_version" not in runs["range"]
+        assert runs["consumer:uniform"]["kafka_version"] == version and runs["range"]["kafka_version"] == version
     totals = {v: {r["strategy"]: r["totals"] for r in doc["strategies"]} for v, doc in docs.items()}
     assert totals["4.0.0"]["consumer:uniform"] != totals["4.3"]["consumer:uniform"]  # the rules differ here
     assert totals["4.0.0"]["range"] == totals["4.3"]["range"]
     table = run("simulate", path, "-s", "consumer:uniform", "--kafka-version", "4.0.0")
     assert table.returncode == 0 and "consumer protocol as Kafka 4.0.0" in " ".join(table.stdout.split())
     classic = run_json("simulate", path, "-s", "range")
-    assert "kafka_version" not in classic
+    assert classic["kafka_version"] == "4.4" and classic["strategies"][0]["kafka_version"] == "4.4"
+    classic = run("simulate", path, "-s", "range", "--kafka-version", "3.4.0")
+    assert classic.returncode == 0 and "classic assignors as Kafka 3.4.0" in " ".join(classic.stdout.split())
+
+
+def test_simulate_plays_the_classic_release() -> None:
+    # scaling out over two topics: before 3.7.1 a member over its quota keeps the partitions it listed first,
+    # from 3.7.1 on the lowest partition numbers (KAFKA-16277), so C5 ends with other partitions
+    path = str(EXAMPLES / "cooperative-scale-out.yaml")
+    for version in ("3.4.0", "4.4"):
+        doc = run_json("simulate", path, "-s", "sticky", "--kafka-version", version)
+        assert doc["kafka_version"] == version and doc["strategies"][0]["kafka_version"] == version
+    from kassign.groups.simulate.engine import TimelineRun
+    from kassign.groups.simulate.scenario import load_sim_scenario
+
+    scenario = load_sim_scenario(path)
+    owned = {}
+    for version in ("3.4.0", "3.7.0", "3.7.1", "4.4"):
+        run_ = TimelineRun(scenario, "sticky", version)
+        run_.run()
+        owned[version] = {m: sorted((tp.topic, tp.partition) for tp in member.owned) for m, member in run_.members.items()}
+    assert owned["3.4.0"] == owned["3.7.0"] != owned["3.7.1"] == owned["4.4"]
+    assert ("orders", 3) in owned["3.7.0"]["C5"] and ("orders", 3) in owned["3.7.1"]["C0"]
 
 
 @pytest.mark.parametrize("strategies, version", [("consumer:uniform", "4.5"), ("consumer:uniform", "3.9"),
@@ -99,3 +154,15 @@ def test_simulate_plays_the_release_and_says_it() -> None:
 def test_simulate_refuses_a_bad_release(strategies: str, version: str) -> None:
     result = run("simulate", str(EXAMPLES / "consumer-protocol.yaml"), "-s", strategies, "--kafka-version", version)
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and "kafka_version" in result.stderr
+
+
+def test_a_group_the_release_fails_on_exits_2_with_kafkas_exception(tmp_path) -> None:
+    from tests.conftest import load_vectors
+
+    line = next(ln for ln in load_vectors("kafka-3.x/3.6.2/assign-cooperative-sticky.jsonl") if "expected_error" in ln)
+    path = tmp_path / "fails.json"
+    path.write_text(json.dumps(line["scenario"]))
+    result = run("assign", "-s", "cooperative-sticky", "--kafka-version", "3.6.2", str(path))
+    assert result.returncode == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+    assert "IllegalStateException: We haven't reached the expected number of members" in result.stderr
+    assert run("assign", "-s", "cooperative-sticky", "--kafka-version", "3.7.1", str(path)).returncode == 0

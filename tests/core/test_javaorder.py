@@ -225,3 +225,30 @@ def test_string_key_order_equals_the_map_model(keys: list[str], initial_capacity
         model.add(key, java_string_hash(key))
     model.grow_for(largest_size)
     assert java_string_hash_order(keys, initial_capacity, largest_size) == model.keys()
+
+
+# -- HashMap filled by computeIfAbsent (Kafka's CollectionUtils.groupPartitionsByTopic) ---------------------
+# Each expected order was printed by a JDK 17 HashMap<String, Integer> given computeIfAbsent(key, ...) for every
+# key in turn, repeats included.
+
+@pytest.mark.parametrize("calls, java", [
+    # a bucket iterates newest first: Aa2 and orders3 share bucket 2 of 16, put in that order
+    ("BB4 pay1 Aa2 orders3 t0", "orders3 Aa2 BB4 t0 pay1"),
+    # 13 keys stay in 16 buckets while no call follows the 13th (put would have grown to 32)
+    ("topic0 topic1 topic2 topic3 topic4 topic5 topic6 topic7 topic8 topic9 topic10 topic11 topic12",
+     "topic1 topic2 topic0 topic5 topic6 topic10 topic3 topic11 topic4 topic12 topic9 topic7 topic8"),
+    # one more call (for a key already there) finds 13 > 12 and grows the table first
+    ("topic0 topic1 topic2 topic3 topic4 topic5 topic6 topic7 topic8 topic9 topic10 topic11 topic12 topic0",
+     "topic1 topic2 topic0 topic5 topic6 topic3 topic4 topic12 topic9 topic7 topic8 topic10 topic11"),
+    ("k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12", "k0 k1 k2 k3 k4 k11 k5 k10 k6 k7 k12 k8 k9"),
+    # "Aa" and "BB" hash alike: ten colliding keys, a bucket of 8 grows the table below 64 buckets
+    ("Aa BB AaAa BBBB AaBB BBAa AaAaAa BBBBBB AaAaBB BBAaAa", "BBAaAa AaAaBB BBBBBB AaAaAa BB Aa BBAa AaBB BBBB AaAa"),
+])
+def test_compute_if_absent_order_is_javas(calls: str, java: str) -> None:
+    from kassign.core.javaorder import compute_if_absent_order, java_string_hashes
+
+    keys = calls.split()
+    distinct = list(dict.fromkeys(keys))
+    looked_up_after = keys[-1] != distinct[-1] or keys.count(keys[-1]) > 1
+    order = compute_if_absent_order(java_string_hashes(distinct), looked_up_after=looked_up_after)
+    assert [distinct[i] for i in order.tolist()] == java.split()

@@ -11,11 +11,14 @@ from kassign.api import assign_flat
 from kassign.core.releases import (
     BEFORE_KAFKA_14639,
     BEFORE_KAFKA_15022,
+    BEFORE_KAFKA_15106,
+    CLASSIC_CLAIMS,
     CLASSIC_RACKS,
     CLASSIC_STICKY,
     EXTRAS_TO_FIRST,
     KAFKA_14639,
     KAFKA_15022,
+    KAFKA_15106,
     KAFKA_16277,
     KAFKA_20198,
     KAFKA_20665,
@@ -242,6 +245,16 @@ def test_classic_rules_per_release(version: str, racks: str, sticky: str) -> Non
     release = release_for(version, "classic")
     assert rule(release, CLASSIC_RACKS) == racks and rule(release, CLASSIC_STICKY) == sticky
     assert rule_at_least(release, CLASSIC_STICKY, KAFKA_14639) == (sticky != BEFORE_KAFKA_14639)
+
+
+@pytest.mark.parametrize("version, claims", [
+    ("3.0.0", BEFORE_KAFKA_15106), ("3.4.0", BEFORE_KAFKA_15106), ("3.4.1", BEFORE_KAFKA_15106),
+    ("3.4", BEFORE_KAFKA_15106), ("3.5.0", BEFORE_KAFKA_15106), ("3.5.1", BEFORE_KAFKA_15106),
+    ("3.5.2", KAFKA_15106), ("3.5", KAFKA_15106),  # the backport to the 3.5 line
+    ("3.6.0", KAFKA_15106), ("3.7.0", KAFKA_15106), ("3.9", KAFKA_15106), ("4.4", KAFKA_15106),
+])
+def test_classic_claims_rule_per_release(version: str, claims: str) -> None:
+    assert rule(release_for(version, "classic"), CLASSIC_CLAIMS) == claims
 
 
 @pytest.mark.parametrize("version, keyless, placement", [

@@ -155,3 +155,23 @@ def test_the_manuals_check_line_is_what_describe_group_prints_for_the_captured_b
 
 
 # every release line from 3.0 to 4.4, ZooKeeper mode and KRaft: tests/kafka/test_release_inference.py
+
+
+def _classic_sticky_group(assignment: dict[str, list]) -> groups.GroupDescription:
+    """A classic sticky group: C1 missed a rebalance (generation 2) and still owns t0-3, C0 owns t0-0..2 in
+    generation 3, C2 joined; ``assignment`` is what the leader handed out."""
+    owned = {"C0": ([("t0", 0), ("t0", 1), ("t0", 2)], 3), "C1": ([("t0", 3)], 2), "C2": (None, None)}
+    members = {m: groups.GroupMember(m, "client", "/10.0.0.1", None, None, ["t0"], assignment[m], assignment[m],
+                                     owned=held, generation=generation)
+               for m, (held, generation) in owned.items()}
+    return groups.GroupDescription("billing", "classic", "Stable", "sticky", None, members, protocol_type="consumer")
+
+
+def test_a_classic_group_is_checked_as_the_release_its_clients_run() -> None:
+    # the leader ran Kafka 3.4.0's sticky assignor: C1's claim of an older generation counted for nothing
+    as_340 = {"C0": [("t0", 0), ("t0", 1)], "C1": [("t0", 2), ("t0", 4)], "C2": [("t0", 3), ("t0", 5)]}
+    group = _classic_sticky_group(as_340)
+    assert check_group(group, {"t0": 6}, "3.4.0")["equal"] is True
+    later = check_group(group, {"t0": 6}, "4.4")
+    assert later["equal"] is False and later["kafka_version"] == "4.4"
+    assert later["differs"]["C1"] == {"kassign": [["t0", 2], ["t0", 3]], "coordinator": [["t0", 2], ["t0", 4]]}

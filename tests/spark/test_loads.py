@@ -110,3 +110,16 @@ def test_consumer_protocol_strategies_run_the_group_coordinators_assignors():
     assert cost["consumer:uniform"]["member_leaves"]["partitions"] == 2
     # a joiner of 4 members on 6 partitions: quotas 2,2,1,1 -> at least one partition moves, at most 2
     assert 1 <= cost["consumer:uniform"]["member_joins"]["partitions"] <= 2
+
+
+def test_the_classic_strategies_answer_as_the_runs_release():
+    # racks count for range from Kafka 3.5.0: members a (rack r1) and b (rack r0) over partitions on r0, r1, r0, r1
+    racked = {"topics": {"t": 4}, "partition_racks": {"t": [["r0"], ["r1"], ["r0"], ["r1"]]},
+              "members": {"a": {"topics": ["t"], "rack": "r1"}, "b": {"topics": ["t"], "rack": "r0"}}}
+    loads = {("t", p): (1, 100 * (p + 1)) for p in range(4)}
+    old = stage.consumer_load(racked, ["range", "roundrobin"], loads, "3.4.0")
+    new = stage.consumer_load(racked, ["range", "roundrobin"], loads, "4.4")
+    assert old["range"]["assignment"] == {"a": [["t", 0], ["t", 1]], "b": [["t", 2], ["t", 3]]}
+    assert new["range"]["assignment"] == {"a": [["t", 1], ["t", 3]], "b": [["t", 0], ["t", 2]]}
+    assert old["roundrobin"]["assignment"] == new["roundrobin"]["assignment"]
+    assert stage.available_strategies(["sticky", "random"], "3.0")[0] == ["sticky", "random"]

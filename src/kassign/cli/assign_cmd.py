@@ -8,7 +8,7 @@ import json
 import click
 
 from kassign.api import assign
-from kassign.groups.classic.assignors import get_assignor
+from kassign.groups.classic.assignors import answers_per_release, get_assignor
 from kassign.cli.common import compact_partitions, count, emit_json, json_option, print_table
 from kassign.core.errors import KassignError
 from kassign.core.charts import assignment_chart, check_plot_path
@@ -106,21 +106,28 @@ def command(strategy: str, protocol: str, kafka_version: str, options: tuple[str
     if plot_path:
         check_plot_path(plot_path)
     scenario = _read_scenario(scenario_path)
-    result = assign(strategy, scenario, protocol=protocol, kafka_version=release, **_parse_options(options))
+    parsed_options = _parse_options(options)
+    if "kafka_version" in parsed_options:
+        raise KassignError("the Kafka release is --kafka-version, not an assignor option (-o kafka_version=...)")
+    result = assign(strategy, scenario, protocol=protocol, kafka_version=release, **parsed_options)
     stats = assignment_report(result, scenario.members, scenario.topics)
     states = partition_states(result, scenario.members, scenario.topics)
     unknown = unknown_topics(scenario.members, scenario.topics)
     facts, notes = _consumer_protocol_notes(strategy, scenario, stats) if protocol == "consumer" else ({}, [])
-    # the classic assignors answer alike in every 4.x: only the consumer protocol's answer names its release
+    # an answer that depends on the release names it: the consumer protocol's, and the classic protocol's
+    # Kafka assignors' (kassign's own, and a user's class that takes no kafka_version, answer alike in all)
+    named_release = protocol == "consumer" or answers_per_release(strategy)
     title = f"{strategy} assignment"
     if protocol == "consumer":
         title += f" (consumer protocol, Kafka {release.label})"
+    elif named_release:
+        title += f" (Kafka {release.label})"
     if plot_path:
         written = assignment_chart(result, plot_path, title)
         click.echo(f"kassign: plot written to {written}", err=True)
     if as_json:
         document: dict[str, object] = {"assignment": assignment_to_json(result)}
-        if protocol == "consumer":
+        if named_release:
             document["kafka_version"] = release.label
         if report:
             document["report"] = {**stats.to_json(), **facts, "partitions": [st.to_json() for st in states],

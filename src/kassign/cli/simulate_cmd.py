@@ -108,9 +108,12 @@ def _caption(scenario: SimScenario, runs: list[StrategyRun]) -> str:
     caption = (f"{len(scenario.events):,} events; {scenario.settings['round_seconds']:g}s per round, "
                f"session timeout {scenario.settings['session_timeout']:g}s")
     consumer = [run for run in runs if run.group_protocol == CONSUMER]
+    classic = [run for run in runs if run.group_protocol != CONSUMER and run.kafka_version is not None]
     if consumer:
         caption += f", heartbeat every {scenario.settings['heartbeat_interval']:g}s"
-        caption += f"; consumer protocol as Kafka {consumer[0].kafka_version}"
+    played = [name for name, runs_of in (("consumer protocol", consumer), ("classic assignors", classic)) if runs_of]
+    if played:
+        caption += f"; {' and '.join(played)} as Kafka {(consumer or classic)[0].kafka_version}"
     return caption
 
 
@@ -201,7 +204,7 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
         written = write_plots(runs, target, title=scenario.name, caption=_caption(scenario, runs))
     if as_json:
         document = {"scenario": scenario.name, "settings": scenario.settings, "strategies": [r.to_json() for r in runs]}
-        if consumer:
+        if consumer or any(run.kafka_version is not None for run in runs):
             document["kafka_version"] = release.label
         if written:
             document["plots"] = [str(p) for p in written]

@@ -53,6 +53,18 @@ class ReplicaPlacementError(KassignError):
         self.kafka_exception = kafka_exception
 
 
+class KafkaAssignorError(KassignError):
+    """The Kafka release asked for fails on this group: its assignor throws where kassign says so.
+
+    ``kafka_exception`` is the name of the exception Kafka throws (``IllegalStateException``), and the message
+    quotes Kafka's own.
+    """
+
+    def __init__(self, message: str, kafka_exception: str) -> None:
+        super().__init__(message)
+        self.kafka_exception = kafka_exception
+
+
 class Interrupted(BaseException):
     """The command was stopped by a signal (SIGINT, SIGTERM): a BaseException, like KeyboardInterrupt, so
     no ``except Exception`` swallows it, and cleanup in ``finally`` blocks still runs."""

@@ -136,6 +136,11 @@ BEFORE_KAFKA_14639 = "before-kafka-14639"  # 3.0.0 to 3.4.0
 KAFKA_14639 = "kafka-14639"  # 3.4.1, 3.5.0 to 3.7.0: a partition is not revoked and assigned in one round
 KAFKA_16277 = "kafka-16277"  # 3.7.1 and later, with KAFKA-15170: owned partitions sorted, rack-aware fix
 
+# the classic sticky assignors' check of a partition several members claim, where every member subscribes alike
+CLASSIC_CLAIMS = "classic-claims"
+BEFORE_KAFKA_15106 = "before-kafka-15106"  # to 3.5.1: a claim is weighed against the last claimant, even one that lost
+KAFKA_15106 = "kafka-15106"  # 3.5.2, 3.6.0 and later: against the member that holds the partition
+
 # the producer's partition for a record without a key
 KEYLESS = "keyless"
 KIP_480 = "kip-480"  # 3.0 to 3.2: the sticky partitioner (a new batch picks a new partition)
@@ -220,6 +225,7 @@ RULE_CHANGES: dict[str, tuple[tuple[tuple[Triple, ...], str], ...]] = {
     SHARE_SIMPLE: ((((4, 1, 0),), HASH_THEN_ROUND_ROBIN), (((4, 2, 0),), SHARING_QUOTAS)),
     CLASSIC_RACKS: (((), RACK_UNAWARE), (((3, 5, 0),), RACK_AWARE)),
     CLASSIC_STICKY: (((), BEFORE_KAFKA_14639), (((3, 4, 1), (3, 5, 0)), KAFKA_14639), (((3, 7, 1),), KAFKA_16277)),
+    CLASSIC_CLAIMS: (((), BEFORE_KAFKA_15106), (((3, 5, 2), (3, 6, 0)), KAFKA_15106)),
     KEYLESS: (((), KIP_480), (((3, 3, 0),), KIP_794)),
     KEYLESS_RACKS: (((), NO_PRODUCER_RACKS), (((4, 4, 0),), KIP_1123)),
     STREAMS_STICKY: ((((4, 2, 0),), STREAMS_STICKY_42), (((4, 4, 0),), KAFKA_20719)),

@@ -198,7 +198,8 @@ def _compute(group: GroupDescription, scenario: dict[str, Any], version: str,
         from kassign.groups.scenario import parse_scenario
 
         parsed = parse_scenario(scenario)
-        ours_pairs = assign_scenario(get_assignor(group.assignor), parsed).to_dict(parsed.members.ids)
+        ours_pairs = assign_scenario(get_assignor(group.assignor, kafka_version=version),
+                                     parsed).to_dict(parsed.members.ids)
         theirs_pairs = {m: spec.assignment for m, spec in group.members.items()}
     return ({m: _pairs(ps) for m, ps in ours_pairs.items()}, {m: _pairs(ps) for m, ps in theirs_pairs.items()})
 

@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 
 # STRATEGIES: classic (client-side) strategies by name; Kafka 4's consumer-protocol (server-side) ones as
 # "consumer:NAME", the group coordinator's assignor NAME; a share group's as "share:NAME" (defined with the
-# options, which are judged first). The server-side ones answer as the run's Kafka release.
+# options, which are judged first). Every one answers as the run's Kafka release (the classic range, sticky and
+# cooperative-sticky of 3.x releases differ from 4.x's; kassign's own random, broadcast and load-aware do not depend on it).
 CONSUMER_PREFIX = "consumer:"
 SHARE_PREFIX = "share:"
 PartitionLoads = Mapping[tuple[str, int], tuple[int, int]]
@@ -45,7 +46,7 @@ def _run(api: Callable[..., Any], strategy: str, scenario: dict, loads: Partitio
     protocol, name = protocol_of(strategy)
     if protocol != "classic":
         return api(name, scenario, protocol=protocol, kafka_version=kafka_version)
-    return api(strategy, scenario, **_options(strategy, loads))
+    return api(strategy, scenario, kafka_version=kafka_version, **_options(strategy, loads))
 
 
 def _assign(strategy: str, scenario: dict, loads: PartitionLoads,
@@ -80,7 +81,7 @@ def available_strategies(wanted: Sequence[str] = STRATEGIES,
                 release_for(kafka_version, "share")
                 check_share_strategy(assignor)
             else:
-                get_assignor(name)
+                get_assignor(name, kafka_version=kafka_version)
             usable.append(name)
         except (UnknownAssignorError, UnsupportedReleaseError) as err:
             log.warning("skipping strategy %s: %s", name, err)

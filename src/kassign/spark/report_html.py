@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kassign.core.releases import DEFAULT_KAFKA_VERSION
 from kassign.core.page import COLORS, HEAT, NOT_THERE, byte_unit, chart, exact_bytes, hover, many, natural
 from kassign.core.page import page, table, text
 from kassign.spark import tables
@@ -479,7 +480,7 @@ def render(summary: Mapping[str, Any]) -> str:
     sections = [
         f"<h1>kassign pipeline</h1><p class=meta>input: {_describe(summary['input'])}; partitioning engine: "
         f"{html.escape(str(summary['engine']))}; null keys: {_describe(summary['null_key_model'])}; Kafka release "
-        f"of the consumer-protocol and share strategies: {html.escape(str(summary.get('kafka_version', '4.3')))}</p>"
+        f"the strategies answer as: {html.escape(str(summary.get('kafka_version', DEFAULT_KAFKA_VERSION)))}</p>"
         f"<p class=hint>{html.escape(HINT)}</p>",
         _verdict(summary),
         _warnings(summary),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kassign.core.releases import DEFAULT_KAFKA_VERSION
 from kassign.core.units import Figure, count, human_bytes, percent
 from kassign.kafka.group_words import check_assignor, checked_assignment, group_type_words
 
@@ -110,8 +111,8 @@ def consumer_table(summary: Mapping[str, Any]) -> Table:
              moved(s, "member_leaves"), moved(s, "member_joins")] for s, c in summary["consumers"].items()]
     caption = ("max/mean: the busiest member's bytes over the mean (1.00× is even); moved: bytes whose partition "
                "changes owner when the last member leaves or one joins")
-    if any(s.startswith(("consumer:", "share:")) for s in summary["consumers"]):
-        caption += (f"; consumer: and share: strategies answer as Kafka {summary.get('kafka_version', '4.3')}"
+    if summary["consumers"]:
+        caption += (f"; every strategy answers as Kafka {summary.get('kafka_version', DEFAULT_KAFKA_VERSION)}"
                     f" ({summary.get('kafka_version_from', 'default')})")
     if any(s.startswith("share:") for s in summary["consumers"]):
         caption += ("; share: a share group, whose members split a shared partition's records (counted evenly) and "

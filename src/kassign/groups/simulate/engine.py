@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 
 from kassign.core.cluster import Cluster
 from kassign.core.errors import KassignError
+from kassign.groups.classic.assignors import answers_per_release
 from kassign.groups.classic.protocol.coordinator import GroupCoordinator, InconsistentGroupProtocolError
 from kassign.groups.classic.protocol.member import GroupMember
 from kassign.groups.classic.protocol.rebalance import SHARING_ASSIGNORS, run_rebalance
@@ -59,12 +60,16 @@ class _Down:
 class TimelineRun:
     """One strategy over one scenario."""
 
-    def __init__(self, scenario: SimScenario, strategy: str) -> None:
+    def __init__(self, scenario: SimScenario, strategy: str, kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> None:
         if run_protocol(scenario, strategy) != CLASSIC:
             raise KassignError(f"strategy {strategy!r} runs the consumer group protocol here: simulate it with "
                                "kassign.groups.simulate.simulate() (or ConsumerTimelineRun), not TimelineRun")
         self.scenario = scenario
         self.strategy = strategy
+        # the release whose clients run Kafka's assignors (range, roundrobin, sticky, cooperative-sticky)
+        self.release = release_for(kafka_version, CLASSIC)
+        names = [strategy] + [s for plan in scenario.members.values() for s in plan.strategies]
+        self.release_matters = any(answers_per_release(name) for name in dict.fromkeys(names))
         self.round_seconds = scenario.settings["round_seconds"]
         self.session_timeout = scenario.settings["session_timeout"]
         self.rebalance_timeout = scenario.settings["rebalance_timeout"]
@@ -123,6 +128,7 @@ class TimelineRun:
             instance_id=plan.instance_id,
             rack=plan.rack,
             session_timeout=plan.session_timeout or self.session_timeout,
+            kafka_version=self.release,
         )
 
     def _subscribed_by_anyone(self, topic: str) -> bool:
@@ -319,7 +325,8 @@ class TimelineRun:
             self._finish(record, before)
             if on_event is not None and event.type not in ("expire", "return"):
                 on_event()
-        return StrategyRun(self.strategy, self.records, time.perf_counter() - started)
+        return StrategyRun(self.strategy, self.records, time.perf_counter() - started,
+                           kafka_version=self.release.label if self.release_matters else None)
 
 
 def simulate(scenario: SimScenario, strategy: str, on_event: Callable[[], None] | None = None,
@@ -329,12 +336,12 @@ def simulate(scenario: SimScenario, strategy: str, on_event: Callable[[], None] 
     ``consumer``, ``consumer:uniform`` and ``consumer:range`` play it with Kafka 4's
     consumer group protocol (``kassign.groups.simulate.consumer_protocol``), with the assignors of
     Kafka release ``kafka_version`` (:mod:`kassign.core.releases`); other names with the classic
-    protocol, the same in every 4.x. A scenario whose members all set ``group_protocol: consumer``
+    protocol, its members' clients running that release's assignors (3.x releases differ in the sticky
+    assignors, and before 3.5.0 in racks). A scenario whose members all set ``group_protocol: consumer``
     runs the consumer protocol whatever the name.
     """
     if run_protocol(scenario, strategy) == CONSUMER:
         from kassign.groups.simulate.consumer_protocol import ConsumerTimelineRun
 
         return ConsumerTimelineRun(scenario, strategy, kafka_version=kafka_version).run(on_event)
-    release_for(kafka_version, CLASSIC)
-    return TimelineRun(scenario, strategy).run(on_event)
+    return TimelineRun(scenario, strategy, kafka_version).run(on_event)

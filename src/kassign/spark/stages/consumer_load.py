@@ -8,8 +8,8 @@ Writes: ``consumer_load``: one row per (strategy, member): partitions, records a
 Decides: ``consumers`` in summary.json (per strategy: each member's load and assignment, the spread of bytes,
 and on live topics each member's lag and who would be furthest behind), ``skipped_strategies`` (those the
 release does not have, with why), and ``kafka_version``/``kafka_version_from``/``kafka_version_why``: the
-release the consumer-protocol and share strategies answer as (``--kafka-version``, else the broker's, else
-the default).
+release every strategy answers as, Kafka's classic assignors as that release's clients run them
+(``--kafka-version``, else the broker's, else the default).
 
 For example, 12 equal partitions over 4 members give every member 3 partitions under range and a bytes
 spread ``max_over_mean`` of 1.0.

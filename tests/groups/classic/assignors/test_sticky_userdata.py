@@ -49,13 +49,16 @@ def test_decode_version0_falls_back_without_generation():
 
 def test_two_topics_and_negative_generation():
     data = encode_sticky_user_data([("a", 0), ("bb", 5), ("a", 2)], -1)
+    # Kafka's StickyAssignor member groups by topic in a HashMap: "bb" (bucket 0 of 16) before "a" (bucket 1),
+    # the bytes Kafka 3.4.0's serializeTopicPartitionAssignment writes for the same partitions
     expected = (
         struct.pack(">i", 2)
-        + struct.pack(">h", 1) + b"a" + struct.pack(">iii", 2, 0, 2)
         + struct.pack(">h", 2) + b"bb" + struct.pack(">ii", 1, 5)
+        + struct.pack(">h", 1) + b"a" + struct.pack(">iii", 2, 0, 2)
         + struct.pack(">i", -1)
     )
     assert data == expected
+    assert data.hex() == "00000002000262620000000100000005000161000000020000000000000002ffffffff"
 
 
 def test_empty_assignment():
@@ -254,7 +257,7 @@ OWNED_TOPICS = st.sampled_from(["t0", "t1", "t\u00e9", "t\U0001F642", "topic-000
                           st.integers(-(2**31), 2**31 - 1)), max_size=6), st.sampled_from([0, 1]))
 def test_many_members_encoded_at_once_send_the_bytes_each_would(members, version):
     """encode_many on the owned columns: each member's bytes equal encode_sticky_user_data of its own
-    pairs (topics in order of first listing, a topic's partitions as listed, repeats kept)."""
+    pairs (topics in Java's HashMap order, a topic's partitions as listed, repeats kept)."""
     names = list(dict.fromkeys(topic for owned, _ in members for topic, _ in owned))
     code = np.array([names.index(topic) for owned, _ in members for topic, _ in owned], dtype=np.int64)
     partitions = np.array([p for owned, _ in members for _, p in owned], dtype=np.int64)
@@ -262,3 +265,19 @@ def test_many_members_encoded_at_once_send_the_bytes_each_would(members, version
     generations = [generation for _, generation in members]
     assert encode_many(start, code, names, partitions, generations, version=version) == [
         encode_sticky_user_data(owned, generation, version=version) for owned, generation in members]
+
+
+def test_many_members_listing_the_same_topics_alike_send_what_each_would() -> None:
+    """encode_many reuses one member's topic order for the next listing the same topics alike; a member whose
+    topics would make a tree bin in Java's map ("Aa" and "BB" share a hash code), and members of one or no
+    topic between them, still send the one-member encoder's bytes (checked against a JDK's HashMap)."""
+    colliding = ["".join(p) for p in __import__("itertools").product(["Aa", "BB"], repeat=5)][:40]
+    lists = [[(t, 0) for t in colliding], [(t, 1) for t in colliding], [("solo", 3)], [],
+             [(f"topic-{i}", i) for i in range(30)], [(f"topic-{i}", i + 1) for i in range(30)],
+             [(f"topic-{i}", 0) for i in range(30)] + [("topic-0", 9)]]
+    names = list(dict.fromkeys(t for pairs in lists for t, _ in pairs))
+    code = np.array([names.index(t) for pairs in lists for t, _ in pairs], dtype=np.int64)
+    partitions = np.array([p for pairs in lists for _, p in pairs], dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum([len(pairs) for pairs in lists])]).astype(np.int64)
+    assert encode_many(start, code, names, partitions, [1] * len(lists)) == [
+        encode_sticky_user_data(pairs, 1) for pairs in lists]

@@ -28,6 +28,7 @@ from kassign.groups.classic.assignors.base import (
     TopicPartition,
 )
 from kassign.core.errors import KassignError, UnknownAssignorError
+from kassign.core.releases import KafkaRelease, release_for, rule
 
 if TYPE_CHECKING:  # the scenario module names the assignor interface itself
     from kassign.groups.flat import FlatAssignment
@@ -42,8 +43,11 @@ __all__ = [
     "MemberInfo",
     "Subscription",
     "TopicPartition",
+    "answers_per_release",
+    "assignor_factory",
     "available_assignors",
     "get_assignor",
+    "takes_kafka_version",
     "load_assignor_class",
     "register_assignor",
 ]
@@ -119,25 +123,58 @@ def load_assignor_class(path: str) -> type:
     return cls
 
 
-def get_assignor(strategy: str | ConsumerPartitionAssignor, **options: Any) -> ConsumerPartitionAssignor:
-    """An assignor instance for a name, a Kafka class name, or ``package.module:Class``."""
+def assignor_factory(strategy: str) -> Callable[..., ConsumerPartitionAssignor]:
+    """What builds the assignor a name (a short name, a Kafka class name, or ``package.module:Class``) stands for."""
+    name = _KAFKA_CLASS_NAMES.get(strategy, strategy)
+    if name in _registered:
+        return _registered[name]
+    if name in _BUILTIN:
+        return load_assignor_class(_BUILTIN[name])
+    if ":" in name or "." in name:
+        return load_assignor_class(name)
+    raise UnknownAssignorError(
+        f"unknown assignor {strategy!r}: use one of {', '.join(available_assignors())} or package.module:Class"
+    )
+
+
+def answers_per_release(strategy: str | ConsumerPartitionAssignor) -> bool:
+    """Whether the assignor ``strategy`` names answers as a chosen Kafka release (it takes ``kafka_version``):
+    then an answer says which release it is for."""
+    if not isinstance(strategy, str):
+        return isinstance(getattr(strategy, "release", None), KafkaRelease)
+    return takes_kafka_version(assignor_factory(strategy))
+
+
+def takes_kafka_version(factory: Callable[..., Any]) -> bool:
+    """Whether ``factory`` (an assignor class or any callable) names a ``kafka_version`` parameter: kassign's
+    ``range``, ``roundrobin``, ``sticky`` and ``cooperative-sticky`` do, and so may a user's own class."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or an object without a signature
+        return False
+    found = parameters.get("kafka_version")
+    return found is not None and found.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def get_assignor(strategy: str | ConsumerPartitionAssignor, kafka_version: Any = None,
+                 **options: Any) -> ConsumerPartitionAssignor:
+    """An assignor instance for a name, a Kafka class name, or ``package.module:Class``.
+
+    ``kafka_version``: the Kafka release the assignor answers as (:mod:`kassign.core.releases`), given to
+    an assignor whose constructor takes ``kafka_version`` (kassign's Kafka assignors, or a user's class
+    that asks for it); an assignor that does not take it is built without it, since its answer does
+    not depend on the release. None: the assignor's own default (the newest release)."""
     if not isinstance(strategy, str):
         if isinstance(strategy, ConsumerPartitionAssignor) or (
                 callable(getattr(strategy, "assign", None)) and isinstance(getattr(strategy, "name", None), str)):
+            if kafka_version is not None:
+                _check_release(strategy, kafka_version)
             return strategy
         raise UnknownAssignorError(f"strategy must be an assignor name such as 'range' or an assignor object, "
                                    f"got {strategy!r} ({type(strategy).__name__})")
-    name = _KAFKA_CLASS_NAMES.get(strategy, strategy)
-    if name in _registered:
-        factory: Callable[..., ConsumerPartitionAssignor] = _registered[name]
-    elif name in _BUILTIN:
-        factory = load_assignor_class(_BUILTIN[name])
-    elif ":" in name or "." in name:
-        factory = load_assignor_class(name)
-    else:
-        raise UnknownAssignorError(
-            f"unknown assignor {strategy!r}: use one of {', '.join(available_assignors())} or package.module:Class"
-        )
+    factory = assignor_factory(strategy)
+    if kafka_version is not None and takes_kafka_version(factory):
+        options = {**options, "kafka_version": kafka_version}
     try:
         return factory(**options)
     except KassignError:
@@ -146,6 +183,22 @@ def get_assignor(strategy: str | ConsumerPartitionAssignor, **options: Any) -> C
         raise UnknownAssignorError(f"assignor {strategy!r} does not accept options {sorted(options)}: {err}") from None
     except Exception as err:  # a user's constructor failed
         raise UnknownAssignorError(f"assignor {strategy!r} could not be created: {type(err).__name__}: {err}") from None
+
+
+def _check_release(assignor: Any, kafka_version: Any) -> None:
+    """An assignor object built for one release, asked to answer as another where a rule it follows
+    (its ``release_rules``) differs, is an error (the answer would be the other release's); an object
+    without a ``release`` answers alike in all."""
+    own = getattr(assignor, "release", None)
+    if not isinstance(own, KafkaRelease):
+        return
+    asked = release_for(kafka_version, "classic")
+    names = getattr(assignor, "release_rules", ())
+    if any(rule(own, name) != rule(asked, name) for name in names):
+        name = getattr(assignor, "name", type(assignor).__name__)
+        raise KassignError(
+            f"this {name} assignor answers as Kafka {own.label}, but kafka_version asks for Kafka {asked.label}, "
+            f"whose {name} differs; build it with kafka_version={asked.label!r}, or pass its name {name!r}")
 
 
 def assign_scenario(assignor: ConsumerPartitionAssignor, scenario: Scenario) -> FlatAssignment:

@@ -13,6 +13,13 @@ Example. C0 owns t0p0..t0p3 (generation 4), C1 joins fresh::
     this round:   C0: t0p0 t0p1   C1: (nothing; t0p2 and t0p3 are being revoked)
     next round:   C0: t0p0 t0p1   C1: t0p2 t0p3
 
+Releases (``kafka_version``, default the newest): as ``sticky`` (racks from 3.5.0, the
+newest generation alone before 3.4.1, the partitions listed first kept before 3.7.1).
+Before 3.7.1 (KAFKA-15170) a rack-aware group differs twice more: an owned partition
+on the wrong rack goes straight to its new owner (no round withholds it), and the
+rack round robin can hand out more extra partitions than there are, where Kafka
+throws ``IllegalStateException`` and kassign raises ``KafkaAssignorError``.
+
 Hot path on integers: see ``sticky.engine``.
 """
 
@@ -31,6 +38,7 @@ from kassign.groups.classic.assignors.sticky.userdata import (
 )
 from kassign.groups.classic.assignors.base import COOPERATIVE, EAGER, Assignment, Subscription, TopicPartition
 from kassign.groups.classic.assignors import options
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, KafkaRelease
 
 log = logging.getLogger("kassign.groups.classic.assignors.sticky")
 
@@ -57,8 +65,9 @@ class CooperativeStickyAssignor(EngineAssignor):
     supported_protocols = (COOPERATIVE, EAGER)
     cooperative = True
 
-    def __init__(self, prefer_rack_aware: bool = False) -> None:
+    def __init__(self, prefer_rack_aware: bool = False, kafka_version: str | KafkaRelease = DEFAULT_KAFKA_VERSION) -> None:
         self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
+        self.release = options.release(self.name, kafka_version)
         self._generation = DEFAULT_GENERATION
 
     def subscription_user_data(

@@ -19,6 +19,21 @@ Example. C0, C1, C2 all subscribe to t0..t3, two partitions each::
 
 C0 and C2 keep all they had and share C1's three partitions.
 
+Releases (``kafka_version``, default the newest; ``sticky.rules`` has the switches).
+Where every member subscribes alike the answer is the release's own:
+
+* 3.0.0 to 3.4.0: only the members of the newest generation keep their claims
+  (KAFKA-14639 came with 3.4.1 and 3.5.0); racks count for nothing before 3.5.0.
+* to 3.7.0: a member over its quota keeps the partitions it listed first, in the order
+  its user data lists them (topics in the order Kafka's member groups them); 3.7.1
+  and later keep the lowest partition numbers (KAFKA-16277). Example: C0 owned t0-3,
+  t0-0, t0-1, t0-2 (listed so), C1 joins: 3.6 leaves C0 t0-0 and t0-3, 3.7.1 t0-0, t0-1.
+* 3.4.1 to 3.5.1 weigh a claim against the last claimant (KAFKA-15106 fixed it in
+  3.5.2 and 3.6.0); where two members would then keep one partition, Kafka's answer is
+  broken and kassign says so.
+
+With different subscriptions the optimal general algorithm serves every release.
+
 Hot path on integers: see ``sticky.engine``; every member's user data is decoded
 in one numba pass straight into integer arrays (``sticky.userdata.decode_many``).
 """
@@ -42,6 +57,7 @@ from kassign.groups.classic.assignors.sticky.userdata import (
 from kassign.groups.classic.assignors.sticky.userdata import BROKEN, OK_V1, decode_many
 from kassign.groups.classic.assignors.base import EAGER, Assignment, TopicPartition
 from kassign.groups.classic.assignors import options
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, KafkaRelease
 
 log = logging.getLogger("kassign.groups.classic.assignors.sticky")
 
@@ -81,8 +97,9 @@ class StickyAssignor(EngineAssignor):
     name = "sticky"
     supported_protocols = (EAGER,)
 
-    def __init__(self, prefer_rack_aware: bool = False) -> None:
+    def __init__(self, prefer_rack_aware: bool = False, kafka_version: str | KafkaRelease = DEFAULT_KAFKA_VERSION) -> None:
         self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
+        self.release = options.release(self.name, kafka_version)
         # What this member was last given, sent back in its next subscription (Kafka's memberAssignment).
         self._last_partitions: tuple[TopicPartition, ...] | None = None
         self._last_generation = DEFAULT_GENERATION

@@ -13,6 +13,7 @@ import numpy as np
 
 from kassign.core.errors import KassignError
 from kassign.core.limits import is_whole_number
+from kassign.core.releases import KafkaRelease, release_for
 
 
 def _bad(assignor: str, option: str, takes: str, value: Any) -> KassignError:
@@ -40,3 +41,9 @@ def seed(assignor: str, option: str, value: Any) -> int | None:
     if is_whole_number(value) and 0 <= value < 2**64:
         return int(value)
     raise _bad(assignor, option, "a whole number from 0 to 2^64-1 (or none)", value)
+
+
+def release(assignor: str, value: Any) -> KafkaRelease:
+    """The Kafka release an assignor answers as (``kafka_version``: ``"3.4.0"``, ``"3.9"``, or a
+    :class:`~kassign.core.releases.KafkaRelease`), checked to be one kassign models for the classic protocol."""
+    return release_for(value, "classic")

@@ -13,11 +13,19 @@ Example. Members C0 and C1 both subscribe to t0 and t1, each with 3 partitions::
 Because every topic favours the same first members, C0 ends up with one extra
 partition per topic: range is balanced per topic, not across topics.
 
-Rack awareness (KIP-881). When members set ``client.rack`` and some partitions
-have no replica on some rack, members first take, within their range quota,
-partitions with a replica on their own rack; topics with the same subscribers and
-the same partition count are matched partition by partition, so co-partitioned
-topics still land together. Whatever is left is handed out by the plain rule.
+Rack awareness (KIP-881, Kafka 3.5.0 and later). When members set ``client.rack``
+and some partitions have no replica on some rack, members first take, within their
+range quota, partitions with a replica on their own rack; topics with the same
+subscribers and the same partition count are matched partition by partition, so
+co-partitioned topics still land together. Whatever is left is handed out by the
+plain rule.
+
+Releases (``kafka_version``, default the newest). Kafka 3.0.0 to 3.4.x ignore racks:
+there the plain rule is the whole rule, whatever the members' and partitions' racks.
+From 3.5.0 (KAFKA-14451, and KAFKA-14891 for co-partitioned topics) every release
+deals alike. Example: t with 4 partitions on racks r0, r1, r0, r1, member A on r1 and
+B on r0: 3.4 gives A t-0, t-1 and B t-2, t-3; 3.5 and later give A t-1, t-3 and B t-0,
+t-2.
 
 Data layout: partitions are integers per topic; member ids stay strings because
 per topic there are at most a few thousand of them.
@@ -39,6 +47,7 @@ from kassign.groups.classic.assignors.base import (
 )
 from kassign.groups.classic.assignors import options
 from kassign.core.cluster import Cluster
+from kassign.core.releases import CLASSIC_RACKS, DEFAULT_KAFKA_VERSION, RACK_AWARE, KafkaRelease, rule
 
 
 class _TopicRanges:
@@ -125,15 +134,24 @@ def _assign_co_partitioned(states: list[_TopicRanges], out: dict[str, list[Topic
 
 class RangeAssignor(AbstractPartitionAssignor):
     name = "range"
+    release_rules = (CLASSIC_RACKS,)  # the rules of core.releases this assignor follows
 
-    def __init__(self, prefer_rack_aware: bool = False) -> None:
+    def __init__(self, prefer_rack_aware: bool = False, kafka_version: str | KafkaRelease = DEFAULT_KAFKA_VERSION) -> None:
         # Kafka's AbstractPartitionAssignor.preferRackAwareLogic (off by default): rack-match even
         # when every partition has a replica on every rack.
         self.prefer_rack_aware = options.flag(self.name, "prefer_rack_aware", prefer_rack_aware)
+        self.release = options.release(self.name, kafka_version)
+        self.rack_aware = rule(self.release, CLASSIC_RACKS) == RACK_AWARE
+
+    @property
+    def kafka_version(self) -> str:
+        """The Kafka release this assignor answers as, as the user named it."""
+        return self.release.label
 
     def assign_partitions(self, partitions_per_topic: PartitionCounts, subscriptions: Subscriptions,
                           cluster: Cluster) -> PartitionLists:
-        member_racks = {m: rack for m, s in subscriptions.items() if (rack := client_rack(s.rack)) is not None}
+        member_racks = {m: rack for m, s in subscriptions.items() if (rack := client_rack(s.rack)) is not None} \
+            if self.rack_aware else {}  # before 3.5.0 a member's rack changes nothing
         subscribers = topic_subscribers(subscriptions)
         states = [
             _TopicRanges(

@@ -16,6 +16,10 @@ partition, t1 has 2, t2 has 3::
 With equal subscriptions counts differ by at most one; with unequal ones the
 result can be lopsided (C1 could have taken t1p1), which is what sticky fixes.
 
+Releases. Every Kafka release from 3.0 to 4.4 deals alike, racks or not; the
+``kafka_version`` option is accepted (and checked) so that every Kafka assignor
+takes it, and an answer can say which release it is for.
+
 Data layout: members are indexes into the ordered member list, and each topic
 carries the boolean array of which member indexes subscribe to it, so dealing a
 partition is a scan over small integers.
@@ -32,12 +36,23 @@ from kassign.groups.classic.assignors.base import (
     TopicPartition,
     members_in_kafka_order,
 )
+from kassign.groups.classic.assignors import options
 from kassign.core.cluster import Cluster
+from kassign.core.releases import DEFAULT_KAFKA_VERSION, KafkaRelease
 from kassign.core.javaorder import java_string_key
 
 
 class RoundRobinAssignor(AbstractPartitionAssignor):
     name = "roundrobin"
+    release_rules: tuple[str, ...] = ()  # no rule of core.releases changes it
+
+    def __init__(self, kafka_version: str | KafkaRelease = DEFAULT_KAFKA_VERSION) -> None:
+        self.release = options.release(self.name, kafka_version)
+
+    @property
+    def kafka_version(self) -> str:
+        """The Kafka release this assignor answers as (every release deals alike)."""
+        return self.release.label
 
     def assign_partitions(self, partitions_per_topic: PartitionCounts, subscriptions: Subscriptions,
                           cluster: Cluster) -> PartitionLists:

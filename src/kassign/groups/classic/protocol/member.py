@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from kassign.groups.classic.assignors import COOPERATIVE, EAGER, ConsumerPartitionAssignor, get_assignor
+from kassign.core.releases import ReleaseLike
 from kassign.groups.classic.assignors.base import Subscription, TopicPartition
 from kassign.core.errors import KassignError
 from kassign.groups.classic.protocol.wire import decode_assignment, encode_subscription
@@ -85,8 +86,10 @@ class GroupMember:
         instance_id: str | None = None,
         rack: str | None = None,
         session_timeout: float = 45.0,
+        kafka_version: ReleaseLike | None = None,
     ) -> None:
         self.member_id = member_id
+        self.kafka_version = kafka_version  # the release the member's assignors named by strategy answer as
         self.topics = tuple(dict.fromkeys(topics))
         self.instance_id = instance_id
         self.rack = rack
@@ -100,7 +103,8 @@ class GroupMember:
 
     def restart(self) -> None:
         """A fresh process: new assignor instances, nothing owned, no generation."""
-        instances = [get_assignor(spec) if isinstance(spec, str) else spec for spec in self._strategy_specs]
+        instances = [get_assignor(spec, kafka_version=self.kafka_version) if isinstance(spec, str) else spec
+                     for spec in self._strategy_specs]
         self.assignors = {}
         for assignor in instances:
             self.assignors.setdefault(assignor.name, assignor)

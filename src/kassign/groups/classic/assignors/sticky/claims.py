@@ -132,6 +132,9 @@ class ResolvedOwnership:
     owned: list[np.ndarray]  # per member (claim order): partitions it rightfully keeps claim to
     contested: np.ndarray  # partitions claimed twice in one generation: owned by nobody
     owner: np.ndarray  # int32 [N], read-only: rightful previous owner member index, or NO_OWNER
+    # partitions two or more members still hold (in ``owned``): only where claims are weighed against the last
+    # claimant (Kafka to 3.5.1, ``weigh_against_last_claimant``); ``owner`` names the one holding it last
+    shared: np.ndarray = field(default_factory=lambda: NO_IDS)
 
     def owned_partitions(self) -> dict[str, tuple[TopicPartition, ...]]:
         return {m: self.layout.materialize(ids) for m, ids in zip(self.members, self.owned)}
@@ -191,9 +194,28 @@ def _lists_entries(claim: Claim) -> bool:
     return bool(claim.entry_topics) or (claim.entry_topic_index is not None and len(claim.entry_topic_index) > 0)
 
 
-def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> ResolvedOwnership:
-    """Settle every member's claims (see module docstring); claims are read in the order given."""
+def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim], *,
+                            highest_generation_only: bool = False,
+                            weigh_against_last_claimant: bool = False) -> ResolvedOwnership:
+    """Settle every member's claims (see module docstring); claims are read in the order given.
+
+    ``highest_generation_only`` (Kafka 3.0.0 to 3.4.0, before KAFKA-14639): only the claims of the members
+    whose generation is the highest of the group count; an older member's claims are dropped whole.
+
+    ``weigh_against_last_claimant`` (Kafka 3.4.1 to 3.5.1, before KAFKA-15106): a claim is weighed against
+    the last member that claimed the partition, even one whose older claim lost. The member holding it
+    keeps holding it, so a third claim newer than the loser's (though older than the holder's) makes two
+    members hold one partition (``shared``)."""
     n = layout.total
+    if highest_generation_only and claims:
+        newest = max(c.generation for c in claims)
+        stale = [c.member for c in claims if c.generation != newest and _lists_entries(c)]
+        if stale:
+            log.warning("%s claim%s partitions of a generation older than the newest (%d): Kafka before 3.4.1 "
+                        "counts only the newest generation's claims, so %s none of them",
+                        ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else ""),
+                        "" if len(stale) > 1 else "s", newest, "they keep" if len(stale) > 1 else "it keeps")
+            claims = [c if c.generation == newest else Claim(c.member, c.generation, c.subscribed) for c in claims]
     if not any(map(_lists_entries, claims)):  # a new group: nothing claimed, nothing to settle or warn about
         nobody = np.broadcast_to(np.int32(NO_OWNER), (n,))  # read-only, and no memory for a million partitions
         return ResolvedOwnership(layout, [c.member for c in claims], [NO_IDS] * len(claims), NO_IDS, nobody)
@@ -202,6 +224,7 @@ def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> Res
     contested = np.zeros(n, dtype=bool)
     generations = np.array([c.generation for c in claims], dtype=np.int64)
     claimed: list[np.ndarray] = []
+    stranded: dict[int, set[int]] = {}  # partition -> members still holding it while the last claimant lost it
     for m, claim in enumerate(claims):
         ids = _claim_global_ids(layout, claim)
         claimed.append(ids)
@@ -217,6 +240,12 @@ def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> Res
         holds[ids[free | newer]] = True
         holds[ids[tie]] = False
         contested[ids[tie]] = True
+        if weigh_against_last_claimant and older.any():
+            lost = ids[older]
+            for p in lost[holds[lost]].tolist():  # its holder holds on, while the loser becomes the last claimant
+                stranded.setdefault(p, set()).add(int(owner[p]))
+            owner[lost] = m
+            holds[lost] = False
         for reason, mask in (("same", tie), ("newer", newer), ("older", older)):
             if mask.any():
                 others = ", ".join(claims[o].member for o in np.unique(previous[mask]).tolist())
@@ -225,9 +254,42 @@ def resolve_previous_owners(layout: TopicLayout, claims: Sequence[Claim]) -> Res
         owner.flags.writeable = False
         return ResolvedOwnership(layout, [c.member for c in claims], claimed, NO_IDS, owner)
     rightful = np.where(holds & ~contested, owner, NO_OWNER).astype(np.int32)
+    shared = NO_IDS
+    if stranded:
+        return _with_stranded(layout, claims, claimed, rightful, contested, stranded)
     rightful.flags.writeable = False
     owned = [ids[rightful[ids] == m] for m, ids in enumerate(claimed)]
-    return ResolvedOwnership(layout, [c.member for c in claims], owned, np.flatnonzero(contested), rightful)
+    return ResolvedOwnership(layout, [c.member for c in claims], owned, np.flatnonzero(contested), rightful, shared)
+
+
+def _with_stranded(layout: TopicLayout, claims: Sequence[Claim], claimed: list[np.ndarray], rightful: np.ndarray,
+                   contested: np.ndarray, stranded: dict[int, set[int]]) -> ResolvedOwnership:
+    """The outcome where some members hold partitions the last claimant lost (``weigh_against_last_claimant``):
+    each keeps its claim (unless the partition ended contested), beside whoever else holds it."""
+    holders_of: dict[int, set[int]] = {}
+    for p, members in stranded.items():
+        if contested[p]:
+            continue
+        holders = set(members)
+        if rightful[p] != NO_OWNER:
+            holders.add(int(rightful[p]))
+        else:
+            rightful[p] = min(members)
+        holders_of[p] = holders
+    owned = []
+    for m, ids in enumerate(claimed):
+        mine = rightful[ids] == m
+        extra = [i for i, p in enumerate(ids.tolist()) if m in holders_of.get(p, ())]
+        mine[extra] = True
+        owned.append(ids[mine])
+    shared = np.array(sorted(p for p, holders in holders_of.items() if len(holders) > 1), dtype=np.int64)
+    for p in shared.tolist():
+        names = ", ".join(sorted(claims[m].member for m in holders_of[p]))
+        log.warning("members %s all still hold partition %s-%d: each weighed its claim against a claim that had "
+                    "lost (Kafka before 3.5.2 and 3.6.0)", names, layout.topics[layout.topic_of[p]],
+                    int(layout.partition_of(np.array([p]))[0]))
+    rightful.flags.writeable = False
+    return ResolvedOwnership(layout, [c.member for c in claims], owned, np.flatnonzero(contested), rightful, shared)
 
 
 def _warn_conflict(reason: str, claim: Claim, others: str, count: int) -> None:

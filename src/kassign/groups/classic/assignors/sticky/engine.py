@@ -40,9 +40,11 @@ from kassign.groups.classic.assignors.sticky.claims import (
 )
 from kassign.groups.classic.assignors.sticky.racks import RackContext, rack_context
 from kassign.groups.classic.assignors.sticky.round import even_out_round
-from kassign.groups.classic.assignors.sticky.uniform import StickyInvariantError, assign_uniform
+from kassign.groups.classic.assignors.sticky.rules import StickyRules, sticky_rules
+from kassign.groups.classic.assignors.sticky.uniform import SharedPartitionError, StickyInvariantError, assign_uniform
 from kassign.core.cluster import Cluster
-from kassign.core.errors import KassignError
+from kassign.core.errors import KafkaAssignorError, KassignError
+from kassign.core.releases import CLASSIC_CLAIMS, CLASSIC_RACKS, CLASSIC_STICKY, LATEST, KafkaRelease
 from kassign.groups.flat import (
     FlatAssignment,
     group_by_owner,
@@ -95,16 +97,26 @@ class GroupView:
     def member_racks(self) -> list[str | None]:
         return [self.subscriptions[m].rack for m in self.members]
 
-    def racks(self, prefer_rack_aware: bool) -> RackContext | None:
-        """Rack data when Kafka assigns rack-aware (``sticky.racks``), else None."""
-        if not any(self.member_racks()):
+    def racks(self, prefer_rack_aware: bool, rules: StickyRules | None = None) -> RackContext | None:
+        """Rack data when Kafka assigns rack-aware (``sticky.racks``), else None (always None for a
+        release before 3.5.0, whose sticky assignors ignore racks)."""
+        if (rules is not None and not rules.rack_aware) or not any(self.member_racks()):
             return None
         return rack_context(self.member_racks(), self.partition_racks(), prefer_rack_aware)
 
 
-def previous_ownership(view: GroupView, read_claims: ClaimReader) -> ResolvedOwnership:
-    """Every member's claim, read the way its assignor reads it, settled in Kafka's walk order."""
-    return resolve_previous_owners(view.layout, read_claims(view))
+def previous_ownership(view: GroupView, read_claims: ClaimReader, rules: StickyRules | None = None,
+                       uniform: bool | None = None) -> ResolvedOwnership:
+    """Every member's claim, read the way its assignor reads it, settled in Kafka's walk order: as
+    ``rules``' release settles them where every member subscribes alike (``uniform``; None: find out),
+    with every claim counting (a higher generation winning) where they do not, in every release, since
+    kassign's general algorithm keeps what it can of any claim."""
+    rules = sticky_rules() if rules is None else rules
+    if uniform is None:
+        uniform = view.same_subscriptions()
+    return resolve_previous_owners(view.layout, read_claims(view),
+                                   highest_generation_only=uniform and rules.highest_generation_only,
+                                   weigh_against_last_claimant=uniform and rules.weigh_against_last_claimant)
 
 
 def _general_owner(view: GroupView, resolved: ResolvedOwnership, racks: RackContext | None) -> np.ndarray:
@@ -171,11 +183,13 @@ def sticky_assign(
     *,
     cooperative: bool,
     prefer_rack_aware: bool = False,
+    rules: StickyRules | None = None,
+    name: str = "sticky",
 ) -> dict[str, Assignment]:
     if not subscriptions:
         return {}
     with no_cyclic_gc():
-        view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware)
+        view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware, rules, name)
         return _materialize(view, owner)
 
 
@@ -186,11 +200,13 @@ def sticky_assign_flat(
     *,
     cooperative: bool,
     prefer_rack_aware: bool = False,
+    rules: StickyRules | None = None,
+    name: str = "sticky",
 ) -> FlatAssignment:
     """The same assignment as :func:`sticky_assign`, left as arrays."""
     if not subscriptions:
         return FlatAssignment([], [], np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware)
+    view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware, rules, name)
     return FlatAssignment(view.members, view.layout.topics, view.layout.offsets, owner)
 
 
@@ -200,18 +216,37 @@ def _sticky_owner(
     read_claims: ClaimReader,
     cooperative: bool,
     prefer_rack_aware: bool,
+    rules: StickyRules | None = None,
+    name: str = "sticky",
 ) -> tuple[GroupView, np.ndarray]:
     """Each partition's owner this round (``NO_OWNER`` for none), by ``view.layout`` index."""
+    rules = sticky_rules() if rules is None else rules
     view = GroupView(cluster, subscriptions)
-    resolved = previous_ownership(view, read_claims)
-    racks = view.racks(prefer_rack_aware)
+    uniform = view.same_subscriptions()
+    resolved = previous_ownership(view, read_claims, rules, uniform)
+    racks = view.racks(prefer_rack_aware, rules)
     owner = None
-    if view.same_subscriptions():
+    if uniform:
         try:
             result = assign_uniform(view.layout, resolved.owned, range(len(view.members)), view.name_rank,
-                                    resolved.contested, racks)
+                                    resolved.contested, racks, rules, shared=resolved.shared)
             owner, transferring = result.owner, result.transferring
+        except SharedPartitionError as err:
+            p = int(err.partition)
+            topic, number = view.layout.topics[view.layout.topic_of[p]], p - int(view.layout.offsets[view.layout.topic_of[p]])
+            raise KassignError(
+                f"Kafka {rules.release.label}'s {name} assignor keeps partition {topic}-{number} for both "
+                f"{view.members[err.members[0]]} and {view.members[err.members[1]]}: it weighs a claim against the "
+                f"last claim that lost rather than the member holding the partition (fixed in 3.5.2 and 3.6.0), and "
+                f"its answer is then broken (partitions given twice, others to nobody); kassign cannot answer as "
+                f"that release for this group") from None
         except StickyInvariantError as err:
+            if not rules.kafka_15170:  # Kafka before 3.7.1 throws here, and so does kassign asked as that release
+                said = err.kafka_message % view.members[err.member] if "%s" in err.kafka_message else err.kafka_message
+                raise KafkaAssignorError(
+                    f"Kafka {rules.release.label}'s {name} assignor fails on this group with IllegalStateException: "
+                    f"{said} (its rack-aware round robin hands out too many extra partitions; KAFKA-15170 fixed it "
+                    f"in 3.7.1)", "IllegalStateException") from None
             # Kafka's own builder fails here; the general algorithm still finds a balanced answer.
             log.warning("constrained sticky assignment failed (%s); using the general algorithm", err)
     if owner is None:
@@ -238,22 +273,34 @@ def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
 class EngineAssignor(ConsumerPartitionAssignor):
     """What the eager and the cooperative sticky assignors share: both run this engine and
     differ only in where a member's history comes from (``read_claims``) and whether a
-    round withholds the partitions that change owner (``cooperative``)."""
+    round withholds the partitions that change owner (``cooperative``). ``release`` is the
+    Kafka release they answer as (``sticky.rules`` says what it changes)."""
 
     cooperative: bool = False
     prefer_rack_aware: bool = False
+    release: KafkaRelease = LATEST
+    release_rules = (CLASSIC_RACKS, CLASSIC_STICKY, CLASSIC_CLAIMS)  # the rules of core.releases they follow
+
+    @property
+    def kafka_version(self) -> str:
+        """The Kafka release this assignor answers as, as the user named it."""
+        return self.release.label
+
+    @property
+    def rules(self) -> StickyRules:
+        return sticky_rules(self.release)
 
     def read_claims(self, view: GroupView) -> list[Claim]:
         raise NotImplementedError
 
     def assign(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> dict[str, Assignment]:
         return sticky_assign(cluster, subscriptions, self.read_claims, cooperative=self.cooperative,
-                             prefer_rack_aware=self.prefer_rack_aware)
+                             prefer_rack_aware=self.prefer_rack_aware, rules=self.rules, name=self.name)
 
     def assign_flat(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> FlatAssignment:
         return sticky_assign_flat(cluster, subscriptions, self.read_claims, cooperative=self.cooperative,
-                                  prefer_rack_aware=self.prefer_rack_aware)
+                                  prefer_rack_aware=self.prefer_rack_aware, rules=self.rules, name=self.name)
 
     def previous_ownership(self, cluster: Cluster, subscriptions: Mapping[str, Subscription]) -> ResolvedOwnership:
-        """Who rightfully owned what before this rebalance, as this assignor settles it."""
-        return previous_ownership(GroupView(cluster, subscriptions), self.read_claims)
+        """Who rightfully owned what before this rebalance, as this assignor (and its release) settles it."""
+        return previous_ownership(GroupView(cluster, subscriptions), self.read_claims, self.rules)

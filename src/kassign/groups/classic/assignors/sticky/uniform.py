@@ -2,19 +2,26 @@
 
 With N partitions and M members every member ends with ``N // M`` or ``N // M + 1``
 partitions, and exactly ``N % M`` members get the extra one. The steps, as Kafka
-3.5+ takes them (its output depends on each detail, so each is kept):
+3.7.1 and later take them (its output depends on each detail, so each is kept;
+``sticky.rules`` switches to what earlier releases do, marked "before 3.7.1"):
 
 1. Keep previous ownership. Members are visited in Java ``HashMap`` order. A
    member's still-valid owned partitions (rack-matched ones only, when rack-aware)
-   are sorted by partition number, then topic. Fewer than the minimum: keep them
-   all. At least the maximum while extra slots remain: keep the maximum and take
-   a slot. Otherwise keep the minimum; the rest are revoked.
+   are sorted by partition number, then topic (before 3.7.1: left in the member's
+   own order). Fewer than the minimum: keep them all. At least the maximum while
+   extra slots remain: keep the maximum and take a slot. Otherwise keep the
+   minimum; the rest are revoked.
    When rack-aware, owned partitions with no replica on the member's rack are
-   given up too (a same-rack member may take them).
-2. Rack-aware only (KIP-881): walk the unassigned partitions, those whose racks
-   host the fewest members first, and hand each to the next same-rack member still
-   under its quota, round robin (then to same-rack members at the minimum while
-   extra slots remain); partitions no member's rack matches wait.
+   given up too (a same-rack member may take them; before 3.7.1 they are not
+   counted as given up, so a cooperative round hands them over at once).
+2. Rack-aware only (KIP-881, 3.5.0 and later): walk the unassigned partitions, those
+   whose racks host the fewest members first, and hand each to the next same-rack
+   member still under its quota, round robin (then to same-rack members at the
+   minimum while extra slots remain); partitions no member's rack matches wait.
+   Before 3.7.1 a member reaching the minimum here is offered an extra partition
+   even when enough members have one, and one filled up to the maximum is not
+   counted: too many extras can go out, and the group then fails as Kafka's does
+   (``StickyInvariantError`` carrying Kafka's message).
 3. Round robin the rest, partitions sorted by topic then partition, over the
    members still below the minimum (sorted by member id) until each reaches it,
    then one extra each to members at the minimum, in the order they got there.
@@ -43,10 +50,26 @@ import numpy as np
 
 from kassign.groups.classic.assignors.sticky.claims import NO_OWNER, TopicLayout
 from kassign.groups.classic.assignors.sticky.racks import RackContext
+from kassign.groups.classic.assignors.sticky.rules import StickyRules, sticky_rules
 
 
 class StickyInvariantError(RuntimeError):
-    """The uniform algorithm reached a state Kafka would also reject (IllegalStateException)."""
+    """The uniform algorithm reached a state Kafka would also reject: ``kafka_message`` is the message of the
+    ``IllegalStateException`` Kafka throws there."""
+
+    def __init__(self, message: str, kafka_message: str = "", member: int | None = None) -> None:
+        super().__init__(message)
+        self.kafka_message = kafka_message or message
+        self.member = member  # the member index Kafka's message names (its "%s"), if any
+
+
+class SharedPartitionError(RuntimeError):
+    """Two members keep one partition (Kafka to 3.5.1, where two can hold it: ``claims``' ``shared``)."""
+
+    def __init__(self, partition: int, members: tuple[int, int]) -> None:
+        super().__init__(f"partition {partition} kept by members {members}")
+        self.partition = partition
+        self.members = members
 
 
 @dataclass
@@ -76,8 +99,12 @@ def _keep_owned(
     racks: RackContext | None,
     owner: np.ndarray,
     given_up: np.ndarray | None,
+    rules: StickyRules,
+    shared: bool = False,
 ) -> None:
-    """Step 1. ``given_up`` may be None only when nobody owns anything (a new group keeps nothing)."""
+    """Step 1. ``given_up`` may be None only when nobody owns anything (a new group keeps nothing).
+    ``shared``: some partition is in two members' ``owned`` (then a second keeper is a
+    :class:`SharedPartitionError`)."""
     topic_of = layout.topic_of
     num_topics = max(len(layout.topics), 1)
     for m in walk_order:
@@ -91,10 +118,12 @@ def _keep_owned(
         assert given_up is not None
         if racks is not None:
             mismatched = racks.mismatched(m, ids)
-            given_up[ids[mismatched]] = m  # may move to a same-rack member, or come back to m
+            if rules.kafka_15170:  # before, Kafka forgets who gave them up: they move without a revocation
+                given_up[ids[mismatched]] = m  # may move to a same-rack member, or come back to m
             ids = ids[~mismatched]
-        if len(ids) > 1:
-            # Kafka sorts a member's owned partitions by partition number first, then topic.
+        if len(ids) > 1 and rules.sorted_owned:
+            # Kafka 3.7.1+ (KAFKA-16277) sorts a member's owned partitions by partition number first, then topic;
+            # before, the member keeps the first ones in the order it listed them.
             key = layout.partition_of(ids) * num_topics + topic_of[ids]
             ids = ids[np.argsort(key, kind="stable")]
         if len(ids) < quotas.min:
@@ -109,6 +138,10 @@ def _keep_owned(
             keep = ids[: quotas.min]
             if quotas.over_min < quotas.expected_over_min:
                 quotas.at_min.append(m)
+        if shared:
+            taken = keep[owner[keep] != NO_OWNER]
+            if len(taken):
+                raise SharedPartitionError(int(taken[0]), (int(owner[taken[0]]), m))
         owner[keep] = m
         given_up[ids[len(keep) :]] = m
         quotas.count[m] = len(keep)
@@ -123,8 +156,11 @@ def _next_rack_member(racks: RackContext, partition: int, candidates: list[int],
     return -1
 
 
-def _rack_round_robin(partitions: np.ndarray, quotas: _Quotas, racks: RackContext, owner: np.ndarray) -> list[int]:
-    """Step 2: same-rack members only; returns the partitions left for step 3."""
+def _rack_round_robin(partitions: np.ndarray, quotas: _Quotas, racks: RackContext, owner: np.ndarray,
+                      kafka_15170: bool = True) -> list[int]:
+    """Step 2: same-rack members only; returns the partitions left for step 3. Without ``kafka_15170``
+    (before 3.7.1) a member reaching the minimum is offered an extra partition even when enough members
+    have one, and a member filled up to the maximum here is not counted as having one."""
     left: list[int] = []
     next_start = 0
     for p in partitions.tolist():
@@ -135,7 +171,7 @@ def _rack_round_robin(partitions: np.ndarray, quotas: _Quotas, racks: RackContex
             count = quotas.count[member] + 1
             if count >= quotas.min:
                 quotas.under.pop(index)
-                if count < quotas.max and quotas.over_min < quotas.expected_over_min:
+                if count < quotas.max and (quotas.over_min < quotas.expected_over_min or not kafka_15170):
                     quotas.at_min.append(member)
             else:
                 index += 1
@@ -146,9 +182,10 @@ def _rack_round_robin(partitions: np.ndarray, quotas: _Quotas, racks: RackContex
                 member = quotas.at_min[first]
                 if quotas.count[member] + 1 == quotas.max:
                     quotas.at_min.pop(first)
-                    quotas.over_min += 1
-                    if quotas.over_min == quotas.expected_over_min:
-                        quotas.at_min.clear()
+                    if kafka_15170:
+                        quotas.over_min += 1
+                        if quotas.over_min == quotas.expected_over_min:
+                            quotas.at_min.clear()
         if member >= 0:
             owner[p] = member
             quotas.count[member] += 1
@@ -171,13 +208,16 @@ def _round_robin_loop(partitions: Sequence[int], quotas: _Quotas, owner: np.ndar
         elif at_min:
             member = at_min.pop(0)
         else:
-            raise StickyInvariantError("no member left below its quota, yet partitions remain")
+            raise StickyInvariantError("no member left below its quota, yet partitions remain",
+                                       "No more unfilled consumers to be assigned.")
         owner[p] = member
         quotas.count[member] += 1
         if from_under and quotas.count[member] == quotas.min:
             cursor -= 1
             under.pop(cursor)
             at_min.append(member)
+        elif quotas.count[member] == quotas.max:
+            quotas.over_min += 1  # Kafka counts it here too (only its final check reads the count)
 
 
 def _round_robin_blocks(partitions: np.ndarray | None, quotas: _Quotas, owner: np.ndarray) -> None:
@@ -225,13 +265,18 @@ def assign_uniform(
     name_rank: np.ndarray,
     contested: np.ndarray,
     racks: RackContext | None = None,
+    rules: StickyRules | None = None,
+    shared: np.ndarray | None = None,
 ) -> UniformResult:
     """Kafka's constrained sticky assignment over global partition indexes.
 
     ``owned[m]``: member m's rightful previous partitions; ``walk_order``: member
     indexes in Java HashMap order; ``name_rank[m]``: rank of member m's id in Java
-    string order; ``contested``: partitions claimed twice in one generation.
+    string order; ``contested``: partitions claimed twice in one generation; ``rules``:
+    the release's switches (``sticky.rules``; None: the newest release's); ``shared``: partitions in
+    two members' ``owned`` (Kafka to 3.5.1 only).
     """
+    rules = sticky_rules() if rules is None else rules
     members = len(owned)
     owner = np.full(layout.total, NO_OWNER, dtype=np.int32)
     if members == 0 or layout.total == 0:
@@ -240,7 +285,8 @@ def assign_uniform(
     history = any(map(len, owned))
     given_up = np.full(layout.total, NO_OWNER, dtype=np.int32) if history else None
     quotas = _Quotas(layout.total, members)
-    _keep_owned(layout, owned, walk_order, quotas, racks, owner, given_up)
+    _keep_owned(layout, owned, walk_order, quotas, racks, owner, given_up, rules,
+                shared is not None and len(shared) > 0)
     unassigned = np.flatnonzero(owner == NO_OWNER) if history else None  # None: every partition, in order
     rank = name_rank.tolist()
     quotas.under.sort(key=rank.__getitem__)
@@ -248,12 +294,18 @@ def assign_uniform(
     if racks is not None:
         everything = np.arange(layout.total, dtype=np.int64) if unassigned is None else unassigned
         order = np.argsort(racks.members_on_partition_racks[everything], kind="stable")
-        left = _rack_round_robin(everything[order], quotas, racks, owner)
+        left = _rack_round_robin(everything[order], quotas, racks, owner, rules.kafka_15170)
         _round_robin_loop(left, quotas, owner)
     else:
         _round_robin_blocks(unassigned, quotas, owner)
     if quotas.under:
-        raise StickyInvariantError(f"{len(quotas.under)} member(s) stay below the minimum of {quotas.min}")
+        if quotas.over_min != quotas.expected_over_min:
+            said = ("We haven't reached the expected number of members with more than the minQuota partitions, "
+                    "but no more partitions to be assigned")
+        else:
+            said = "Consumer: [%s] doesn't reach minQuota partitions, and no more partitions to be assigned"
+        raise StickyInvariantError(f"{len(quotas.under)} member(s) stay below the minimum of {quotas.min}", said,
+                                   quotas.under[0])
     if given_up is None and len(contested) == 0:  # nothing was given up, so nothing is in flight
         return UniformResult(owner, np.zeros(0, dtype=np.int64))
     if unassigned is None:
@@ -263,5 +315,8 @@ def assign_uniform(
     in_flight = contested_mask[unassigned]
     if given_up is not None:
         previous = given_up[unassigned]
-        in_flight |= (previous != NO_OWNER) & (previous != owner[unassigned])
+        if rules.kafka_15170:
+            in_flight |= (previous != NO_OWNER) & (previous != owner[unassigned])
+        else:  # before 3.7.1 a revoked partition is in flight even when it goes back to the member that gave it up
+            in_flight |= previous != NO_OWNER
     return UniformResult(owner, unassigned[in_flight])

@@ -11,6 +11,13 @@ StickyAssignor (eager) user data, version 1::
         int32   number of partitions, then that many int32 partition numbers
     int32   generation the partitions were owned in
 
+A member writes its topics in the order Kafka's own StickyAssignor member does: it groups its owned
+partitions by topic in a ``java.util.HashMap`` filled by ``computeIfAbsent``, so the topic entries follow
+that map's iteration order (the topics put in the order first listed;
+:func:`kassign.core.javaorder.compute_if_absent_order`), and each topic's partitions as listed. Kafka
+before 3.7.1 keeps a member's owned partitions in the order it reads them here (KAFKA-16277 sorts them), so
+the order is part of what a member says.
+
 Version 0 is the same without the trailing generation. A reader tries version 1
 first and falls back to version 0 when the generation is missing; bytes after the
 last field are ignored (Kafka's schema reader never looks past what it needs).
@@ -85,16 +92,45 @@ def encode_sticky_user_data(
     if version not in (0, 1):
         raise KassignError(f"sticky user data version must be 0 or 1, got {version}")
     by_topic: dict[str, list[int]] = {}
+    calls: list[str] = []  # the topic of every partition, as Kafka's grouping visits them
     for topic, partition in partitions:
         by_topic.setdefault(topic, []).append(int(partition))
+        calls.append(topic)
     pieces = [_INT32.pack(len(by_topic))]
-    for topic, numbers in by_topic.items():
+    if len(by_topic) > 1:
+        topics: Iterable[str] = _grouped_topic_order(list(by_topic), calls[-1] != list(by_topic)[-1]
+                                                     or len(by_topic[list(by_topic)[-1]]) > 1)
+    else:
+        topics = by_topic
+    for topic in topics:
+        numbers = by_topic[topic]
         pieces.append(_topic_header(topic))
         # count then the numbers, one pack: a member of a big group holds one or two per topic
         pieces.append(struct.pack(f">{len(numbers) + 1}i", len(numbers), *numbers))
     if version == 1:
         pieces.append(_INT32.pack(DEFAULT_GENERATION if generation is None else generation))
     return b"".join(pieces)
+
+
+def _grouped_topic_order(names: list[str], looked_up_after: bool) -> list[str]:
+    """``names`` (distinct, in the order first listed) as Kafka's groupPartitionsByTopic map iterates them;
+    ``looked_up_after``: a partition of a topic already grouped came after the last new topic (the map's
+    computeIfAbsent may then grow it once more)."""
+    from kassign.core.javaorder import (  # numba: only for members with two topics or more
+        JavaOrderUndefined,
+        compute_if_absent_order,
+        hashmap_positions,
+        java_string_hashes,
+        java_string_key,
+    )
+
+    hashes = java_string_hashes(names)
+    try:
+        order = compute_if_absent_order(hashes, looked_up_after=looked_up_after).tolist()
+    except JavaOrderUndefined:  # names of equal hash codes in a tree bin: Java orders them by compareTo
+        order = hashmap_positions(hashes.tolist(), None, lambda i: java_string_key(names[i]), compute_if_absent=True,
+                                  looked_up_after=looked_up_after)
+    return [names[i] for i in order]
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -114,8 +150,8 @@ def encode_many(start: np.ndarray, code: np.ndarray, names: Sequence[str], parti
     """:func:`encode_sticky_user_data` of many members at once, from integer columns: member ``m`` owned
     the pairs ``start[m] .. start[m+1]-1``, pair ``j`` of topic ``names[code[j]]`` and partition
     ``partitions[j]`` (as :class:`kassign.groups.scenario.Members` keeps them), in generation
-    ``generations[m]``. The same bytes, member by member: topic entries in order of first listing, each
-    topic's partitions as listed. A leader replaying two thousand members' histories of five hundred
+    ``generations[m]``. The same bytes, member by member: topic entries in Java's ``HashMap`` order of the
+    member's topics (put by ``computeIfAbsent`` in the order first listed), each topic's partitions as listed. A leader replaying two thousand members' histories of five hundred
     partitions each would otherwise pack a million numbers one topic entry at a time. Numbers must be
     Java ints (a scenario's are)."""
     if version not in (0, 1):
@@ -138,11 +174,20 @@ def encode_many(start: np.ndarray, code: np.ndarray, names: Sequence[str], parti
     np.cumsum(sizes, out=offsets[1:])
     buf = np.empty(int(offsets[-1]), dtype=np.uint8)
     scratch = np.empty((3, max(len(headers), 1)), dtype=np.int64)
+    from kassign.core.javaorder import java_string_hashes
+
+    hashes = java_string_hashes(list(names)).astype(np.int64) if len(names) else np.zeros(0, dtype=np.int64)
+    unmodelled = np.zeros(members, dtype=np.bool_)
+    last = np.empty((2, max(len(headers), 1)), dtype=np.int64)  # scratch: the previous member's topics, their order
     fill_kernel(start, code, np.asarray(partitions, dtype=np.int64), header_bytes, header_start, generation, version,
-                offsets, buf, slot, scratch[0], scratch[1], scratch[2])
+                offsets, buf, slot, scratch[0], scratch[1], scratch[2], hashes, unmodelled, last[0], last[1])
     data = buf.tobytes()
     cut = offsets.tolist()
-    return [data[a:b] for a, b in zip(cut[:-1], cut[1:])]
+    out = [data[a:b] for a, b in zip(cut[:-1], cut[1:])]
+    for m in np.flatnonzero(unmodelled).tolist():  # a bucket that is a tree in Java: the one-member encoder
+        pairs = [(names[code[j]], int(partitions[j])) for j in range(start[m], start[m + 1])]
+        out[m] = encode_sticky_user_data(pairs, int(generation[m]), version=version)
+    return out
 
 
 def _encoded_sizes(start, code, header_length, version, slot, sizes):  # pragma: no cover - compiled by numba
@@ -167,22 +212,51 @@ def _write_i32(buf, pos, value):  # pragma: no cover - compiled by numba
     buf[pos + 3] = value & 0xFF
 
 
+# compiled kernels of kassign.core.javaorder, bound by _encoders() before the fill kernel is compiled
+hash_table_shape: Callable[..., tuple[int, bool]]
+hash_table_order: Callable[..., np.ndarray]
+
+
 def _encode_fill(start, code, partitions, header_bytes, header_start, generation, version, offsets, buf, slot,
-                 entry_topic, entry_count, cursor):  # pragma: no cover - compiled by numba
+                 entry_topic, entry_count, cursor, hashes, unmodelled, last_topics,
+                 last_order):  # pragma: no cover - compiled by numba
+    last_entries = -1  # the map order of the last member whose topics were ordered: members of a big group
+    last_called_after = False  # mostly list the same topics alike, and reuse it
+    last_tree = False
     for m in range(len(start) - 1):
         pos = offsets[m]
         entries = 0
+        same = True  # so far the member lists the topics the last ordered one did, in its order
         for j in range(start[m], start[m + 1]):  # the member's topics in order of first listing, and their counts
             c = code[j]
             if slot[c] < 0:
                 slot[c] = entries
                 entry_topic[entries] = c
                 entry_count[entries] = 0
+                same = same and entries < last_entries and last_topics[entries] == c
                 entries += 1
             entry_count[slot[c]] += 1
         _write_i32(buf, pos, entries)
         pos += 4
-        for e in range(entries):
+        if entries > 1:  # Java's HashMap order of the member's topics (computeIfAbsent, in the order first listed)
+            last = start[m + 1] - 1  # a call after the last new topic went in: the last pair's topic came before
+            called_after = entry_topic[entries - 1] != code[last] or entry_count[slot[code[last]]] > 1
+            if not (same and entries == last_entries and called_after == last_called_after):
+                entry_hashes = hashes[entry_topic[:entries]]
+                capacity, last_tree = hash_table_shape(entry_hashes, 0, entries, 16, True, called_after)
+                if last_tree:
+                    last_order[:entries] = np.arange(entries)  # any order: the caller re-encodes the member
+                else:
+                    last_order[:entries] = hash_table_order(np.arange(entries), entry_hashes, 0, entries, capacity,
+                                                            True)
+                last_topics[:entries] = entry_topic[:entries]
+                last_entries, last_called_after = entries, called_after
+            unmodelled[m] = last_tree
+        elif entries == 1:
+            last_order[0] = 0
+            last_entries = -1  # the next member orders its topics afresh
+        for k in range(entries):
+            e = last_order[k]
             c = entry_topic[e]
             for i in range(header_start[c], header_start[c + 1]):
                 buf[pos] = header_bytes[i]
@@ -206,7 +280,9 @@ def _encoders() -> tuple[Callable[..., None], Callable[..., None]]:
     """Compiled on first use, as :func:`_kernels`."""
     import numba
 
-    global _write_i32  # the fill kernel calls it, so it must be compiled first
+    global _write_i32, hash_table_shape, hash_table_order  # the fill kernel calls them: compiled first
+    from kassign.core.javaorder import hash_table_order, hash_table_shape
+
     jit = numba.njit(cache=True, nogil=True)
     _write_i32 = jit(_write_i32)
     return jit(_encoded_sizes), jit(_encode_fill)
