@@ -23,7 +23,8 @@ An HTML comment right above the fence can say more (``<!-- console: keep 1-12, 4
 
 Commands run in a scratch folder where ``examples/`` and ``docs/examples/`` of the checkout are at hand.
 ``python -m tests.docs.console_examples --write`` runs every example and rewrites its output in place
-(the comment's selection kept): the only way the pages' outputs change.
+(the comment's selection kept): the only way the pages' outputs change. Page names after it (``README.md
+releases.md``) run those pages' examples only.
 """
 
 from __future__ import annotations
@@ -274,8 +275,9 @@ def main() -> None:
     import tempfile
 
     write = "--write" in sys.argv
+    pages = {arg for arg in sys.argv[1:] if not arg.startswith("--")}  # page names (README.md, releases.md): only those
     updates: dict[Path, list] = {}
-    found = list(examples())
+    found = [e for e in examples() if not pages or e.page.name in pages]
     with tempfile.TemporaryDirectory(prefix="kassign-docs-") as folder, contextlib.ExitStack() as stack:
         scratch = Path(folder)
         bootstrap = stack.enter_context(live_broker(scratch)) if any(e.broker for e in found) else None

@@ -1,0 +1,223 @@
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.streams.assignor.TopologyDescriber;
+import org.apache.kafka.coordinator.group.streams.assignor.AssignmentConfigsImpl;
+import org.apache.kafka.coordinator.group.streams.assignor.GroupSpecImpl;
+import org.apache.kafka.coordinator.group.streams.assignor.MemberMetadataAndStateImpl;
+import org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor;
+
+/**
+ * Kafka 4.4's streams group assignor {@code sticky} (KIP-1071), timed on scenarios the Python side writes
+ * (bench/bench_streams_groups.py starts it and talks to it over stdin/stdout). Kafka 4.4 moved the
+ * assignor's interfaces to group-coordinator-api ({@code org.apache.kafka.coordinator.group.api.streams.assignor});
+ * {@code KafkaStreamsAssignorBench.java} is the same harness for 4.2 and 4.3's API.
+ *
+ * <p>Usage: {@code java -cp HARNESS:KAFKA KafkaStreamsAssignorBench44 SCENARIO_FILE}, then one command per
+ * line: {@code load FILE} reads another scenario; {@code run} builds the group spec from the scenario
+ * (untimed) and times one {@code StickyTaskAssignor.assign(GroupSpec, TopologyDescriber)}, printing its
+ * seconds; {@code digest} prints the SHA-256 of the last result as "member TAB kind TAB subtopology TAB
+ * partition" lines, sorted; {@code result} prints those lines' fields on one line, the lines separated
+ * by spaces and the fields by '/'; {@code quit}.
+ *
+ * <p>The group spec holds what 4.4's coordinator passes: one {@code MemberMetadataAndStateImpl} per member
+ * (no instance id, rack or client tags; the member's current active and standby tasks, in {@code HashMap}s
+ * of {@code HashSet}s; no warm-up tasks; the task offset sums it reported, none if the scenario has none; no
+ * end offsets, which this assignor does not read), members in a {@code HashMap} keyed by member id, put in
+ * the file's order; an {@code AssignmentConfigsImpl} with the standby count and no rack-aware tags.
+ *
+ * <p>Scenario file, whitespace-separated (ids contain no whitespace):
+ * <pre>
+ * standby K
+ * subtopologies S     then S lines: id partitions stateful(0|1)
+ * members M           then M lines: member-id process-id a (sub partition)... s (sub partition)... o (sub partition sum)...
+ * </pre>
+ * (a active and s standby pairs, o reported offset sums).
+ */
+public final class KafkaStreamsAssignorBench44 {
+
+    private KafkaStreamsAssignorBench44() {
+    }
+
+    static final class Scenario {
+        int standbys;
+        final List<String> subtopologies = new ArrayList<>();
+        final Map<String, Integer> partitions = new HashMap<>();
+        final Map<String, Boolean> stateful = new HashMap<>();
+        final List<String> memberIds = new ArrayList<>();
+        final List<String> processIds = new ArrayList<>();
+        final List<String[]> active = new ArrayList<>();  // sub, partition, sub, partition...
+        final List<String[]> standby = new ArrayList<>();
+        final List<String[]> offsets = new ArrayList<>();  // sub, partition, sum, sub, partition, sum...
+    }
+
+    static Scenario read(String path) throws IOException {
+        String[] t = new String(Files.readAllBytes(Paths.get(path)), StandardCharsets.UTF_8).trim().split("\\s+");
+        int i = 0;
+        Scenario s = new Scenario();
+        expect(t[i++], "standby");
+        s.standbys = Integer.parseInt(t[i++]);
+        expect(t[i++], "subtopologies");
+        int subs = Integer.parseInt(t[i++]);
+        for (int k = 0; k < subs; k++) {
+            String id = t[i++];
+            s.subtopologies.add(id);
+            s.partitions.put(id, Integer.parseInt(t[i++]));
+            s.stateful.put(id, t[i++].equals("1"));
+        }
+        expect(t[i++], "members");
+        int members = Integer.parseInt(t[i++]);
+        for (int k = 0; k < members; k++) {
+            s.memberIds.add(t[i++]);
+            s.processIds.add(t[i++]);
+            for (List<String[]> kind : List.of(s.active, s.standby, s.offsets)) {
+                int width = kind == s.offsets ? 3 : 2;
+                int n = Integer.parseInt(t[i++]);
+                String[] fields = new String[width * n];
+                System.arraycopy(t, i, fields, 0, width * n);
+                i += width * n;
+                kind.add(fields);
+            }
+        }
+        return s;
+    }
+
+    private static void expect(String token, String word) {
+        if (!token.equals(word)) {
+            throw new IllegalArgumentException("expected " + word + ", found " + token);
+        }
+    }
+
+    static Map<String, Set<Integer>> tasks(String[] pairs) {
+        Map<String, Set<Integer>> out = new HashMap<>();
+        for (int k = 0; k < pairs.length; k += 2) {
+            out.computeIfAbsent(pairs[k], x -> new HashSet<>()).add(Integer.parseInt(pairs[k + 1]));
+        }
+        return out;
+    }
+
+    static Map<String, Map<Integer, Long>> offsets(String[] triples) {
+        Map<String, Map<Integer, Long>> out = new HashMap<>();
+        for (int k = 0; k < triples.length; k += 3) {
+            out.computeIfAbsent(triples[k], x -> new HashMap<>())
+                .put(Integer.parseInt(triples[k + 1]), Long.parseLong(triples[k + 2]));
+        }
+        return out;
+    }
+
+    static GroupSpecImpl groupSpec(Scenario s) {
+        Map<String, MemberMetadataAndStateImpl> members = new HashMap<>();
+        for (int k = 0; k < s.memberIds.size(); k++) {
+            members.put(s.memberIds.get(k), new MemberMetadataAndStateImpl(Optional.empty(), Optional.empty(),
+                s.processIds.get(k), Map.of(), tasks(s.active.get(k)), tasks(s.standby.get(k)), Map.of(),
+                offsets(s.offsets.get(k)), Map.of()));
+        }
+        return new GroupSpecImpl(members, new AssignmentConfigsImpl(s.standbys, List.of()));
+    }
+
+    static TopologyDescriber topology(Scenario s) {
+        return new TopologyDescriber() {
+            @Override
+            public List<String> subtopologies() {
+                return s.subtopologies;
+            }
+
+            @Override
+            public int maxNumInputPartitions(String id) {
+                Integer n = s.partitions.get(id);
+                if (n == null) {
+                    throw new NoSuchElementException(id);
+                }
+                return n;
+            }
+
+            @Override
+            public boolean isStateful(String id) {
+                Boolean stateful = s.stateful.get(id);
+                if (stateful == null) {
+                    throw new NoSuchElementException(id);
+                }
+                return stateful;
+            }
+        };
+    }
+
+    static TreeSet<String> lines(GroupAssignment result) {
+        TreeSet<String> out = new TreeSet<>();
+        for (Map.Entry<String, MemberAssignment> e : result.members().entrySet()) {
+            addLines(out, e.getKey(), "active", e.getValue().activeTasks());
+            addLines(out, e.getKey(), "standby", e.getValue().standbyTasks());
+        }
+        return out;
+    }
+
+    private static void addLines(TreeSet<String> out, String member, String kind, Map<String, Set<Integer>> tasks) {
+        for (Map.Entry<String, Set<Integer>> e : tasks.entrySet()) {
+            for (int p : e.getValue()) {
+                out.add(member + "\t" + kind + "\t" + e.getKey() + "\t" + p);
+            }
+        }
+    }
+
+    public static void main(String[] args) throws IOException, NoSuchAlgorithmException {
+        Scenario scenario = read(args[0]);
+        GroupAssignment last = null;
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        System.out.println("ready");
+        System.out.flush();
+        for (String line = in.readLine(); line != null; line = in.readLine()) {
+            String command = line.trim();
+            try {
+                if (command.startsWith("load ")) {
+                    scenario = read(command.substring(5));
+                    System.out.println("ready");
+                } else if (command.equals("run")) {
+                    GroupSpecImpl spec = groupSpec(scenario);
+                    TopologyDescriber topology = topology(scenario);
+                    StickyTaskAssignor assignor = new StickyTaskAssignor();
+                    long start = System.nanoTime();
+                    last = assignor.assign(spec, topology);
+                    long took = System.nanoTime() - start;
+                    System.out.println(took / 1e9);
+                } else if (command.equals("digest")) {
+                    MessageDigest sha = MessageDigest.getInstance("SHA-256");
+                    for (String l : lines(last)) {
+                        sha.update((l + "\n").getBytes(StandardCharsets.UTF_8));
+                    }
+                    StringBuilder hex = new StringBuilder();
+                    for (byte b : sha.digest()) {
+                        hex.append(String.format("%02x", b));
+                    }
+                    System.out.println(hex);
+                } else if (command.equals("result")) {
+                    System.out.println(String.join(" ", lines(last)).replace('\t', '/'));
+                } else if (command.equals("quit")) {
+                    return;
+                } else {
+                    System.out.println("error unknown command " + command);
+                }
+            } catch (RuntimeException e) {
+                System.out.println("error " + e.getClass().getSimpleName() + ": "
+                    + String.valueOf(e.getMessage()).replace('\n', ' '));
+            }
+            System.out.flush();
+        }
+    }
+}
