@@ -123,3 +123,12 @@ def test_the_classic_strategies_answer_as_the_runs_release():
     assert new["range"]["assignment"] == {"a": [["t", 1], ["t", 3]], "b": [["t", 0], ["t", 2]]}
     assert old["roundrobin"]["assignment"] == new["roundrobin"]["assignment"]
     assert stage.available_strategies(["sticky", "random"], "3.0")[0] == ["sticky", "random"]
+
+
+def test_a_release_without_the_consumer_protocol_skips_its_strategies_saying_why():
+    for version, why in (("3.9", "early access"), ("3.6.2", "has no consumer protocol")):
+        usable, skipped = stage.available_strategies(["range", "consumer:uniform", "consumer:range", "share:simple"],
+                                                     version)
+        assert usable == ["range"] and set(skipped) == {"consumer:uniform", "consumer:range", "share:simple"}
+        assert why in skipped["consumer:uniform"] and f"Kafka {version} has the classic protocol's" in skipped["consumer:range"]
+    assert stage.available_strategies(["consumer:uniform"], "4.0.0")[0] == ["consumer:uniform"]

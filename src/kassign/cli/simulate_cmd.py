@@ -175,7 +175,7 @@ def command(scenario_path: str, strategies_option: str | None, out_dir: str | No
         raise KassignError(f"--out {out_dir!r} and --plot {plot_dir!r} name two directories: give one "
                            "(--plot is --out's other name)")
     target = out_dir or plot_dir
-    release_for(kafka_version, "classic")  # any 4.x, before the timeline is played; the consumer protocol's check follows
+    release_for(kafka_version, "classic")  # any of 3.0-4.4, before the timeline is played; each group type checks its own
     document = _read_document(scenario_path)
     if is_share_timeline(document, strategies_option):
         from kassign.cli.simulate_share import run_share
