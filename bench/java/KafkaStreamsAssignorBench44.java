@@ -16,10 +16,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
+import org.apache.kafka.coordinator.group.api.streams.assignor.AssignmentConfigs;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.TopologyDescriber;
-import org.apache.kafka.coordinator.group.streams.assignor.AssignmentConfigsImpl;
 import org.apache.kafka.coordinator.group.streams.assignor.GroupSpecImpl;
 import org.apache.kafka.coordinator.group.streams.assignor.MemberMetadataAndStateImpl;
 import org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor;
@@ -41,7 +41,9 @@ import org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor;
  * (no instance id, rack or client tags; the member's current active and standby tasks, in {@code HashMap}s
  * of {@code HashSet}s; no warm-up tasks; the task offset sums it reported, none if the scenario has none; no
  * end offsets, which this assignor does not read), members in a {@code HashMap} keyed by member id, put in
- * the file's order; an {@code AssignmentConfigsImpl} with the standby count and no rack-aware tags.
+ * the file's order; configs with the standby count and no rack-aware tags (what the coordinator's {@code
+ * AssignmentConfigsImpl} holds for such a group; the harness implements the public {@code AssignmentConfigs}
+ * itself, as {@code AssignmentConfigsImpl}'s defaults need the coordinator's whole configuration class).
  *
  * <p>Scenario file, whitespace-separated (ids contain no whitespace):
  * <pre>
@@ -129,7 +131,21 @@ public final class KafkaStreamsAssignorBench44 {
                 s.processIds.get(k), Map.of(), tasks(s.active.get(k)), tasks(s.standby.get(k)), Map.of(),
                 offsets(s.offsets.get(k)), Map.of()));
         }
-        return new GroupSpecImpl(members, new AssignmentConfigsImpl(s.standbys, List.of()));
+        return new GroupSpecImpl(members, configs(s.standbys));
+    }
+
+    static AssignmentConfigs configs(int standbys) {
+        return new AssignmentConfigs() {
+            @Override
+            public int numStandbyReplicas() {
+                return standbys;
+            }
+
+            @Override
+            public List<String> rackAwareAssignmentTags() {
+                return List.of();
+            }
+        };
     }
 
     static TopologyDescriber topology(Scenario s) {
