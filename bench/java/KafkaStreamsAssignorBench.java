@@ -25,7 +25,8 @@ import org.apache.kafka.coordinator.group.streams.assignor.TopologyDescriber;
 
 /**
  * Kafka's streams group assignor {@code sticky} (KIP-1071), timed on scenarios the Python side writes
- * (bench/bench_streams_groups.py starts it and talks to it over stdin/stdout).
+ * (bench/bench_streams_groups.py starts it and talks to it over stdin/stdout). Written against Kafka 4.2's
+ * and 4.3's assignor API; {@code KafkaStreamsAssignorBench44.java} is the same harness for 4.4's.
  *
  * <p>Usage: {@code java -cp HARNESS:KAFKA KafkaStreamsAssignorBench SCENARIO_FILE}, then one command per
  * line: {@code load FILE} reads another scenario; {@code run} builds the group spec from the scenario
