@@ -22,14 +22,16 @@ builds them (owned partitions, offset sums, lags from the end offset sums), and 
 also the split over each client's stream threads and the answer dict. Before printing a case the bench
 checks that both sides gave the same active and standby tasks per client and the same probing flag,
 and stops if not. The classpath needs Kafka Streams' classes and kafka-clients (a Kafka download's
-``'kafka_2.13-4.3.1/libs/*'``). Without it, only kassign is timed.
+``'kafka_2.13-4.4.0/libs/*'``; the harness compiles against 3.8's to 4.4's API); ``--kafka-version`` names
+their release (default 4.4), and kassign answers as it. Without it, only kassign is timed.
 
 Figures (2026-11-27, 2 cores, load average 5.4 to 7.2; best / median of 7, ms; kassign / Kafka 4.3.1):
 high-availability steady 122.5 / 265.4 vs 983.0 / 2,082.1 (0.12x / 0.13x), fresh 166.4 / 259.3 vs
 2,555.3 / 2,977.5 (0.07x / 0.09x); sticky steady 374.6 / 785.3 vs 594.0 / 782.0 (0.63x / 1.00x), fresh
 485.8 / 764.0 vs 547.6 / 915.1 (0.89x / 0.83x); the same answers on both sides.
 
-Run: ``python bench/bench_kstreams.py [--kafka-classpath CP] [--runs 7] [--strategies high-availability,sticky]``
+Run: ``python bench/bench_kstreams.py [--kafka-classpath CP [--kafka-version 4.3]] [--runs 7]
+[--strategies high-availability,sticky]``
 (prints best and median, ms).
 """
 
@@ -49,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kafka_java import NEEDS_CLASSPATH, JavaHarness, alternate, best_and_median, ratio
 
+from kassign.core.releases import DEFAULT_KAFKA_VERSION
 from kassign.groups.streams.classic import assign_streams_classic
 from kassign.groups.streams.classic.scenario import parse_streams_classic
 
@@ -151,39 +154,43 @@ def answer_lines(answer: Mapping) -> list[str]:
 
 
 def time_case(strategy: str, text: str, kafka: KafkaStreamsClassicHarness | None, runs: int,
-              warmups: int = 3) -> dict[str, list[float]]:
+              warmups: int = 3, version: str = DEFAULT_KAFKA_VERSION) -> dict[str, list[float]]:
     """Seconds per call, alternating sides (``kafka_java.alternate``): ``kassign``, the dict API on a
     freshly parsed copy of ``text`` (``json.loads`` untimed); ``parsed``, on a scenario read beforehand
-    (``parse_streams_classic``), as Kafka's client states are built beforehand; ``Kafka``."""
+    (``parse_streams_classic``), as Kafka's client states are built beforehand; ``Kafka``. kassign
+    answers as Kafka ``version``."""
     documents = iter([json.loads(text) for _ in range(warmups + runs)])
     scenarios = iter([parse_streams_classic(json.loads(text)) for _ in range(warmups + runs)])
-    ours = {"kassign": lambda: assign_streams_classic(strategy, next(documents)),
-            "parsed": lambda: assign_streams_classic(strategy, next(scenarios))}
+    ours = {"kassign": lambda: assign_streams_classic(strategy, next(documents), version),
+            "parsed": lambda: assign_streams_classic(strategy, next(scenarios), version)}
     return alternate(ours, kafka, runs, warmups)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kafka-classpath", help="Kafka Streams' classes and their dependencies, as java -cp takes "
-                                                  "them (e.g. 'kafka_2.13-4.3.1/libs/*'), to time Kafka in this run")
+                                                  "them (e.g. 'kafka_2.13-4.4.0/libs/*'), to time Kafka in this run")
     parser.add_argument("--runs", type=int, default=7, help="timed calls per case and side")
     parser.add_argument("--strategies", default="high-availability,sticky")
+    parser.add_argument("--kafka-version", default=DEFAULT_KAFKA_VERSION,
+                        help="the release kassign answers as (with --kafka-classpath: that of Kafka's classes)")
     args = parser.parse_args()
     fresh = fresh_case()
     cases = {"steady": steady_case(fresh), "fresh": fresh}
     kafka = KafkaStreamsClassicHarness(args.kafka_classpath) if args.kafka_classpath else None
     print(f"load average (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
-          f"{CLIENTS} clients x {THREADS} threads, {SUBTOPOLOGIES * PARTITIONS:,} tasks; best / median of {args.runs}, ms")
+          f"{CLIENTS} clients x {THREADS} threads, {SUBTOPOLOGIES * PARTITIONS:,} tasks; best / median of {args.runs}, "
+          f"ms; kassign as Kafka {args.kafka_version}")
     print(f"{'assignor':<18} {'case':<7} {'input':<7}{'kassign':>17}   {'Kafka (Java)':<22} "
           "kassign vs Kafka (best / median)")
     try:
         for strategy in args.strategies.split(","):
             for name, doc in cases.items():
                 text = json.dumps(doc)
-                answer = assign_streams_classic(strategy, json.loads(text))
+                answer = assign_streams_classic(strategy, json.loads(text), args.kafka_version)
                 if kafka is not None:
                     kafka.load(doc, strategy)
-                times = time_case(strategy, text, kafka, args.runs)
+                times = time_case(strategy, text, kafka, args.runs, version=args.kafka_version)
                 if kafka is not None and kafka.digest() != digest(answer):
                     theirs = set(kafka.lines())
                     only = [f"  kassign only: {line}" for line in answer_lines(answer) if line not in theirs][:5]
