@@ -22,7 +22,7 @@ builds them (owned partitions, offset sums, lags from the end offset sums), and 
 also the split over each client's stream threads and the answer dict. Before printing a case the bench
 checks that both sides gave the same active and standby tasks per client and the same probing flag,
 and stops if not. The classpath needs Kafka Streams' classes and kafka-clients (a Kafka download's
-``'kafka_2.13-4.4.0/libs/*'``; the harness compiles against 3.8's to 4.4's API); ``--kafka-version`` names
+``'kafka_2.13-4.4.0/libs/*'``; the harness runs against 4.3.1's and 4.4's); ``--kafka-version`` names
 their release (default 4.4), and kassign answers as it. Without it, only kassign is timed.
 
 Figures (2026-11-27, 2 cores, load average 5.4 to 7.2; best / median of 7, ms; kassign / Kafka 4.3.1):
