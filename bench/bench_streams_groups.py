@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kafka_java import NEEDS_CLASSPATH, JavaHarness, ratio
+from kafka_java import NEEDS_CLASSPATH, JavaHarness, ratio, warm_jvm
 
 from kassign.core.releases import DEFAULT_KAFKA_VERSION
 from kassign.groups.flat import no_cyclic_gc
@@ -151,11 +151,12 @@ def time_case(text: str, kafka: KafkaStreamsHarness | None, runs: int, warmups: 
     """Seconds of ``runs`` kassign calls (as Kafka ``version``), each on a freshly parsed copy of ``text``
     (``"kassign"``: the dict API; ``"parsed"``: the assignor on a group read beforehand, as Kafka's group
     spec is built beforehand), alternating with Kafka's (under ``"Kafka"``) when a harness is given; after
-    ``warmups`` untimed rounds."""
+    ``warmups`` untimed rounds, and before them :func:`kafka_java.warm_jvm`'s untimed Kafka calls."""
     release = check_streams_release(version)
     times: dict[str, list[float]] = {"kassign": [], "parsed": []}
     if kafka is not None:
         times["Kafka"] = []
+        warm_jvm(kafka.run)
     for round_number in range(warmups + runs):
         took = {}
         scenario = json.loads(text)
