@@ -116,7 +116,7 @@ def read_group(cluster: Cluster, group_id: str, kafka_version: str | None = None
 
 def lag_table(cluster: Cluster, counts: Mapping[str, int], positions: Mapping[str, list[int | None]],
               group_type: str) -> dict[str, Any]:
-    """SPEC 5's ``lag`` per topic: ``committed`` (a share group: its start offsets), ``end_offsets``, ``lag``."""
+    """The ``lag`` object per topic: ``committed`` (a share group: its start offsets), ``end_offsets``, ``lag``."""
     plan = plan_read(cluster, sorted(counts))
     out: dict[str, Any] = {}
     for name, topic in plan.topics.items():
