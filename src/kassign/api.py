@@ -35,6 +35,9 @@ def assign(
 ) -> dict[str, list[tuple[str, int]]]:
     """Assign the scenario's partitions with ``strategy``.
 
+    ``scenario``: [a classic consumer group](formats.md#a-classic-consumer-group),
+    [a consumer-protocol group](formats.md#a-consumer-protocol-group-kip-848) or
+    [a share group](formats.md#a-share-group-kip-932), as a dict (or a parsed ``Scenario``).
     Returns ``{member: [(topic, partition), ...]}`` sorted, with every member present.
     ``protocol="classic"`` runs a client-side assignor (``range``, ``sticky``, ...; the
     members' ``owned`` are what they held); ``protocol="consumer"`` runs the Kafka 4

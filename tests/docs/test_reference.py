@@ -38,16 +38,16 @@ TEXT_SUFFIXES = {".py", ".pyi", ".c", ".h", ".java", ".properties", ".md", ".jso
 
 
 def _shipped_text_files() -> list[Path]:
-    files = [ROOT / "README.md", ROOT / "mkdocs.yml"]
-    for folder in (ROOT / "docs", ROOT / "src" / "kassign"):
+    files = [ROOT / "README.md", ROOT / "mkdocs.yml", ROOT / "pyproject.toml", ROOT / "setup.py"]
+    for folder in (ROOT / "docs", ROOT / "src" / "kassign", ROOT / "examples"):
         files += [p for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix in TEXT_SUFFIXES
                   and "__pycache__" not in p.parts]
     return files
 
 
 def test_no_page_readme_or_module_names_the_developers_contract():
-    """README.md, docs/** and src/kassign/** (docstrings, comments, messages, CLI help): no ``SPEC`` and no
-    ``../shared``. The tests may name them: they read the reference files, users do not."""
+    """README.md, docs/**, src/kassign/** (docstrings, comments, messages, CLI help), examples/** and the packaging
+    files: no ``SPEC`` and no ``../shared``. The tests may name them: they read the reference files, users do not."""
     found = []
     for path in _shipped_text_files():
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").split("\n"), 1):
