@@ -264,6 +264,20 @@ def test_describe_group_json_fields_are_in_the_reference(kind):
     assert_named(document, "kassign describe-group")
 
 
+def test_json_of_commands_reading_a_cluster_is_in_the_reference():
+    """``replicas``, ``partition --keyless`` and ``plan`` read a live topic's layout (a replayed broker here)."""
+    from tests.kafka.replay_cluster import replay_group
+
+    broker = replay_group("classic")
+    try:
+        live = ["--bootstrap-server", broker.bootstrap, "--topic", "orders", "--timeout", "10", "--json"]
+        assert_named(kassign("replicas", *live), "kassign replicas")
+        assert_named(kassign("partition", *live, "--keyless", "user-1"), "kassign partition")
+        assert_named(kassign("plan", *live, "--brokers", "1,2"), "kassign plan")
+    finally:
+        broker.stop()
+
+
 # -- summary.json: one sample pipeline, every stage with something to say --------------------------------------------
 
 @pytest.fixture(scope="module")
