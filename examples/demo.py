@@ -15,7 +15,7 @@ STEPS = [
     ("key -> partition: where other producer clients put the same keys",
      ["partition", "--partitions", "12", "--compare", "java,librdkafka:consistent_random,sarama:hash,kafkajs:legacy",
       "user-1", "user-2", "order-7"]),
-    ("partition -> consumer: range (the seeds' 2 members x 2 topics x 3 partitions)",
+    ("partition -> consumer: range (2 members x 2 topics x 3 partitions)",
      ["assign", "--strategy", "range", str(HERE / "seeds-range.json")]),
     ("partition -> consumer: roundrobin on the same group", ["assign", "--strategy", "roundrobin", str(HERE / "seeds-range.json")]),
     ("replica -> broker: rack-aware placement", ["replicas", "--brokers", "0:rack-a,1:rack-a,2:rack-b,3:rack-b,4:rack-c",

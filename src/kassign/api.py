@@ -1,5 +1,6 @@
 """``kassign.assign`` and ``kassign.assign_tasks``: one group type's assignor over a scenario document, as a given
-Kafka release runs it (SPEC sections 3, 4, 6, 7 and 8).
+Kafka release runs it. The documents they read and the answers they give are stated field by field in the
+manual's reference (docs/formats.md, docs/outputs.md).
 
 ``assign`` places partitions: ``protocol="classic"`` (the members' own assignor), ``"consumer"`` (KIP-848, the
 coordinator's ``uniform`` or ``range``) or ``"share"`` (KIP-932, ``simple``; a partition may go to several
@@ -34,6 +35,9 @@ def assign(
 ) -> dict[str, list[tuple[str, int]]]:
     """Assign the scenario's partitions with ``strategy``.
 
+    ``scenario``: [a classic consumer group](formats.md#a-classic-consumer-group),
+    [a consumer-protocol group](formats.md#a-consumer-protocol-group-kip-848) or
+    [a share group](formats.md#a-share-group-kip-932), as a dict (or a parsed ``Scenario``).
     Returns ``{member: [(topic, partition), ...]}`` sorted, with every member present.
     ``protocol="classic"`` runs a client-side assignor (``range``, ``sticky``, ...; the
     members' ``owned`` are what they held); ``protocol="consumer"`` runs the Kafka 4
@@ -102,9 +106,12 @@ def assign_tasks(strategy: str, scenario: Mapping[str, Any], protocol: str = "cl
     """Assign a Kafka Streams application's tasks with ``strategy``.
 
     ``protocol="classic"`` (the default): the group leader's StreamsPartitionAssignor, ``high-availability``
-    (Kafka Streams' default) or ``sticky``, or kassign's own ``optimal``, on SPEC section 8's scenario; the answer is ``{"clients": {PROCESS:
-    {"active", "standby"}}, "consumers": {MEMBER: {"active", "standby"}}, "probing_rebalance": bool}``.
-    ``protocol="streams"``: a KIP-1071 streams group, the broker's ``sticky`` on SPEC section 7's scenario; the
+    (Kafka Streams' default) or ``sticky``, or kassign's own ``optimal``, on
+    [a Kafka Streams application's scenario](formats.md#a-kafka-streams-application); the answer is
+    ``{"clients": {PROCESS: {"active", "standby"}}, "consumers": {MEMBER: {"active", "standby"}},
+    "probing_rebalance": bool}``.
+    ``protocol="streams"``: a KIP-1071 streams group, the broker's ``sticky`` on
+    [a streams group's scenario](formats.md#a-streams-group-kip-1071); the
     answer is ``{MEMBER: {"active": {SUBTOPOLOGY: [partitions]}, "standby": {...}, "warmup": {...}}}``. As
     ``kafka_version`` 4.4 (the default) a member's ``offset_sums`` (task -> the offset sum its heartbeat
     reported) count too; 4.2 and 4.3 read none.

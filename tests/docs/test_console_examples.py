@@ -32,7 +32,7 @@ def runner(tmp_path_factory):
 def test_there_are_examples_on_every_page_that_has_commands():
     pages = {e.page.name for e in EXAMPLES}
     assert {"README.md", "pipeline.md", "live-topics.md", "key-partition.md", "partition-consumer.md",
-            "simulator.md", "replicas.md", "plans.md"} <= pages
+            "simulator.md", "replicas.md", "plans.md", "formats.md", "outputs.md"} <= pages
 
 
 @pytest.mark.parametrize("example", [pytest.param(e, marks=[pytest.mark.slow] if e.slow else []) for e in EXAMPLES],

@@ -218,6 +218,14 @@ def test_summary_and_report_are_written(written, summary):
     assert "Which producer put the records there" in html and "Consumer lag" in html
 
 
+def test_every_summary_field_is_in_the_manuals_reference(summary):
+    """Live topics and a group: every field of summary.json is stated in docs/outputs.md (a file run's are walked
+    in tests/docs/test_reference.py)."""
+    from tests.docs.reference import fields, undocumented
+
+    assert not undocumented(summary, fields("outputs.md", "summary.json", "A live group: group, group_check, lag"))
+
+
 def test_last_and_since_bound_the_read(written, spark, tmp_path):
     opts = PipelineOptions(out=str(tmp_path / "last"), bootstrap=written["bootstrap"], topics=[written["topic"]],
                            last=5, write_partitioned=False, write_sample=False)

@@ -10,6 +10,7 @@ import pytest
 from kassign.kafka.metadata import read_layout
 from kassign.producer.keyless import KeylessProducer
 from kassign.spark.pipeline import PipelineOptions, run_pipeline
+from tests.docs.reference import fields, undocumented
 
 pytest.importorskip("confluent_kafka", reason="real producers need confluent-kafka")
 
@@ -59,3 +60,4 @@ def test_keyless_records_of_rack_aware_producers_are_recognised(racked, spark, t
     few = summary["forensics"]["keyless-few"]["keyless"]
     assert few["placement"] == "undetermined" and "too few" in few["verdict"]
     assert "rack-aware producers" in summary["verdict"]["keyless_placement"]["keyless-aware"]
+    assert not undocumented(summary, fields("outputs.md", "summary.json"))  # the manual states every field

@@ -72,7 +72,7 @@ def _consumer_protocol_notes(strategy: str, scenario, stats) -> tuple[dict[str, 
               help="classic: the members' own assignor (owned = what each held); consumer: the Kafka 4 group "
                    "coordinator's assignor (owned = each member's current target); share: a share group (KIP-932); "
                    "streams: a streams group's tasks (KIP-1071); classic-streams: a Kafka Streams application's "
-                   "tasks as its group leader assigns them (SPEC section 8).")
+                   "tasks as its group leader assigns them. The scenario of each: the manual's formats page.")
 @click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, metavar="MAJOR.MINOR[.PATCH]",
               help="The Kafka release to answer as, any from 3.0 to 4.4 (\"3.4\" means the 3.4 line's latest "
                    "patch, \"3.4.0\" its first). What changed where: the classic sticky assignors and rack "

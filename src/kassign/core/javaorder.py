@@ -21,7 +21,7 @@ How the capacity evolves (``java.util.HashMap``, JDK 8 to 17):
   (:meth:`JavaHashOrder.copy_of`), so a set built at once can have twice the table of
   one grown an add at a time (12 elements: 32 buckets against 16), and iterate
   differently. (JDK 19 on sizes that copy as ``HashMap.newHashMap(max(size, 12))``,
-  which gives the grown table; kassign follows JDK 17, as SPEC section 4 states.)
+  which gives the grown table; kassign follows JDK 17.)
 * It doubles whenever the size exceeds three quarters of it.
 * It also doubles, while below 64, when an insertion makes one bucket hold 9 keys
   (Java grows the table rather than turning such a small bucket into a tree).

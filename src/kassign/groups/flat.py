@@ -15,7 +15,7 @@ any assignor whose ``exclusive`` is False) is kept as ``(member, flat id)`` pair
 
 Example: members ``["b", "a"]``, topics ``["t1", "t0"]`` with 1 and 2 partitions
 (``offsets [0, 1, 3]``), ``owner [0, 1, 0]``: ``b`` holds ``t1-0`` and ``t0-1``, ``a``
-holds ``t0-0``. As SPEC's dict: ``{"a": [("t0", 0)], "b": [("t0", 1), ("t1", 0)]}``;
+holds ``t0-0``. As the dict API gives it: ``{"a": [("t0", 0)], "b": [("t0", 1), ("t1", 0)]}``;
 as a table, the same three rows in that order.
 
 Both shapes are built from the arrays: a compiled counting sort groups the assigned
@@ -78,7 +78,7 @@ class FlatAssignment:
         return topic, flat - self.offsets[topic]
 
     def to_dict(self, members: Iterable[str] = ()) -> dict[str, Pairs]:
-        """SPEC's shape: ``{member: [(topic, partition), ...]}``, members sorted, each list sorted;
+        """The dict API's shape: ``{member: [(topic, partition), ...]}``, members sorted, each list sorted;
         every member of ``members`` present (with ``[]`` if it holds nothing)."""
         names, bounds, topic, partition = self.grouped()
         with no_cyclic_gc():

@@ -1,4 +1,5 @@
-"""The scenario document: one consumer group at one rebalance (SPEC section 1).
+"""The scenario document: one consumer group at one rebalance (stated for users in the
+manual's formats page, docs/formats.md).
 
 ``parse_scenario`` checks the document's shape and says exactly where it is wrong;
 it does not judge member data against the cluster (an owned partition of a topic

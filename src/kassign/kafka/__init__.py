@@ -11,7 +11,7 @@ Kafka tools take them), ``connection`` (one broker: TCP or TLS, SASL, versions, 
 (the requests sent and their answers), ``records`` and ``legacy`` (record batches into columns), ``client``
 (planning a read, reading a range with its accounting, a group's committed offsets).
 
-Groups of every type (SPEC section 5, "Every group type, live"): ``flexible`` (the compact types and
+Groups of every type (the manual's "Every group type, live"): ``flexible`` (the compact types and
 tagged fields of flexible versions), ``groups_protocol`` (ApiVersions with features, ListGroups,
 DescribeGroups, OffsetFetch, ConsumerGroupDescribe, ShareGroupDescribe, DescribeShareGroupOffsets,
 StreamsGroupDescribe), ``topics_protocol`` (Metadata and Fetch up to their newest versions) and

@@ -1,7 +1,7 @@
 """A live group checked against kassign: the coordinator's assignment beside what kassign computes for the
 same members, subscriptions, topic ids and current assignment, with the group's own assignor and release.
 
-The rule, per group type (SPEC section 5, ``group_check``):
+The rule, per group type (``group_check`` in ``describe-group --json`` and summary.json):
 
 - **consumer** (KIP-848): the coordinator keeps a *target* assignment and recomputes it from the previous
   target whenever the group changes. kassign runs the group's assignor (``uniform`` or ``range``) on the
@@ -47,7 +47,8 @@ CLASSIC_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 def group_scenario(group: GroupDescription, partitions: Mapping[str, int],
                    initialized: Mapping[str, list[int]] | None = None,
                    kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> dict[str, Any]:
-    """The scenario document (SPEC sections 1, 4, 6, 7) of ``group``'s members as the coordinator holds them;
+    """The scenario document of ``group``'s members as the coordinator holds them (the group type's scenario of
+    [the formats page](formats.md#scenario-documents));
     ``partitions``: every subscribed topic's partition count (a live cluster's metadata); ``kafka_version``: the
     release whose coordinator hands the assignor a streams group's members (4.4: current tasks, offset sums)."""
     if group.type == "streams":
@@ -122,7 +123,7 @@ def _standbys_seen(group: GroupDescription) -> int:
 
 def check_group(group: GroupDescription, partitions: Mapping[str, int], kafka_version: str = DEFAULT_KAFKA_VERSION,
                 initialized: Mapping[str, list[int]] | None = None) -> dict[str, Any]:
-    """SPEC 5's ``group_check``: ``{"kafka_version", "assignor", "equal", "differs", "notes"}`` (and ``why``
+    """The ``group_check`` object: ``{"kafka_version", "assignor", "equal", "differs", "notes"}`` (and ``why``
     where ``equal`` is null because kassign cannot compute this group's answer)."""
     release = parse_release(kafka_version)
     out: dict[str, Any] = {"kafka_version": release.label, "assignor": group.assignor, "equal": None, "differs": {},

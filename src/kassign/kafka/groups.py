@@ -1,6 +1,6 @@
 """A live group of any kind a Kafka 4 broker keeps, described as plain data.
 
-The rule (SPEC section 5, "Every group type, live"):
+The rule (the manual: group-types.md, "Every group type, live"; the JSON in outputs.md):
 
 1. The group's coordinator is found with FindCoordinator (key type 0, a group: every kind of group
    has one), asked on the bootstrap servers, and followed when it moves (NOT_COORDINATOR and the
@@ -20,7 +20,8 @@ Example: a KIP-848 group "orders-app" of two members on topic "orders" (4 partit
 ``GroupDescription(id="orders-app", type="consumer", state="Stable", assignor="uniform", epoch=3,
 members={"Mbr1...": GroupMember(client_id="c1", host="/10.0.0.5", topics=["orders"],
 assignment=[("orders", 0), ("orders", 1)], target=[("orders", 0), ("orders", 1)], member_epoch=3, ...),
-...}, topic_ids={"orders": "zlHH1P2WR-GsRZQpv0_Hxw"}, ...)``; ``to_json()`` gives SPEC's ``group`` object.
+...}, topic_ids={"orders": "zlHH1P2WR-GsRZQpv0_Hxw"}, ...)``; ``to_json()`` gives the ``group`` object of
+``describe-group --json`` and summary.json.
 
 Where kassign differs from Kafka's AdminClient: it asks ListGroups of the coordinator only (the
 AdminClient asks every broker), since the coordinator is the broker that holds the group; and a
@@ -104,7 +105,7 @@ class GroupMember:
                "client_tags", "topology_epoch", "endpoint", "is_classic", "task_offsets")
 
     def to_json(self) -> dict[str, Any]:
-        """SPEC's member object (client_id, host, instance_id, rack, topics, assignment, target) plus the
+        """The ``group`` object's member (client_id, host, instance_id, rack, topics, assignment, target) plus the
         type's own fields that are set."""
         def plain(value: Any) -> Any:
             if isinstance(value, list) and value and isinstance(value[0], tuple):
@@ -137,8 +138,9 @@ class GroupDescription:
     notes: list[str] = field(default_factory=list)  # what the broker did that Kafka would not (one line each)
 
     def to_json(self) -> dict[str, Any]:
-        """SPEC section 5's ``group`` object, plus ``topic_ids``, ``assignment_epoch``, ``protocol_type``,
-        ``topology``, ``coordinator`` and ``notes`` where the type has them."""
+        """The ``group`` object of ``describe-group --json`` and summary.json: ``id``, ``type``, ``state``,
+        ``assignor``, ``epoch``, ``members``, and ``topic_ids``, ``assignment_epoch``, ``protocol_type``, ``topology``,
+        ``coordinator`` and ``notes`` where the type has them."""
         doc: dict[str, Any] = {"id": self.id, "type": self.type, "state": self.state, "assignor": self.assignor,
                                "epoch": self.epoch,
                                "members": {m: member.to_json() for m, member in self.members.items()}}

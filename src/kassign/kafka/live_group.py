@@ -102,7 +102,8 @@ def initialized_partitions(group: GroupDescription,
 
 def read_group(cluster: Cluster, group_id: str, kafka_version: str | None = None,
                deadline: float | None = None) -> dict[str, Any]:
-    """Everything about ``group_id`` (see the module docstring), as plain data for ``--json`` and summary.json."""
+    """Everything about ``group_id`` (see the module docstring), as plain data for ``--json`` and summary.json
+    (every field: [JSON output](outputs.md#kassign-describe-group))."""
     described = describe_group(cluster, group_id, deadline=deadline)
     release, source, why = choose_release(cluster, kafka_version)
     counts, warnings = group_partitions(cluster, described)
@@ -116,7 +117,7 @@ def read_group(cluster: Cluster, group_id: str, kafka_version: str | None = None
 
 def lag_table(cluster: Cluster, counts: Mapping[str, int], positions: Mapping[str, list[int | None]],
               group_type: str) -> dict[str, Any]:
-    """SPEC 5's ``lag`` per topic: ``committed`` (a share group: its start offsets), ``end_offsets``, ``lag``."""
+    """The ``lag`` object per topic: ``committed`` (a share group: its start offsets), ``end_offsets``, ``lag``."""
     plan = plan_read(cluster, sorted(counts))
     out: dict[str, Any] = {}
     for name, topic in plan.topics.items():

@@ -4,7 +4,7 @@ The rule: a keyed record is *explained* by a partitioner when its actual partiti
 that partitioner picks for its key on the topic's partition count (``partition_for_key``; a
 client that would not hash the key, such as ``librdkafka:consistent_random`` with an empty
 key, explains nothing). For each partitioner of ``kassign.producer.clients`` (``java``
-first, then SPEC section 3's order):
+first, then the order ``kassign partition --help`` lists them):
 
 - ``records``: keyed records it explains; ``keys``: distinct keys all of whose records it
   explains (so never a split key: one partitioner puts one key on one partition);
@@ -223,7 +223,7 @@ class Forensics:
             self._writer = None
 
     def summary(self) -> dict[str, Any]:
-        """Per topic, SPEC section 5's ``forensics`` entry (plus the figures the verdict uses)."""
+        """Per topic, summary.json's ``forensics`` entry (plus the figures the verdict uses)."""
         return {topic: _topic_summary(state) for topic, state in sorted(self.topics.items())}
 
 

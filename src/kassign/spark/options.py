@@ -67,7 +67,7 @@ class PipelineOptions:
     write_partitioned: bool = True
     write_sample: bool = True
     extra: dict = field(default_factory=dict)
-    # Live topics (SPEC section 5): read these topics from this cluster instead of a file or the sample.
+    # Live topics (docs/live-topics.md): read these topics from this cluster instead of a file or the sample.
     bootstrap: str | None = None
     topics: Sequence[str] = ()
     client_config: Mapping[str, str] | None = None  # client properties (--command-config)

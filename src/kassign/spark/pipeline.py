@@ -53,7 +53,8 @@ LOAD_STAGES = (partition_load.STAGE, keyless_racks.STAGE, sweep.STAGE, consumer_
 
 
 def run_pipeline(spark: SparkSession, opts: PipelineOptions) -> dict[str, Any]:
-    """Run every stage, write the tables, summary.json and report.html under ``opts.out``; return the summary.
+    """Run every stage, write the tables, summary.json and report.html under ``opts.out``; return the summary
+    (summary.json's document, every field stated in [JSON output](outputs.md#summaryjson)).
 
     Everything is written to a hidden directory beside ``out`` first and renamed to ``out`` at the
     end, so a run that fails or is killed never leaves an ``out`` that looks complete (an earlier

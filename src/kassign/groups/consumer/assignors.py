@@ -10,7 +10,7 @@ Each takes a :class:`~kassign.groups.consumer.group.ServerGroup` and the Kafka r
 (:class:`~kassign.core.releases.KafkaRelease`; only ``uniform`` with every member subscribing to
 the same topics differs between releases) and returns one owner per partition (member
 numbers by flat partition id, -1 for none); :func:`assign_server_side` turns that into
-SPEC's shape at the edge.
+the dict API's shape at the edge.
 """
 
 from __future__ import annotations

@@ -413,7 +413,7 @@ class ConsumerGroupCoordinator:
 
     ``assign``: None runs the server-side assignors on the coordinator's own integers (the
     target as an owner per pid, no document); a function is handed a scenario document
-    (SPEC section 1, as ``kassign.assign`` takes it) and returns ``{member: [(topic, partition)]}``.
+    (as ``kassign.assign`` takes it) and returns ``{member: [(topic, partition)]}``.
     ``release``: the Kafka release whose assignors compute the targets (:mod:`kassign.core.releases`;
     not handed to an ``assign`` function, which is the caller's own).
     """
@@ -698,7 +698,7 @@ class ConsumerGroupCoordinator:
                               if member.epoch != LEAVE_GROUP_STATIC_EPOCH}
 
     def target_document(self) -> dict[str, Any]:
-        """The group as a scenario document (SPEC section 1, with ``topic_ids`` when a topic was
+        """The group as a scenario document (a consumer-protocol group's, with ``topic_ids`` when a topic was
         recreated): the subscribed topics, and per member, in the order they joined, its topics and
         its current target as ``owned``."""
         catalog = self.catalog

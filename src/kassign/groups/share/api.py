@@ -1,6 +1,6 @@
 """Entry points for share groups: a scenario in, the coordinator's new target assignment out.
 
-``assign_share("simple", scenario)`` answers as SPEC section 6 says: ``{member: [(topic,
+``assign_share("simple", scenario)`` answers in the dict API's shape: ``{member: [(topic,
 partition), ...]}``, every member present, each list sorted by topic then partition, a partition
 possibly under several members. ``assign_share_table`` gives the same rows as a pyarrow table.
 
@@ -70,8 +70,8 @@ def assign_share(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareSc
     """A share group's new target assignment: ``{member: [(topic, partition), ...]}``, every member
     present, partitions sorted (topic, then partition); one partition may be under several members.
 
-    ``strategy``: ``"simple"`` (or Kafka's class name); ``scenario``: SPEC section 6's document (section
-    4's server-side scenario plus ``initialized``); ``kafka_version``: a 4.1, 4.2, 4.3 or 4.4 release (4.1
+    ``strategy``: ``"simple"`` (or Kafka's class name); ``scenario``: a share group's document (the consumer protocol's
+    scenario plus ``initialized``); ``kafka_version``: a 4.1, 4.2, 4.3 or 4.4 release (4.1
     answers with its own rule, see :mod:`.simple`)."""
     flat = _flat(share_target(strategy, scenario, kafka_version))
     return flat.to_dict(flat.members)

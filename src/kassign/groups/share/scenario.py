@@ -1,4 +1,4 @@
-"""A share group's scenario: SPEC section 4's server-side document plus ``initialized``.
+"""A share group's scenario: the consumer protocol's scenario document plus ``initialized``.
 
 ``initialized`` maps a topic to the partitions whose share-group state exists; only those may
 be assigned (Kafka's coordinator initialises a partition's share state before it lets the

@@ -240,7 +240,7 @@ class ShareTimelineRun(HeartbeatTimeline):
         self._unfetched = None
 
     def _document(self) -> tuple[dict, dict[str, int]]:
-        """The group as the assignor's scenario (SPEC section 6), and topic name -> slot for its answer."""
+        """The group as the assignor's scenario (a share group's), and topic name -> slot for its answer."""
         catalog = self.catalog
         subscribed = {t for m in self.group.values() for t in m.c_topics}
         live = {name: slot for name, slot in catalog.slot_of.items() if name in subscribed}

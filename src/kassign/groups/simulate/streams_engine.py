@@ -606,7 +606,7 @@ class StreamsTimelineRun:
         return b"".join(p.tobytes() for p in parts)
 
     def _scenario(self, members: list[int], reported) -> tuple[StreamsClassicScenario, dict[str, tuple[int, int]]]:
-        """The assignor's scenario (SPEC section 8) as the members' subscriptions give it, built directly
+        """The assignor's scenario (a Kafka Streams application's) as the members' subscriptions give it, built directly
         (every field is valid by construction, so the document's checks are skipped)."""
         rank, si, ti, value, thread, owned, owner, owner_thread = reported
         app = self.timeline.application

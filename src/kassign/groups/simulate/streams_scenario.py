@@ -462,7 +462,7 @@ def _topics(spec: Mapping, path: str, sub: int, stateful: bool, into: dict[str, 
 
 
 def _partition_racks(value: Any) -> dict[str, list[list[str | None]]]:
-    """``application.partition_racks`` read as the classic scenario reads it (SPEC section 1's shape)."""
+    """``application.partition_racks`` read as the classic scenario reads it (the classic group scenario's shape)."""
     try:
         return classic_partition_racks(value)
     except ScenarioError as err:

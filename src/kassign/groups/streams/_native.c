@@ -1,4 +1,4 @@
-/* kassign.groups.streams._native: a streams group's two dict edges in C (SPEC section 7).
+/* kassign.groups.streams._native: a streams group's two dict edges in C.
  *
  * read_members(members, position, starts) reads the scenario's "members" object as
  * kassign.groups.streams.tasks reads it, for the plainest shape only: exact dicts, exact str ids, exact
@@ -339,7 +339,7 @@ static PyMethodDef methods[] = {
     {"read_members", read_members, METH_VARARGS,
      "read_members(members, position, starts): the members' columns, or None where the Python reader decides."},
     {"build_answer", build_answer, METH_VARARGS,
-     "build_answer(member_ids, order, sids, active, standby): SPEC section 7's answer dict."},
+     "build_answer(member_ids, order, sids, active, standby): the streams group's answer dict."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -128,7 +128,7 @@ def assign_streams(strategy: str, scenario: Mapping[str, Any],
                    kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION) -> StreamsAnswer:
     """A streams group's new target assignment, as the broker's assignor of Kafka ``kafka_version`` computes it.
 
-    ``scenario``: SPEC section 7's document. Returns ``{member: {"active": {subtopology: [partitions]},
+    ``scenario``: a streams group's scenario document. Returns ``{member: {"active": {subtopology: [partitions]},
     "standby": {...}, "warmup": {...}}}`` for every member, subtopologies and partitions sorted, a
     subtopology present only where the member has a task of it."""
     if strategy not in STRATEGIES:
@@ -287,7 +287,7 @@ def _ranked_with_offsets(group: StreamsGroup, rank: np.ndarray, tasks: np.ndarra
 
 def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, standby_task: np.ndarray,
             standby_member: np.ndarray) -> StreamsAnswer:
-    """SPEC's answer: every member, its tasks grouped by subtopology, sorted."""
+    """The answer: every member, its tasks grouped by subtopology, sorted."""
     task_sub = np.repeat(np.arange(len(group.subtopology_ids)), np.diff(group.task_start))
     if native is not None:
         order = sorted(range(len(group.member_ids)), key=group.member_ids.__getitem__)

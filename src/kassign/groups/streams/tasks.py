@@ -1,4 +1,4 @@
-"""A streams group's scenario (SPEC section 7), read into integers.
+"""A streams group's scenario (the manual: docs/formats.md), read into integers.
 
 The document::
 
@@ -21,7 +21,7 @@ and the fields the sticky assignor does not read (``instance_id``, ``rack``, ``c
 ``offset_sums``: the task offset sums the member last reported in its heartbeat (Kafka 4.4, KAFKA-20719):
 task ``"SUBTOPOLOGY_PARTITION"`` -> the sum of its changelog offsets in the member's local state (a
 Java ``long``, 0 or more, as Kafka Streams computes it; tasks it runs as active are not reported). Named
-as the classic Kafka Streams scenario names a consumer's offset sums (SPEC section 8); the task name is
+as the classic Kafka Streams scenario names a consumer's offset sums; the task name is
 split at its last ``_``, so a subtopology id may hold ``_`` itself. Kafka 4.4's assignor reads them;
 4.2's and 4.3's take none (the field changes nothing there).
 
@@ -129,7 +129,7 @@ def _mapping(value: Any, path: str, example: str) -> Mapping:
 
 
 def parse_streams_group(doc: Any) -> StreamsGroup:
-    """Check a SPEC section 7 scenario and number its tasks, members and processes."""
+    """Check a streams group's scenario and number its tasks, members and processes."""
     doc = _mapping(doc, "", '{"subtopologies": {...}, "members": {...}}')
     unknown = set(doc) - _SCENARIO_KEYS
     if unknown:

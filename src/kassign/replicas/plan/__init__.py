@@ -130,7 +130,9 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
     this fraction above the mean, default 0.05).
 
     Returns the proposed document (a ``ReassignmentPlan``, a dict) listing every partition of
-    ``current`` with its replication factor. Raises ``PlanError`` (a ``KassignError``).
+    ``current`` with its replication factor ([reassignment documents](formats.md#reassignment-documents)); its
+    ``summary`` holds the figures ``kassign plan --json`` prints as ``summary``
+    ([JSON output](outputs.md#kassign-plan)). Raises ``PlanError`` (a ``KassignError``).
     """
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:

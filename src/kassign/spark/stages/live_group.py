@@ -44,7 +44,7 @@ STAGE = Stage("live_group", run, reads=("live_group", "plan", "counts"), makes=(
 
 
 def _lag_summary(plan: Any, committed: Mapping[str, list[int | None]]) -> dict[str, Any]:
-    """SPEC 5's ``lag``: per partition, committed offset (None: none), end offset and lag. Without a
+    """summary.json's ``lag``: per partition, committed offset (None: none), end offset and lag. Without a
     committed offset the lag counts from the partition's first offset (its log start)."""
     result = {}
     for name, topic in plan.topics.items():
@@ -57,7 +57,7 @@ def _lag_summary(plan: Any, committed: Mapping[str, list[int | None]]) -> dict[s
 
 def _group_members(opts: PipelineOptions, live: LiveGroup,
                    counts: Mapping[str, int]) -> tuple[dict, dict | None, list[str]]:
-    """SPEC 5's ``group`` for summary.json, and (when the consumer stages should use it: members present, no
+    """The ``group`` object for summary.json, and (when the consumer stages should use it: members present, no
     --scenario, no --members) its members as a scenario of the topics read: each member's subscription where
     the broker tells it, else every topic read (said). The warnings say when the stages run on assumed members."""
     if live.described is None:

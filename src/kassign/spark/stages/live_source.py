@@ -45,7 +45,7 @@ STAGE = Stage("live_source", run, reads=("plan", "digest"), makes=("source",))
 
 
 def _source_summary(plan: Any, digest: Any) -> dict[str, Any]:
-    """SPEC 5's ``source``: per topic, offsets per partition and records read; plus what was not read."""
+    """summary.json's ``source``: per topic, offsets per partition and records read; plus what was not read."""
     per_topic = digest.topics()
     topics = {}
     for name, topic in plan.topics.items():

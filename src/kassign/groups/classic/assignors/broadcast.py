@@ -1,7 +1,7 @@
 """BroadcastAssignor: every subscriber of a topic gets all of its partitions.
 
 Rule. Kafka's built-in strategies give each partition to exactly one member of a
-group. This custom strategy (the seeds' "in-group broadcast") deliberately breaks
+group. This custom strategy (an "in-group broadcast") deliberately breaks
 that: each member receives every partition of every topic it subscribes to, so a
 group can fan a topic out to all its members while still committing offsets as a
 group.

@@ -7,7 +7,7 @@ drawn in topic-then-partition order, subscribers in member-id order).
 
 Example. C0 and C1 both subscribe to t0 (4 partitions); with seed 7 one possible
 outcome is ``C0: [t0p1, t0p3]``, ``C1: [t0p0, t0p2]``; with another seed the
-counts may be uneven, even 4 and 0. Balance is not a goal: this is the seeds'
+counts may be uneven, even 4 and 0. Balance is not a goal: this is an
 example of a custom assignor, useful as a baseline in simulations.
 
 Data layout: one numpy draw per topic, an array of subscriber indexes.

@@ -1,4 +1,4 @@
-"""Kafka Streams' classic task assignment: what the group leader's StreamsPartitionAssignor computes (SPEC section 8)."""
+"""Kafka Streams' classic task assignment: what the group leader's StreamsPartitionAssignor computes."""
 
 from kassign.groups.streams.classic.assign import assign_streams_classic
 

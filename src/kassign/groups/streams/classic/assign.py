@@ -13,7 +13,7 @@ assignment before 3.6, ``balance_subtopology`` in 3.6, client tags before 3.2) i
 :class:`~kassign.core.errors.KassignError` saying what that release has. ``optimal`` is kassign's and
 answers alike in every release, but the split over threads it is given is the release's.
 
-The answer (SPEC section 8) gives every client's active and standby tasks (warm-up replicas
+The answer gives every client's active and standby tasks (warm-up replicas
 are standbys, as Kafka hands them out), every consumer's share of its client's tasks, and
 whether the leader schedules a probing rebalance. Task lists are sorted by (subtopology,
 partition); clients appear in process UUID order (signed, as Java compares UUIDs), consumers
@@ -80,7 +80,7 @@ def _settings_of(parsed: StreamsClassicScenario) -> dict[str, Any]:
 
 def assign_streams_classic(strategy: str, scenario: Mapping, kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict:
     """Tasks per client and per consumer of a classic Kafka Streams application, and whether a
-    probing rebalance follows (SPEC section 8), as Kafka ``kafka_version`` (3.0 to 4.4) decides them.
+    probing rebalance follows, as Kafka ``kafka_version`` (3.0 to 4.4) decides them.
     ``strategy``: ``"high-availability"`` (Kafka Streams' default), ``"sticky"`` (its StickyTaskAssignor,
     chosen with ``task.assignor.class``, 3.8 and later) or ``"optimal"`` (kassign's own: never a probing
     rebalance; the split over stream threads is the release's)."""

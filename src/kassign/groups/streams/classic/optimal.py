@@ -1,6 +1,6 @@
 """``optimal``: kassign's own Kafka Streams task assignor, the best assignment for a stated goal.
 
-It reads what the high-availability assignor reads (the same scenario, SPEC section 8) and
+It reads what the high-availability assignor reads (the same scenario) and
 answers in the same shape, but instead of Kafka's heuristic it computes, exactly, the
 assignment that is best for the objectives below, each mattering only among the assignments
 best for those before it. It hands out the final assignment at once: **no warm-up replicas and

@@ -1,4 +1,4 @@
-"""The classic Kafka Streams scenario (SPEC section 8), read and checked.
+"""The classic Kafka Streams scenario, read and checked (the manual: docs/formats.md).
 
 One document describes one rebalance of a Kafka Streams application on the classic group
 protocol: the topology's tasks, the changelog end offsets of the stateful ones, and every
@@ -296,7 +296,7 @@ def _process_key(process_id: Any) -> tuple[tuple[int, int], int]:
 
 
 def parse_streams_classic(document: Any) -> StreamsClassicScenario:
-    """Check a SPEC section 8 document and give it as a :class:`StreamsClassicScenario`."""
+    """Check a Kafka Streams application's scenario and give it as a :class:`StreamsClassicScenario`."""
     doc = _mapping(document, "the scenario")
     _known_keys(doc, _SCENARIO_KEYS, "scenario")
     for key in ("subtopologies", "clients"):

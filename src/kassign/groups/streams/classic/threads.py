@@ -28,8 +28,8 @@ every task a consumer reported an offset sum for by its lag, and a task without 
 none: the rebalance fails (``IllegalStateException``, a :class:`KassignError` here) when a client
 with stateful actives or standbys has a consumer reporting one; 3.1 skips such tasks.
 
-This is the split the leader decides, which is what kassign answers (and what SPEC section 8's
-vectors hold). What a consumer receives in this very round can be less: under cooperative
+This is the split the leader decides, which is what kassign answers (and what the Kafka Streams
+reference vectors hold). What a consumer receives in this very round can be less: under cooperative
 rebalancing Kafka holds back an active task whose partition another consumer still owns (and
 lets the receiving consumer keep it as a standby meanwhile if its client had state for it),
 and asks for an immediate follow-up rebalance, after which the task arrives as decided here.

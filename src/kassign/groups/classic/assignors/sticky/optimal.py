@@ -13,7 +13,7 @@ traffic, so a rack-mismatched partition is moved even when its owner could keep 
 3. Stickiness. Among all assignments optimal for 1 and 2, the largest number of
    partitions stay with their rightful previous owner.
 
-Worked example (the seeds' walk-through). Topics t0, t1, t2 have 1, 2, 3 partitions;
+Worked example. Topics t0, t1, t2 have 1, 2, 3 partitions;
 C0 subscribes to t0, C1 to t0 and t1, C2 to t0, t1 and t2. Fresh::
 
     C0: t0p0    C1: t1p0 t1p1    C2: t2p0 t2p1 t2p2
