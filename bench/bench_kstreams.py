@@ -9,7 +9,7 @@ warm-up replicas, acceptable recovery lag 10,000. Two rounds are timed:
   been replaced by a new one with no state, so its tasks move through warm-ups.
 * ``fresh``: the first rebalance of the same application, nobody holding state.
 
-Each strategy is timed through ``assign_streams_classic`` (SPEC section 8's dict in, the answer dict
+Each strategy is timed through ``assign_streams_classic`` (the Kafka Streams scenario document in, the answer dict
 out) on a freshly parsed copy of the scenario's JSON (``json.loads`` untimed), and again (``parsed``)
 on a scenario read beforehand (``parse_streams_classic``). Both of Kafka Streams' assignors are
 timed: ``high-availability`` (the default) and ``sticky`` (``task.assignor.class``).

@@ -116,7 +116,7 @@ KAFKA_REFERENCE = {"fresh": "about 0.08-0.10 s", "follow-up (eager, user data)":
 
 def scenario_document(cluster_topics: list[str], partitions: int, member_names: list[str],
                       owned: dict[str, list] | None = None) -> dict:
-    """The group as a SPEC scenario; with ``owned``, every member holds those partitions since generation 1."""
+    """The group as a scenario document; with ``owned``, every member holds those partitions since generation 1."""
     members = {m: {"topics": cluster_topics} for m in member_names}
     if owned is not None:
         members = {m: {"topics": cluster_topics, "owned": [list(tp) for tp in owned[m]], "generation": 1}

@@ -1,6 +1,6 @@
 """Streams groups' broker assignor ``sticky`` (KIP-1071) at application scale, beside Kafka's own.
 
-The cases, each timed through ``assign_streams("sticky", scenario)`` (SPEC section 7's dict in, the
+The cases, each timed through ``assign_streams("sticky", scenario)`` (the streams group scenario document in, the
 answer dict out), the scenario freshly parsed from JSON before every timed call (``json.loads`` is
 not timed, so nothing kassign caches from an earlier call's input can help):
 
