@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from kassign.core.errors import KassignError
 from kassign.core.releases import KIP_480, KIP_794, KIP_1123
-from kassign.producer.keyless import NO_LEADER, KeylessProducer, keyless_rule, keyless_targets, keyless_weights
+from kassign.producer.keyless import (NO_LEADER, KeylessProducer, counted_queue_sizes, keyless_rule, keyless_targets,
+                                     keyless_weights)
 
 
 def sequential():
@@ -330,6 +331,8 @@ def test_adaptive_worked_example_of_the_docstring():
     producer = KeylessProducer(5, batch_size=1, queue_sizes=QUEUES, draw=iter([7]).__next__)
     assert producer.sticky_partition() == 2
     assert keyless_weights(None, QUEUES, unavailable=[0], partitions=5).tolist() == [0, 1, 3, 6, 5]
+    assert counted_queue_sizes(None, QUEUES, [0], partitions=5).tolist() == [-1, 5, 3, 0, 1]
+    assert counted_queue_sizes([None, NO_LEADER, None], [2, 7, 0], [0]).tolist() == [-1, -1, 2]
 
 
 def test_adaptive_pass_facts_checked_against_kafkas_classes():

@@ -95,8 +95,8 @@ from kassign.core.javarandom import JavaRandom, check_seed
 from kassign.core.releases import (DEFAULT_KAFKA_VERSION, KEYLESS, KEYLESS_RACKS, KIP_480, KIP_794, KIP_1123,
                                    KafkaRelease, ReleaseLike, release_for, rule)
 
-__all__ = ["NO_LEADER", "KeylessProducer", "keyless_rule", "keyless_targets", "keyless_weights", "check_rack_awareness",
-           "check_queue_sizes"]
+__all__ = ["NO_LEADER", "KeylessProducer", "keyless_rule", "keyless_targets", "keyless_weights", "counted_queue_sizes",
+           "check_rack_awareness", "check_queue_sizes"]
 
 _JAVA_INT_MAX = 2**31 - 1
 _NO_BATCH = -1  # KIP-480: a partition without an open batch
@@ -229,12 +229,9 @@ def _running_table(sizes: list[int], partitions: list[int]) -> tuple[np.ndarray,
     return cumulative, np.array(partitions, dtype=np.int32)
 
 
-def _load_table(entries: Sequence[Any], queue_sizes: tuple[int, ...] | None, unavailable: frozenset[int],
-                rack: str | None) -> tuple[np.ndarray, np.ndarray] | None:
-    """The table the next draw uses, as the sender's pass over the accumulator leaves it (``rack``: the
-    producer's, rack-aware only), or None for a uniform draw."""
-    if queue_sizes is None:
-        return None
+def _accumulator_pass(entries: Sequence[Any], queue_sizes: tuple[int, ...],
+                      unavailable: frozenset[int]) -> tuple[list[int], list[int], list[Any]]:
+    """The partitions taking part, in the pass's order, with the queue sizes it counted and their leaders."""
     n = len(entries)
     sizes = [0] * n
     ids = [0] * n
@@ -252,17 +249,50 @@ def _load_table(entries: Sequence[Any], queue_sizes: tuple[int, ...] | None, una
         sizes[slot] = queue_sizes[p]
         if p in unavailable:
             slot -= 1  # the next partition taking part overwrites this place
-    length = slot + 1
-    if length < 1 or n < 2:
+    return ids[:slot + 1], sizes[:slot + 1], racks[:slot + 1]
+
+
+def _load_table(entries: Sequence[Any], queue_sizes: tuple[int, ...] | None, unavailable: frozenset[int],
+                rack: str | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The table the next draw uses, as the sender's pass over the accumulator leaves it (``rack``: the
+    producer's, rack-aware only), or None for a uniform draw."""
+    if queue_sizes is None:
         return None
-    taking_part = sizes[:length]
-    if length == n and min(taking_part) == max(taking_part):
+    ids, sizes, racks = _accumulator_pass(entries, queue_sizes, unavailable)
+    if not ids or len(entries) < 2:
+        return None
+    if len(ids) == len(entries) and min(sizes) == max(sizes):
         return None
     if rack is not None:
-        in_rack = [i for i in range(length) if racks[i] == rack]
+        in_rack = [i for i in range(len(ids)) if racks[i] == rack]
         if in_rack:
             return _running_table([sizes[i] for i in in_rack], [ids[i] for i in in_rack])
-    return _running_table(taking_part, ids[:length])
+    return _running_table(sizes, ids)
+
+
+def _entries(leaders: Leaders | None, partitions: int | None, who: str) -> tuple[Any, ...]:
+    if leaders is None and partitions is None:
+        raise KassignError(f"{who} needs the leaders or the partition count")
+    if leaders is not None and partitions is None:
+        partitions = len(_leaders(leaders, len(leaders) if isinstance(leaders, Sequence) else 0))
+    if not isinstance(partitions, (int, np.integer)) or isinstance(partitions, bool) or partitions < 1:
+        raise KassignError(f"partitions must be a whole number from 1, got {shown(partitions)}")
+    return _leaders(leaders, int(partitions))
+
+
+def counted_queue_sizes(leaders: Leaders | None, queue_sizes: Any, unavailable: Any = None,
+                        kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION, partitions: int | None = None) -> np.ndarray:
+    """The queue size Kafka's pass counts for each partition taking part in the adaptive draw, -1 for those
+    that do not (no leader, or left out): the given size, except where a partition with an empty queue follows
+    one left out and inherits its size. Example: ``counted_queue_sizes(None, [5, 0, 3], [0], partitions=3)``
+    is ``[-1, 5, 3]``."""
+    entries = _entries(leaders, partitions, "counted_queue_sizes")
+    sizes, left_out = check_queue_sizes(release_for(kafka_version, "classic"), len(entries), queue_sizes, unavailable)
+    counted = np.full(len(entries), -1, np.int64)
+    if sizes is not None:
+        ids, seen, _ = _accumulator_pass(entries, sizes, left_out)
+        counted[ids] = seen
+    return counted
 
 
 def keyless_weights(leaders: Leaders | None, queue_sizes: Any = None, unavailable: Any = None,
@@ -275,11 +305,7 @@ def keyless_weights(leaders: Leaders | None, queue_sizes: Any = None, unavailabl
     Example: ``keyless_weights(None, [5, 0, 3, 0, 1], partitions=5)`` is ``[1, 6, 3, 6, 5]``."""
     release = release_for(kafka_version, "classic")
     check_rack_awareness(release, rack_aware, client_rack)
-    if leaders is None:
-        if partitions is None:
-            raise KassignError("keyless_weights needs the leaders or the partition count")
-        leaders = ("",) * partitions
-    entries = _leaders(leaders, len(leaders))
+    entries = _entries(leaders, partitions, "keyless_weights")
     sizes, left_out = check_queue_sizes(release, len(entries), queue_sizes, unavailable)
     weights = np.zeros(len(entries), np.int64)
     table = _load_table(entries, sizes, left_out, client_rack if rack_aware else None)
