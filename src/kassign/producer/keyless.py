@@ -37,8 +37,8 @@ KIP-480 with the same draws: the first record draws 0 (partition 0) and then 1 (
 partition 2.
 
 **Adaptive partitioning (3.3 and later, KIP-794's ``partitioner.adaptive.partitioning.enable``, on by
-default).** Kafka's producer weights the draw by how much waits for each partition, as its sender thread last
-saw it. kassign does so when the caller gives ``queue_sizes``: per partition, the batches waiting in the
+default).** Once it has made a batch for every partition of the topic, Kafka's producer weights the draw by how
+much waits for each partition, as its sender thread last saw it. kassign does so when the caller gives ``queue_sizes``: per partition, the batches waiting in the
 producer's accumulator (Kafka counts batches, the length of each partition's queue, not bytes), and
 optionally ``unavailable``, the partitions whose leader has not been ready to send for longer than
 ``partitioner.availability.timeout.ms`` (0, the default, leaves none out). Then:
