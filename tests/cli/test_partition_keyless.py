@@ -65,3 +65,42 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     result = run(*args)
     assert result.returncode == 2 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_queue_sizes_weigh_the_draw_adaptive():
+    """KIP-794's adaptive draw: weight = longest queue + 1 - queue (Kafka's adaptivePartitionsTest's queues)."""
+    keyless = run_json("--queue-sizes", "5,0,3,0,1")["keyless"]
+    assert keyless["weights"] == [1, 6, 3, 6, 5] and keyless["partitions"] == [0, 1, 2, 3, 4]
+    assert keyless["shares"][1] == round(6 / 21, 6) and "weight = 6 - queue" in keyless["why"]
+    table = run("--queue-sizes", "5,0,3,0,1")
+    assert table.returncode == 0 and "6/21 = 28.6%" in table.stdout and "share of draws" in table.stdout
+
+
+def test_unavailable_partitions_and_what_kafkas_pass_does_with_them():
+    keyless = run_json("--leader-racks", "a,b,a,b,-", "--queue-sizes", "5,0,3,0,1", "--unavailable", "0,3")["keyless"]
+    assert keyless["weights"] == [0, 1, 3, 6, 0] and keyless["partitions"] == [1, 2, 3]
+    assert keyless["counted_queue_sizes"] == [-1, 5, 3, 0, -1]
+    assert "left out, past partitioner.availability.timeout.ms: 0" in keyless["why"]
+    assert "not left out, nothing queued: 3" in keyless["why"] and "1 as 5" in keyless["why"]
+
+
+def test_queue_sizes_rack_aware_and_equal():
+    aware = run_json("--leader-racks", "a,b,a,b", "--queue-sizes", "1,9,3,0", "--client-rack", "a",
+                     "--partitioner-rack-aware")["keyless"]
+    assert aware["weights"] == [3, 0, 1, 0] and "longest queue led in a" in aware["why"]
+    equal = run_json("-n", "3", "--queue-sizes", "2,2,2")["keyless"]
+    assert equal["weights"] == [1, 1, 1] and "weighted alike" in equal["why"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--queue-sizes", "1,2,3", "--kafka-version", "3.2"], "adaptive partitioning (queue sizes) came with Kafka 3.3"),
+    (["-n", "3", "--queue-sizes", "1,2"], "--queue-sizes names 2 partitions; the topic has 3"),
+    (["--queue-sizes", "1,x,3"], "--queue-sizes takes whole numbers separated by commas"),
+    (["--queue-sizes", "1,-2,3"], "a queue size is a number of batches"),
+    (["-n", "3", "--unavailable", "1"], "--unavailable needs --queue-sizes"),
+    (["--queue-sizes", "1,2,3", "--unavailable", "3"], "unavailable partition 3 is not one of the topic's 3"),
+])
+def test_bad_queue_sizes_are_one_line_and_exit_2(args, message):
+    result = run(*args)
+    assert result.returncode == 2 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

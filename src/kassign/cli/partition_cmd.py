@@ -10,7 +10,10 @@ Keyless records (``--keyless``, or any of ``--client-rack``, ``--partitioner-rac
 partition by partition with its leader's rack (``--leader-racks``, or the cluster's metadata with
 ``--bootstrap-server``), and which release's rule says so (``kassign.producer.keyless``): every partition
 with a leader, or with ``--partitioner-rack-aware`` (4.4, KIP-1123) those led in ``--client-rack`` where
-there are any. For example, leaders in ``a,b,c,a,b,c`` and a producer in ``b``: partitions 1 and 4.
+there are any. For example, leaders in ``a,b,c,a,b,c`` and a producer in ``b``: partitions 1 and 4. With
+``--queue-sizes`` (batches waiting per partition in the producer; 3.3 and later) the draw is KIP-794's adaptive
+one, and each partition's share of the draws is shown; ``--unavailable`` names partitions whose leader is past
+``partitioner.availability.timeout.ms``. For example, ``--queue-sizes 5,0,3,0,1``: shares 1, 6, 3, 6 and 5 in 21.
 """
 
 from __future__ import annotations
@@ -146,20 +149,33 @@ def _hash_column(client: ClientPartitioner) -> str:
 @click.option("--leader-racks", default=None, metavar="RACK,...",
               help="Keyless records: each partition's leader's rack, in partition order ('' for a leader without a "
                    "rack, '-' for no leader); with --bootstrap-server, read from the cluster instead.")
+@click.option("--queue-sizes", default=None, metavar="N,...",
+              help="Keyless records: batches waiting in the producer per partition, in partition order (Kafka 3.3+, "
+                   "KIP-794's adaptive draw favours short queues).")
+@click.option("--unavailable", default=None, metavar="P,...",
+              help="Keyless records, with --queue-sizes: partitions whose leader has not been ready for "
+                   "partitioner.availability.timeout.ms (left out of the adaptive draw).")
 @json_option
 @click.argument("keys", nargs=-1)
 def command(num_partitions: int | None, topic: str | None, bootstrap_server: str | None, command_config: str | None,
             timeout: float, partitioner: str | None, compare: str | None, key_type: str | None,
             hex_keys: bool, base64_keys: bool, keys_file: str | None, as_json: bool, keys: tuple[str, ...],
             keyless: bool = False, kafka_version: str | None = None, client_rack: str | None = None,
-            partitioner_rack_aware: bool = False, leader_racks: str | None = None) -> None:
+            partitioner_rack_aware: bool = False, leader_racks: str | None = None, queue_sizes: str | None = None,
+            unavailable: str | None = None) -> None:
     """Partition for each KEY ('-' reads keys from stdin, one a line), as a producer's partitioner picks it.
 
     Put negative integer keys after '--', e.g. kassign partition -n 12 --key-type long -- -1 42.
     With --keyless (or --client-rack/--partitioner-rack-aware/--leader-racks), also where a keyless record can
     land, as --kafka-version's producer decides; keys are then optional.
     """
-    keyless = keyless or partitioner_rack_aware or client_rack is not None or leader_racks is not None
+    keyless = keyless or partitioner_rack_aware or client_rack is not None or leader_racks is not None \
+        or queue_sizes is not None or unavailable is not None
+    queues = _parse_ints(queue_sizes, "--queue-sizes") if queue_sizes is not None else None
+    slow = _parse_ints(unavailable, "--unavailable") if unavailable is not None else None
+    if slow is not None and queues is None:
+        raise KassignError("--unavailable needs --queue-sizes: Kafka leaves slow leaders' partitions out of the "
+                           "adaptive draw only")
     if keyless:
         from kassign.producer.keyless import check_rack_awareness, keyless_rule
         from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
@@ -178,6 +194,8 @@ def command(num_partitions: int | None, topic: str | None, bootstrap_server: str
         num_partitions, layout = _cluster_leaders(num_partitions, topic, bootstrap_server, command_config, timeout)
     elif num_partitions is None and leader_racks is not None and bootstrap_server is None:
         num_partitions = len(_parse_leaders(leader_racks))
+    elif num_partitions is None and queues is not None and bootstrap_server is None:
+        num_partitions = len(queues)
     num_partitions = _partition_count(num_partitions, topic, bootstrap_server, command_config, timeout) \
         if layout is None else num_partitions
     if num_partitions < 1:
@@ -195,7 +213,7 @@ def command(num_partitions: int | None, topic: str | None, bootstrap_server: str
         leaders, brokers_racks = layout if layout is not None else (
             _parse_leaders(leader_racks) if leader_racks is not None else None, None)
         answer = keyless_answer(num_partitions, kafka_version, client_rack, partitioner_rack_aware, leaders,
-                                brokers_racks)
+                                brokers_racks, queues, slow)
         if not keys and keys_file is None:
             _print_keyless(answer, as_json)
             return
@@ -236,6 +254,14 @@ def _parse_leaders(text: str) -> list:
     return [NO_LEADER if e == "-" else (e or None) for e in entries]
 
 
+def _parse_ints(text: str, option: str) -> list[int]:
+    """``--queue-sizes 5,0,3``: whole numbers separated by commas."""
+    try:
+        return [int(part) for part in text.split(",")] if text.strip() else []
+    except ValueError:
+        raise KassignError(f"{option} takes whole numbers separated by commas, got {text!r}") from None
+
+
 def _cluster_leaders(given: int | None, topic: str | None, bootstrap: str, command_config: str | None,
                      timeout: float) -> tuple[int, tuple[list, list[str]]]:
     """The topic's partition count, each partition's leader's rack and every broker's rack, from Metadata."""
@@ -257,10 +283,12 @@ def _cluster_leaders(given: int | None, topic: str | None, bootstrap: str, comma
 
 
 def keyless_answer(n: int, kafka_version: str | None, client_rack: str | None, rack_aware: bool,
-                   leaders: list | None, broker_racks: list[str] | None) -> dict:
-    """Where a keyless record can land, as ``kafka_version``'s producer decides, and why (for the table or JSON)."""
+                   leaders: list | None, broker_racks: list[str] | None, queue_sizes: list[int] | None = None,
+                   unavailable: list[int] | None = None) -> dict:
+    """Where a keyless record can land, as ``kafka_version``'s producer decides, and why (for the table or JSON);
+    with queue sizes, each partition's weight in the adaptive draw."""
     from kassign.core.releases import DEFAULT_KAFKA_VERSION, KIP_480, KIP_1123
-    from kassign.producer.keyless import NO_LEADER, keyless_rule, keyless_targets
+    from kassign.producer.keyless import NO_LEADER, keyless_rule, keyless_weights
 
     version = kafka_version or DEFAULT_KAFKA_VERSION
     rule = keyless_rule(version, rack_aware)
@@ -276,7 +304,10 @@ def keyless_answer(n: int, kafka_version: str | None, client_rack: str | None, r
         raise KassignError(f"--client-rack {client_rack!r} is no broker's rack (racks: {', '.join(sorted(known)) or 'none'}); "
                            "a producer in a rack without brokers draws among every partition, as without "
                            "--partitioner-rack-aware")
-    targets = keyless_targets(leaders, client_rack, rack_aware).tolist()
+    if queue_sizes is not None and len(queue_sizes) != n:
+        raise KassignError(f"--queue-sizes names {len(queue_sizes)} partitions; the topic has {n}")
+    weights = keyless_weights(leaders, queue_sizes, unavailable, client_rack, rack_aware, version).tolist()
+    targets = [p for p, w in enumerate(weights) if w]
     in_rack = [p for p, r in enumerate(leaders) if rack_aware and r == client_rack]
     led = [p for p, r in enumerate(leaders) if r is not NO_LEADER]
     rules = {KIP_480: "KIP-480's sticky partitioner: a new partition when a record does not fit the batch, never the "
@@ -292,17 +323,63 @@ def keyless_answer(n: int, kafka_version: str | None, client_rack: str | None, r
         why = "every partition with a leader" if led else "no partition has a leader: every partition"
     else:
         why = "every partition"
-    return {"kafka_version": version, "rule": rule, "client_rack": client_rack, "partitioner_rack_aware": rack_aware,
-            "leader_racks": [None if r is NO_LEADER else r for r in leaders],
-            "leaderless": [p for p, r in enumerate(leaders) if r is NO_LEADER],
-            "partitions": targets, "why": f"Kafka {version}, {how}: {why}"}
+    answer = {"kafka_version": version, "rule": rule, "client_rack": client_rack,
+              "partitioner_rack_aware": rack_aware, "leader_racks": [None if r is NO_LEADER else r for r in leaders],
+              "leaderless": [p for p, r in enumerate(leaders) if r is NO_LEADER],
+              "partitions": targets, "why": f"Kafka {version}, {how}: {why}"}
+    if queue_sizes is not None:
+        answer.update(_adaptive(leaders, queue_sizes, unavailable or [], client_rack, rack_aware, version, weights,
+                                answer["why"]))
+    return answer
+
+
+def _adaptive(leaders: list, queue_sizes: list[int], unavailable: list[int], client_rack: str | None,
+              rack_aware: bool, version: str, weights: list[int], why: str) -> dict:
+    """The adaptive draw's part of the answer: weights, shares, and what Kafka's pass did with the sizes given."""
+    from kassign.producer.keyless import NO_LEADER, counted_queue_sizes
+
+    counted = counted_queue_sizes(leaders, queue_sizes, unavailable, version).tolist()
+    drawn = [p for p, w in enumerate(weights) if w]
+    notes = []
+    if len({weights[p] for p in drawn}) == 1:
+        notes.append("adaptive (KIP-794), every partition it draws from weighted alike")
+    else:
+        rack = client_rack if rack_aware and any(leaders[p] == client_rack for p in drawn) else None
+        longest = max(counted[p] for p in drawn)
+        notes.append(f"adaptive (KIP-794), weight = {longest + 1} - queue ({longest}: the longest queue"
+                     + (f" led in {rack})" if rack else ")"))
+    slow = sorted(set(unavailable))
+    waiting = [p for p in slow if leaders[p] is not NO_LEADER and queue_sizes[p] > 0]
+    left_out = [p for p in waiting if p not in drawn]
+    kept = [p for p in slow if leaders[p] is not NO_LEADER and queue_sizes[p] == 0]
+    if left_out:
+        notes.append(f"left out, past partitioner.availability.timeout.ms: {', '.join(map(str, left_out))}")
+    elif waiting:
+        notes.append("every partition with a leader is past partitioner.availability.timeout.ms: none left out, "
+                     "a uniform draw")
+    if kept:
+        notes.append(f"not left out, nothing queued: {', '.join(map(str, kept))}")
+    inherited = [p for p, (c, q) in enumerate(zip(counted, queue_sizes)) if c >= 0 and c != q]
+    if inherited:
+        notes.append("counted with the queue of the partition left out before it (Kafka's pass): "
+                     + ", ".join(f"{p} as {counted[p]}" for p in inherited))
+    total = sum(weights)
+    return {"queue_sizes": list(queue_sizes), "unavailable": slow, "counted_queue_sizes": counted,
+            "weights": weights, "shares": [round(w / total, 6) for w in weights], "why": "; ".join([why, *notes])}
 
 
 def _keyless_rows(answer: dict) -> list[list]:
     leaderless = set(answer["leaderless"])
     targets = set(answer["partitions"])
-    return [[p, "(no leader)" if p in leaderless else (r or "-"), "yes" if p in targets else "no"]
+    rows = [[p, "(no leader)" if p in leaderless else (r or "-"), "yes" if p in targets else "no"]
             for p, r in enumerate(answer["leader_racks"])]
+    if "weights" in answer:
+        total = sum(answer["weights"])
+        slow = set(answer["unavailable"])
+        for row, queued, weight in zip(rows, answer["queue_sizes"], answer["weights"]):
+            row[1:1] = [f"{queued} (slow)" if row[0] in slow else queued]
+            row.append(f"{weight}/{total} = {weight / total:.1%}" if weight else "-")
+    return rows
 
 
 def _print_keyless(answer: dict, as_json: bool) -> None:
@@ -310,8 +387,10 @@ def _print_keyless(answer: dict, as_json: bool) -> None:
         emit_json({"partitions": len(answer["leader_racks"]), "keyless": answer})
         return
     title = f"keyless records ({len(answer['leader_racks'])} partitions)"
-    print_table(title, ["partition", "leader's rack", "keyless records land here"], _keyless_rows(answer),
-                caption=answer["why"])
+    columns = ["partition", "leader's rack", "keyless records land here"]
+    if "weights" in answer:
+        columns = ["partition", "queued batches", "leader's rack", "keyless records land here", "share of draws"]
+    print_table(title, columns, _keyless_rows(answer), caption=answer["why"])
 
 
 def _single(texts: list[str], raw: list[bytes], n: int, client: ClientPartitioner, named: bool, as_json: bool,

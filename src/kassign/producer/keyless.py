@@ -21,10 +21,12 @@ there, and moves on after a while. When it moves, and where to, changed twice:
   without it. A leader without a rack is in no rack. Off by default; ``partitioner.rack.aware`` without
   ``client.rack`` is a configuration error in Kafka, and so here.
 
-Every draw is ``candidates[r % len(candidates)]`` with ``r`` a non-negative random int (Kafka:
+Every uniform draw is ``candidates[r % len(candidates)]`` with ``r`` a non-negative random int (Kafka:
 ``toPositive(ThreadLocalRandom.nextInt())``); here ``r`` is ``nextInt() & 0x7fffffff`` of a
 ``java.util.Random`` seeded by the caller (``seed``), or any source of such ints (``draw``), so a run can be
-repeated. Candidates are taken in partition order.
+repeated. Candidates are taken in partition order. (Kafka's producer takes them in the order of its metadata's
+``HashMap`` of every topic's partitions, which one topic alone does not fix: the chances are the same, the
+partition a given ``r`` picks may not be.)
 
 Worked example (4.4, KIP-1123): 6 partitions whose leaders sit in racks ``a, b, c, a, b, c``; a producer with
 ``client.rack=b`` and ``partitioner.rack.aware=true`` draws among partitions 1 and 4 only. With draws 0, 1, 2
@@ -34,15 +36,51 @@ KIP-480 with the same draws: the first record draws 0 (partition 0) and then 1 (
 1), and records 1 and 2 fit its batch (800 bytes); record 3 does not (1200 > 1000), so it opens a batch on
 partition 2.
 
-Not modelled, for want of brokers and a clock: the adaptive weighting of KIP-794 by the brokers' queue
-sizes (``partitioner.adaptive.partitioning.enable``; with equal queues Kafka draws uniformly, as here),
-partitions left out for slow leaders (``partitioner.availability.timeout.ms``), batches sent before they are
-full (``linger.ms``: here a batch stays open until a record does not fit it), KIP-794 deferring a switch
-while the partition's last batch is not full (it switches at twice ``batch.size`` at the latest), and the
-per-record overhead Kafka counts on top of key, value and header bytes. Sizes are the bytes given.
+**Adaptive partitioning (3.3 and later, KIP-794's ``partitioner.adaptive.partitioning.enable``, on by
+default).** Once it has made a batch for every partition of the topic, Kafka's producer weights the draw by how
+much waits for each partition, as its sender thread last saw it. kassign does so when the caller gives ``queue_sizes``: per partition, the batches waiting in the
+producer's accumulator (Kafka counts batches, the length of each partition's queue, not bytes), and
+optionally ``unavailable``, the partitions whose leader has not been ready to send for longer than
+``partitioner.availability.timeout.ms`` (0, the default, leaves none out). Then:
 
-Data layout: per topic, numpy int arrays of candidate partitions; per record, ints. ``place`` takes arrays of
-sizes and keyed partitions (-1 for keyless) and returns an int32 array of partitions.
+- The partitions taking part are those with a leader, in the order the accumulator visits them (its
+  ``java.util.HashMap`` of queues: partition order up to 65,536 partitions, beyond that ordered by
+  ``p ^ (p >> 16)``), less the unavailable ones -- but a partition is left out only when its queue is not
+  empty: Kafka looks at a leader's latency only for partitions with a batch waiting. A partition left out
+  hands its place to the next one taking part, and if that one's queue is empty it inherits the queue size
+  of the one left out (Kafka writes a size only for queues that hold batches); kassign does the same.
+- Each gets the weight ``longest + 1 - its queue`` (``longest``: the longest queue taking part), so a
+  partition with the longest queue still gets 1, and one with an empty queue the most. The weights are summed
+  in that order into a running table, and the draw ``r % total`` picks the first partition whose running sum
+  is greater than it.
+- There is no table, and the draw stays uniform, when the topic has a single partition, when every partition
+  with a leader is left out, or when every partition has a leader, none is left out and all queues are
+  equally long.
+- 4.4 with ``partitioner.rack.aware``: a second table is built the same way over the partitions taking part
+  whose leader is in ``client.rack`` (weights from the longest queue among them), and the draw uses it when it
+  has any; otherwise the whole table. Whether there is a table at all is still decided over every partition.
+
+Without ``queue_sizes`` kassign draws uniformly, as today: every partition is taken to be equally fast. That
+is what Kafka does too before its sender has queued a batch for every partition of the topic, with adaptive
+partitioning off, or with a custom partitioner -- and what its weights come to when every queue is equally
+long. Queue sizes are a snapshot the caller gives (``set_queue_sizes`` replaces it): the records kassign
+places are not added to them, as there is no sender to drain them.
+
+Worked example (adaptive): 5 partitions, all led, queues ``5, 0, 3, 0, 1``: weights ``1, 6, 3, 6, 5``,
+running table ``1, 7, 10, 16, 21``. The draw 7 gives ``7 % 21 = 7``; the first sum above 7 is 10: partition 2.
+Over any 21 consecutive draws partition 0 is picked once, 1 six times, 2 three times, 3 six, 4 five. With
+partition 0 unavailable (its queue is not empty) and partition 1's queue empty, partition 1 takes 0's place
+with queue size 5: table ``1, 4, 10, 15`` over partitions 1, 2, 3, 4.
+
+Not modelled, for want of brokers and a clock: when the sender's passes happen (the caller says what it saw),
+batches sent before they are full (``linger.ms``: here a batch stays open until a record does not fit it),
+KIP-794 deferring a switch while the partition's last batch is not full (it switches at twice ``batch.size``
+at the latest), and the per-record overhead Kafka counts on top of key, value and header bytes. Sizes are the
+bytes given.
+
+Data layout: per topic, numpy int arrays of candidate partitions (and, adaptive, of the running table and its
+partitions); per record, ints. ``place`` takes arrays of sizes and keyed partitions (-1 for keyless) and
+returns an int32 array of partitions. ``keyless_weights`` gives each partition's weight in the next draw.
 """
 
 from __future__ import annotations
@@ -57,7 +95,8 @@ from kassign.core.javarandom import JavaRandom, check_seed
 from kassign.core.releases import (DEFAULT_KAFKA_VERSION, KEYLESS, KEYLESS_RACKS, KIP_480, KIP_794, KIP_1123,
                                    KafkaRelease, ReleaseLike, release_for, rule)
 
-__all__ = ["NO_LEADER", "KeylessProducer", "keyless_rule", "keyless_targets", "check_rack_awareness"]
+__all__ = ["NO_LEADER", "KeylessProducer", "keyless_rule", "keyless_targets", "keyless_weights", "counted_queue_sizes",
+           "check_rack_awareness", "check_queue_sizes"]
 
 _JAVA_INT_MAX = 2**31 - 1
 _NO_BATCH = -1  # KIP-480: a partition without an open batch
@@ -131,6 +170,153 @@ def keyless_targets(leaders: Leaders, client_rack: str | None = None, rack_aware
     return available if len(available) else np.arange(len(entries), dtype=np.int32)
 
 
+# -- adaptive partitioning (KIP-794): the running tables the sender's pass builds ---------------------------------
+
+_HASHMAP_IN_ORDER = 1 << 16  # up to this many partitions, java.util.HashMap visits 0..n-1 in partition order
+
+
+def _visit_order(partitions: int) -> np.ndarray:
+    """The order the accumulator visits a topic's partitions in: its ``java.util.HashMap`` keyed by partition
+    holds every partition 0..n-1 in a table larger than n, each in the bucket ``p ^ (p >>> 16)`` (no two share
+    one), and iterates bucket by bucket."""
+    order = np.arange(partitions, dtype=np.int64)
+    if partitions <= _HASHMAP_IN_ORDER:
+        return order
+    return order[np.argsort(order ^ (order >> 16), kind="stable")]
+
+
+def check_queue_sizes(release: KafkaRelease, partitions: int, queue_sizes: Any,
+                      unavailable: Any = None) -> tuple[tuple[int, ...] | None, frozenset[int]]:
+    """``queue_sizes`` (batches waiting, one per partition) and ``unavailable`` (partitions) as checked ints, or
+    one line saying what is wrong: a release without adaptive partitioning, a wrong count, a bad number."""
+    if queue_sizes is None:
+        if unavailable is not None and len(_as_list(unavailable, "unavailable")):
+            raise KassignError("unavailable partitions are left out by the adaptive draw only: give the queue sizes "
+                               "too (Kafka checks its leaders' latency while it weighs their queues)")
+        return None, frozenset()
+    if rule(release, KEYLESS) == KIP_480:
+        raise KassignError(f"adaptive partitioning (queue sizes) came with Kafka 3.3 (KIP-794); Kafka "
+                           f"{release.label}'s sticky partitioner draws uniformly: drop the queue sizes or pass "
+                           "--kafka-version 3.3 or later")
+    sizes = _as_list(queue_sizes, "queue sizes")
+    if len(sizes) != partitions:
+        raise KassignError(f"queue sizes name {len(sizes)} partitions, the topic has {partitions}")
+    for size in sizes:
+        if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or not 0 <= size <= _JAVA_INT_MAX:
+            raise KassignError(f"a queue size is a number of batches from 0 to {_JAVA_INT_MAX}, got {shown(size)}")
+    left_out = set()
+    for p in _as_list(unavailable, "unavailable") if unavailable is not None else ():
+        if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or not 0 <= p < partitions:
+            raise KassignError(f"unavailable partition {shown(p)} is not one of the topic's {partitions}")
+        left_out.add(int(p))
+    return tuple(int(s) for s in sizes), frozenset(left_out)
+
+
+def _as_list(values: Any, what: str) -> list:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray, set, frozenset)):
+        raise KassignError(f"{what} must be a list of whole numbers, got {shown(values)}")
+    return list(values.tolist() if isinstance(values, np.ndarray) else values)
+
+
+def _running_table(sizes: list[int], partitions: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Weights ``longest + 1 - size`` summed in order: (running sums, their partitions)."""
+    longest = max(sizes)
+    cumulative = np.cumsum(np.array([longest + 1 - s for s in sizes], dtype=np.int64))
+    if cumulative[-1] > _JAVA_INT_MAX:
+        raise KassignError(f"these queue sizes make Kafka's table of weights sum to {int(cumulative[-1])}, past a "
+                           f"Java int ({_JAVA_INT_MAX}): Kafka's draw is then no weighted draw; give queue sizes "
+                           "in batches, as Kafka counts them")
+    return cumulative, np.array(partitions, dtype=np.int32)
+
+
+def _accumulator_pass(entries: Sequence[Any], queue_sizes: tuple[int, ...],
+                      unavailable: frozenset[int]) -> tuple[list[int], list[int], list[Any]]:
+    """The partitions taking part, in the pass's order, with the queue sizes it counted and their leaders."""
+    n = len(entries)
+    sizes = [0] * n
+    ids = [0] * n
+    racks: list[Any] = [None] * n
+    slot = -1
+    for p in _visit_order(n).tolist():
+        leader = entries[p]
+        if leader is NO_LEADER:
+            continue  # no place in the table
+        slot += 1
+        ids[slot] = p
+        racks[slot] = leader
+        if queue_sizes[p] == 0:
+            continue  # an empty queue: nothing written, nothing checked (the slot keeps what it held)
+        sizes[slot] = queue_sizes[p]
+        if p in unavailable:
+            slot -= 1  # the next partition taking part overwrites this place
+    return ids[:slot + 1], sizes[:slot + 1], racks[:slot + 1]
+
+
+def _load_table(entries: Sequence[Any], queue_sizes: tuple[int, ...] | None, unavailable: frozenset[int],
+                rack: str | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The table the next draw uses, as the sender's pass over the accumulator leaves it (``rack``: the
+    producer's, rack-aware only), or None for a uniform draw."""
+    if queue_sizes is None:
+        return None
+    ids, sizes, racks = _accumulator_pass(entries, queue_sizes, unavailable)
+    if not ids or len(entries) < 2:
+        return None
+    if len(ids) == len(entries) and min(sizes) == max(sizes):
+        return None
+    if rack is not None:
+        in_rack = [i for i in range(len(ids)) if racks[i] == rack]
+        if in_rack:
+            return _running_table([sizes[i] for i in in_rack], [ids[i] for i in in_rack])
+    return _running_table(sizes, ids)
+
+
+def _entries(leaders: Leaders | None, partitions: int | None, who: str) -> tuple[Any, ...]:
+    if leaders is None and partitions is None:
+        raise KassignError(f"{who} needs the leaders or the partition count")
+    if leaders is not None and partitions is None:
+        partitions = len(_leaders(leaders, len(leaders) if isinstance(leaders, Sequence) else 0))
+    if not isinstance(partitions, (int, np.integer)) or isinstance(partitions, bool) or partitions < 1:
+        raise KassignError(f"partitions must be a whole number from 1, got {shown(partitions)}")
+    return _leaders(leaders, int(partitions))
+
+
+def counted_queue_sizes(leaders: Leaders | None, queue_sizes: Any, unavailable: Any = None,
+                        kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION, partitions: int | None = None) -> np.ndarray:
+    """The queue size Kafka's pass counts for each partition taking part in the adaptive draw, -1 for those
+    that do not (no leader, or left out): the given size, except where a partition with an empty queue follows
+    one left out and inherits its size. Example: ``counted_queue_sizes(None, [5, 0, 3], [0], partitions=3)``
+    is ``[-1, 5, 3]``."""
+    entries = _entries(leaders, partitions, "counted_queue_sizes")
+    sizes, left_out = check_queue_sizes(release_for(kafka_version, "classic"), len(entries), queue_sizes, unavailable)
+    counted = np.full(len(entries), -1, np.int64)
+    if sizes is not None:
+        ids, seen, _ = _accumulator_pass(entries, sizes, left_out)
+        counted[ids] = seen
+    return counted
+
+
+def keyless_weights(leaders: Leaders | None, queue_sizes: Any = None, unavailable: Any = None,
+                    client_rack: str | None = None, rack_aware: bool = False,
+                    kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION, partitions: int | None = None) -> np.ndarray:
+    """Each partition's weight in the producer's next draw of its sticky partition (int64, one per partition;
+    the chance is weight / sum, 0 never): adaptive with ``queue_sizes`` (3.3 and later), else 1 for each of
+    ``keyless_targets``. ``leaders`` None: ``partitions`` partitions, all led, no racks.
+
+    Example: ``keyless_weights(None, [5, 0, 3, 0, 1], partitions=5)`` is ``[1, 6, 3, 6, 5]``."""
+    release = release_for(kafka_version, "classic")
+    check_rack_awareness(release, rack_aware, client_rack)
+    entries = _entries(leaders, partitions, "keyless_weights")
+    sizes, left_out = check_queue_sizes(release, len(entries), queue_sizes, unavailable)
+    weights = np.zeros(len(entries), np.int64)
+    table = _load_table(entries, sizes, left_out, client_rack if rack_aware else None)
+    if table is None:
+        weights[keyless_targets(entries, client_rack, rack_aware)] = 1
+    else:
+        cumulative, ids = table
+        weights[ids] = np.diff(cumulative, prepend=0)
+    return weights
+
+
 def _size(size: Any) -> int:
     if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 0:
         raise KassignError(f"a record's size must be a whole number of bytes >= 0, got {shown(size)}")
@@ -142,14 +328,17 @@ class KeylessProducer:
 
     ``leaders``: per partition, its leader's rack, None for a leader without a rack, ``NO_LEADER`` for none
     (default: every partition led, no racks). ``seed`` seeds the ``java.util.Random`` drawn from; ``draw``
-    (a callable returning non-negative ints) replaces it. ``keyless(size)`` places one keyless record,
-    ``keyed(partition, size)`` tells the producer about a keyed one (KIP-480 only: it shares batches),
-    ``place(sizes, keyed)`` does either for arrays of records in order.
+    (a callable returning non-negative ints) replaces it. ``queue_sizes`` (batches waiting per partition) and
+    ``unavailable`` (partitions whose leader is past ``partitioner.availability.timeout.ms``) make the draws
+    adaptive, 3.3 and later (None: uniform); ``set_queue_sizes`` replaces them, ``weights`` shows them.
+    ``keyless(size)`` places one keyless record, ``keyed(partition, size)`` tells the producer about a keyed
+    one (KIP-480 only: it shares batches), ``place(sizes, keyed)`` does either for arrays of records in order.
     """
 
     def __init__(self, partitions: int, *, kafka_version: ReleaseLike = DEFAULT_KAFKA_VERSION,
                  batch_size: int = 16384, leaders: Leaders | None = None, client_rack: str | None = None,
-                 rack_aware: bool = False, seed: int = 0, draw: Callable[[], int] | None = None) -> None:
+                 rack_aware: bool = False, seed: int = 0, draw: Callable[[], int] | None = None,
+                 queue_sizes: Any = None, unavailable: Any = None) -> None:
         if not isinstance(partitions, (int, np.integer)) or isinstance(partitions, bool) or not 1 <= partitions <= _JAVA_INT_MAX:
             raise KassignError(f"partitions must be a whole number from 1 to {_JAVA_INT_MAX}, got {shown(partitions)}")
         if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool) or not 0 <= batch_size <= _JAVA_INT_MAX:
@@ -169,6 +358,9 @@ class KeylessProducer:
         self._draw = draw
         self._leaders: tuple[Any, ...] = ()
         self._available = self._candidates = np.zeros(0, np.int32)
+        self._queue_sizes, self._unavailable = check_queue_sizes(self.release, self.partitions, queue_sizes,
+                                                                 unavailable)
+        self._table: tuple[np.ndarray, np.ndarray] | None = None
         self.set_leaders(leaders)
         self.current: int | None = None  # the sticky partition, None before the first draw
         self._produced = 0  # KIP-794: keyless bytes sent to the current sticky partition
@@ -177,7 +369,8 @@ class KeylessProducer:
     # -- the cluster --------------------------------------------------------------------------------------------
 
     def set_leaders(self, leaders: Leaders | None) -> None:
-        """The partitions' leaders from now on (Kafka re-reads its metadata; a draw uses the latest)."""
+        """The partitions' leaders from now on (Kafka re-reads its metadata; a draw uses the latest). With queue
+        sizes, the adaptive table is rebuilt on them, as the sender's next pass would."""
         entries = _leaders(leaders, self.partitions)
         if entries == self._leaders:
             return
@@ -188,12 +381,43 @@ class KeylessProducer:
             in_rack = self._available[[entries[p] == self.client_rack for p in self._available.tolist()]]
             if len(in_rack):
                 self._candidates = in_rack
+        self._update_table()
+
+    def set_queue_sizes(self, queue_sizes: Any, unavailable: Any = None) -> None:
+        """What the sender's latest pass saw, from now on (Kafka: ``RecordAccumulator.ready`` handing the queue
+        sizes to ``updatePartitionLoadStats``): batches waiting per partition, and the partitions whose leader is
+        past ``partitioner.availability.timeout.ms``. None: uniform draws again."""
+        self._queue_sizes, self._unavailable = check_queue_sizes(self.release, self.partitions, queue_sizes,
+                                                                 unavailable)
+        self._update_table()
+
+    def _update_table(self) -> None:
+        self._table = _load_table(self._leaders, self._queue_sizes, self._unavailable,
+                                  self.client_rack if self.rack_aware else None)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Each partition's weight in the built-in partitioner's next draw (3.3 and later; int64, 0: never
+        drawn; the chance is weight / sum)."""
+        weights = np.zeros(self.partitions, np.int64)
+        if self._table is not None:
+            cumulative, ids = self._table
+            weights[ids] = np.diff(cumulative, prepend=0)
+        elif len(self._candidates):
+            weights[self._candidates] = 1
+        else:
+            weights[:] = 1
+        return weights
 
     # -- the draws ----------------------------------------------------------------------------------------------
 
     def _next_built_in(self) -> int:
-        """KIP-794 (and KIP-1123): one draw among the candidates, or among all partitions when none has a leader."""
+        """KIP-794 (and KIP-1123): one draw, weighted by the running table when there is one, else among the
+        candidates, or among all partitions when none has a leader."""
         r = self._draw()
+        if self._table is not None:
+            cumulative, ids = self._table
+            return int(ids[np.searchsorted(cumulative, r % int(cumulative[-1]), side="right")])
         candidates = self._candidates
         if len(candidates):
             return int(candidates[r % len(candidates)])
