@@ -8,7 +8,6 @@ invariants otherwise (hypothesis where they hold in general)."""
 from __future__ import annotations
 
 import copy
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -534,24 +533,5 @@ def test_sticky_without_client_racks_answers_as_none(doc, strategy):
     assert assign_streams_classic("sticky", {**doc, "rack_aware_assignment_strategy": strategy}) == plain
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_sticky_large_assignment_terminates(strategy):
-    # largeAssignmentShouldTerminateWithinAcceptableTime: 10 subtopologies of 30 stateful tasks (task S_P's
-    # partition in rack-(S*P % 31)), 20 clients of 50 threads in rack-(i % 31), two standbys, costs 1 and 2
-    subs = {s: 30 for s in range(10)}
-    doc = {
-        "subtopologies": {str(s): {"partitions": 30, "stateful": True, "source_topics": [f"t{s}"],
-                                   "changelog_topics": [f"t{s}"]} for s in subs},
-        "clients": {pid(i + 1): {"rack": f"rack-{i % 31}",
-                                 "consumers": {f"c{i + 1}-{k}": {} for k in range(50)}} for i in range(20)},
-        "partition_racks": {f"t{s}": [[f"rack-{(s * p) % 31}"] for p in range(30)] for s in subs},
-        "num_standby_replicas": 2,
-        "rack_aware_assignment_strategy": strategy,
-        "rack_aware_assignment_traffic_cost": 1, "rack_aware_assignment_non_overlap_cost": 2,
-    }
-    started = time.perf_counter()
-    answer = assign_streams_classic("sticky", doc)
-    assert time.perf_counter() - started < 180  # Kafka's timeout: 3 minutes
-    actives = [t for c in answer["clients"].values() for t in c["active"]]
-    standbys = [t for c in answer["clients"].values() for t in c["standby"]]
-    assert len(actives) == len(set(actives)) == 300 and len(standbys) == 600
+# (largeAssignmentShouldTerminateWithinAcceptableTime, the one case with racks, is in test_sticky.py with the rest
+# of CustomStickyTaskAssignorTest)
