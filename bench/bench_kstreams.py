@@ -25,10 +25,10 @@ and stops if not. The classpath needs Kafka Streams' classes and kafka-clients (
 ``'kafka_2.13-4.4.0/libs/*'``; the harness runs against 4.3.1's and 4.4's); ``--kafka-version`` names
 their release (default 4.4), and kassign answers as it. Without it, only kassign is timed.
 
-Figures (2026-11-27, 2 cores, load average 5.4 to 7.2; best / median of 7, ms; kassign / Kafka 4.3.1):
-high-availability steady 122.5 / 265.4 vs 983.0 / 2,082.1 (0.12x / 0.13x), fresh 166.4 / 259.3 vs
-2,555.3 / 2,977.5 (0.07x / 0.09x); sticky steady 374.6 / 785.3 vs 594.0 / 782.0 (0.63x / 1.00x), fresh
-485.8 / 764.0 vs 547.6 / 915.1 (0.89x / 0.83x); the same answers on both sides.
+Figures (2026-11-29, 2 cores, load average 2.4; best / median of 9, ms; kassign / Kafka 4.4, the 4.4 branch at
+87943b2ff8, JIT-compiled before it is timed): high-availability steady 54.0 / 55.6 vs 739.0 / 852.9 (0.07x /
+0.07x), fresh 40.8 / 42.4 vs 710.3 / 801.2 (0.06x / 0.05x); sticky steady 100.4 / 102.7 vs 98.1 / 125.4 (1.02x /
+0.82x), fresh 140.9 / 144.6 vs 110.9 / 134.8 (1.27x / 1.07x); the same answers on both sides.
 
 Run: ``python bench/bench_kstreams.py [--kafka-classpath CP [--kafka-version 4.3]] [--runs 7]
 [--strategies high-availability,sticky]``
