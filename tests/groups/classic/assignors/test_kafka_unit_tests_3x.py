@@ -61,6 +61,12 @@ def _releases(*pairs: tuple[str, str | None]) -> pytest.MarkDecorator:
 each_rack_config = _releases(("3.4.0", None), *(("3.6.2", c) for c in RACK_CONFIGS))
 # 3.6.2's tests over hasConsumerRack (false: NO_CONSUMER_RACK, true: BROKER_AND_CONSUMER_RACK)
 each_consumer_rack = _releases(("3.4.0", None), ("3.6.2", "NO_CONSUMER_RACK"), ("3.6.2", "BROKER_AND_CONSUMER_RACK"))
+# the large tests (1,000s of partitions at Kafka's sizes, 3-15 s each): the rack-aware set-up runs by default,
+# the others with -m slow (the same code paths, the racks aside, as the default case and the vector lines)
+each_consumer_rack_large = pytest.mark.parametrize("release, rack_config", [
+    pytest.param("3.4.0", None, id="3.4.0", marks=pytest.mark.slow),
+    pytest.param("3.6.2", "NO_CONSUMER_RACK", id="3.6.2-NO_CONSUMER_RACK", marks=pytest.mark.slow),
+    pytest.param("3.6.2", "BROKER_AND_CONSUMER_RACK", id="3.6.2-BROKER_AND_CONSUMER_RACK")])
 # a test new in 3.6.2, in its rack set-ups
 rack_configs_362 = _releases(*(("3.6.2", c) for c in RACK_CONFIGS))
 each_strategy = pytest.mark.parametrize("strategy", STRATEGIES)
@@ -602,7 +608,7 @@ def _rejoin(group: Sticky, members: dict, assignment: dict) -> dict:
 
 
 @each_strategy
-@each_consumer_rack
+@each_consumer_rack_large
 def test_testLargeAssignmentAndGroupWithUniformSubscription(strategy: str, release: str,
                                                             rack_config: str | None) -> None:
     # Kafka times this (30 s); kassign asserts its answers on the same sizes: a million partitions (100 000 with
@@ -621,7 +627,7 @@ def test_testLargeAssignmentAndGroupWithUniformSubscription(strategy: str, relea
 
 
 @each_strategy
-@each_consumer_rack
+@each_consumer_rack_large
 def test_testLargeAssignmentAndGroupWithNonEqualSubscription(strategy: str, release: str,
                                                               rack_config: str | None) -> None:
     # the same sizes, the last member subscribing to the first topic alone (Kafka times it: 90 s)
