@@ -6,10 +6,14 @@
  * integer, an unknown field, a missing process id, a negative partition ...), and the Python reader then
  * decides, so every error message comes from one place. `position` maps each subtopology id to its
  * number, `starts` (list of int) holds each subtopology's first task number and, last, the task count.
- * It returns (member_process, process_ids, task, owner, kind): int64 columns as bytearrays and the
- * distinct process ids in order of first listing; one (task, owner, kind) row per listed partition of a
- * task that exists (kind 0 active, 1 standby, 2 warmup), in listing order, tasks that no longer exist
- * left out as the Python reader leaves them out.
+ * It returns (member_process, process_ids, task, owner, kind, offsets): int64 columns as bytearrays and
+ * the distinct process ids in order of first listing; one (task, owner, kind) row per listed partition of
+ * a task that exists (kind 0 active, 1 standby, 2 warmup), in listing order, tasks that no longer exist
+ * left out as the Python reader leaves them out. `offsets` is None when no member reports offset sums
+ * (no "offset_sums", or None), else the (task, member, sum) columns of each reported sum of a task that
+ * exists, member by member, each member's in its dict's order: names "SUBTOPOLOGY_PARTITION" split at
+ * the last "_" (a non-empty subtopology id; the partition ASCII digits without sign or leading zeros, at
+ * most JAVA_INT_MAX), sums exact ints from 0 to 2^63 - 1; anything else declines.
  *
  * build_answer(member_ids, order, sids, active, standby) builds the answer {member: {"active": {sid:
  * [partitions]}, "standby": {...}, "warmup": {}}}, members in `order` (list of positions into the tuple
@@ -25,7 +29,7 @@
 #include "../../_column.h"
 
 
-static PyObject *PROCESS_ID, *KINDS[3], *INSTANCE_ID, *RACK, *CLIENT_TAGS, *ACTIVE, *STANDBY, *WARMUP;
+static PyObject *PROCESS_ID, *KINDS[3], *INSTANCE_ID, *RACK, *CLIENT_TAGS, *ACTIVE, *STANDBY, *WARMUP, *OFFSET_SUMS;
 
 /* Outcome of reading one part: read, not the plain shape (decline), or a Python error. */
 enum { READ = 0, DECLINE = 1, FAILED = -1 };
@@ -36,7 +40,23 @@ typedef struct {
     int64_t *starts;    /* subtopology s: tasks starts[s] .. starts[s + 1] - 1 */
     Py_ssize_t subtopologies;
     Column task, owner, kind;
+    int reported; /* whether a member reports offset sums (a non-None "offset_sums") */
+    Column offset_task, offset_member, offset_sum;
 } Tasks;
+
+/* Subtopology `sid`'s first task number and size; size 0 for a subtopology that does not exist. */
+static int subtopology(Tasks *tasks, PyObject *sid, int64_t *start, int64_t *size) {
+    PyObject *number = PyDict_GetItemWithError(tasks->position, sid);
+    *start = *size = 0;
+    if (number == NULL)
+        return PyErr_Occurred() ? FAILED : READ;
+    Py_ssize_t s = PyLong_AsSsize_t(number);
+    if (s < 0 || s >= tasks->subtopologies)
+        return PyErr_Occurred() ? FAILED : DECLINE;
+    *start = tasks->starts[s];
+    *size = tasks->starts[s + 1] - *start;
+    return READ;
+}
 
 /* One member's map of one kind: {sid: [partitions]}. */
 static int read_tasks(Tasks *tasks, PyObject *held, int64_t member, int64_t kind) {
@@ -47,17 +67,10 @@ static int read_tasks(Tasks *tasks, PyObject *held, int64_t member, int64_t kind
     while (PyDict_Next(held, &cursor, &sid, &partitions)) {
         if (!PyUnicode_CheckExact(sid) || (!PyList_CheckExact(partitions) && !PyTuple_CheckExact(partitions)))
             return DECLINE;
-        PyObject *number = PyDict_GetItemWithError(tasks->position, sid);
-        if (number == NULL && PyErr_Occurred())
-            return FAILED;
-        int64_t start = 0, size = 0; /* a subtopology that does not exist: nothing kept */
-        if (number != NULL) {
-            Py_ssize_t s = PyLong_AsSsize_t(number);
-            if (s < 0 || s >= tasks->subtopologies)
-                return PyErr_Occurred() ? FAILED : DECLINE;
-            start = tasks->starts[s];
-            size = tasks->starts[s + 1] - start;
-        }
+        int64_t start, size; /* a subtopology that does not exist: size 0, nothing kept */
+        int outcome = subtopology(tasks, sid, &start, &size);
+        if (outcome != READ)
+            return outcome;
         Py_ssize_t count = PySequence_Fast_GET_SIZE(partitions);
         PyObject **items = PySequence_Fast_ITEMS(partitions);
         for (Py_ssize_t i = 0; i < count; i++) {
@@ -71,6 +84,55 @@ static int read_tasks(Tasks *tasks, PyObject *held, int64_t member, int64_t kind
                              column_push(&tasks->kind, kind) < 0))
                 return FAILED;
         }
+    }
+    return READ;
+}
+
+/* One member's offset sums: {"SUBTOPOLOGY_PARTITION": sum}, as tasks.py's _offset_sums reads them. */
+static int read_offset_sums(Tasks *tasks, PyObject *sums, int64_t member) {
+    if (!PyDict_CheckExact(sums))
+        return DECLINE;
+    Py_ssize_t cursor = 0;
+    PyObject *name, *value;
+    while (PyDict_Next(sums, &cursor, &name, &value)) {
+        if (!PyUnicode_CheckExact(name) || !PyLong_CheckExact(value))
+            return DECLINE;
+        int overflow = 0;
+        long long sum = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (sum == -1 && PyErr_Occurred())
+            return FAILED;
+        if (overflow || sum < 0)
+            return DECLINE;
+        Py_ssize_t length = PyUnicode_GET_LENGTH(name);
+        Py_ssize_t underscore = PyUnicode_FindChar(name, '_', 0, length, -1);
+        if (underscore == -2)
+            return FAILED;
+        Py_ssize_t digits = length - underscore - 1;
+        if (underscore <= 0 || digits < 1 || digits > 10) /* no "_", no subtopology id, no partition */
+            return DECLINE;
+        int kind = PyUnicode_KIND(name);
+        const void *data = PyUnicode_DATA(name);
+        int64_t partition = 0;
+        for (Py_ssize_t i = underscore + 1; i < length; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c < '0' || c > '9')
+                return DECLINE;
+            partition = 10 * partition + (int64_t)(c - '0');
+        }
+        if ((digits > 1 && PyUnicode_READ(kind, data, underscore + 1) == '0') || partition > JAVA_INT_MAX)
+            return DECLINE;
+        PyObject *sid = PyUnicode_Substring(name, 0, underscore);
+        if (sid == NULL)
+            return FAILED;
+        int64_t start, size;
+        int outcome = subtopology(tasks, sid, &start, &size);
+        Py_DECREF(sid);
+        if (outcome != READ)
+            return outcome;
+        if (partition < size && (column_push(&tasks->offset_task, start + partition) < 0 ||
+                                 column_push(&tasks->offset_member, member) < 0 ||
+                                 column_push(&tasks->offset_sum, sum) < 0))
+            return FAILED;
     }
     return READ;
 }
@@ -146,6 +208,20 @@ static int read_member(PyObject *spec, int64_t member, Tasks *tasks, PyObject *p
     }
     if (fields == PyDict_GET_SIZE(spec))
         return READ;
+    PyObject *sums = PyDict_GetItemWithError(spec, OFFSET_SUMS);
+    if (sums == NULL && PyErr_Occurred())
+        return FAILED;
+    if (sums != NULL) {
+        fields++;
+        if (sums != Py_None) {
+            tasks->reported = 1;
+            int outcome = read_offset_sums(tasks, sums, member);
+            if (outcome != READ)
+                return outcome;
+        }
+    }
+    if (fields == PyDict_GET_SIZE(spec))
+        return READ;
     int outcome;
     if ((outcome = optional_text(spec, INSTANCE_ID, &fields)) != READ ||
         (outcome = optional_text(spec, RACK, &fields)) != READ || (outcome = client_tags(spec, &fields)) != READ)
@@ -160,7 +236,7 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
         return NULL;
     if (!PyDict_CheckExact(members))
         Py_RETURN_NONE;
-    Tasks tasks = {position, NULL, PyList_GET_SIZE(starts_list) - 1, {0}, {0}, {0}};
+    Tasks tasks = {position, NULL, PyList_GET_SIZE(starts_list) - 1, {0}, {0}, {0}, 0, {0}, {0}, {0}};
     Column member_process = {0};
     PyObject *processes = PyList_New(0), *number_of = PyDict_New(), *result = NULL;
     int outcome = processes == NULL || number_of == NULL ? FAILED : READ;
@@ -188,13 +264,22 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
         member++;
     }
     if (outcome == READ) {
-        PyObject *columns[4] = {column_bytes(member_process.values, member_process.length),
+        PyObject *columns[7] = {column_bytes(member_process.values, member_process.length),
                                 column_bytes(tasks.task.values, tasks.task.length),
                                 column_bytes(tasks.owner.values, tasks.owner.length),
-                                column_bytes(tasks.kind.values, tasks.kind.length)};
-        if (columns[0] && columns[1] && columns[2] && columns[3])
-            result = PyTuple_Pack(5, columns[0], processes, columns[1], columns[2], columns[3]);
-        for (int i = 0; i < 4; i++)
+                                column_bytes(tasks.kind.values, tasks.kind.length), NULL, NULL, NULL};
+        PyObject *offsets = Py_NewRef(Py_None);
+        if (tasks.reported) {
+            columns[4] = column_bytes(tasks.offset_task.values, tasks.offset_task.length);
+            columns[5] = column_bytes(tasks.offset_member.values, tasks.offset_member.length);
+            columns[6] = column_bytes(tasks.offset_sum.values, tasks.offset_sum.length);
+            Py_SETREF(offsets, columns[4] && columns[5] && columns[6]
+                                   ? PyTuple_Pack(3, columns[4], columns[5], columns[6]) : NULL);
+        }
+        if (columns[0] && columns[1] && columns[2] && columns[3] && offsets)
+            result = PyTuple_Pack(6, columns[0], processes, columns[1], columns[2], columns[3], offsets);
+        Py_XDECREF(offsets);
+        for (int i = 0; i < 7; i++)
             Py_XDECREF(columns[i]);
     } else if (outcome == DECLINE) {
         result = Py_NewRef(Py_None);
@@ -203,6 +288,9 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
     PyMem_Free(tasks.task.values);
     PyMem_Free(tasks.owner.values);
     PyMem_Free(tasks.kind.values);
+    PyMem_Free(tasks.offset_task.values);
+    PyMem_Free(tasks.offset_member.values);
+    PyMem_Free(tasks.offset_sum.values);
     PyMem_Free(member_process.values);
     Py_XDECREF(processes);
     Py_XDECREF(number_of);
@@ -354,7 +442,8 @@ PyMODINIT_FUNC PyInit__native(void) {
     INSTANCE_ID = PyUnicode_InternFromString("instance_id");
     RACK = PyUnicode_InternFromString("rack");
     CLIENT_TAGS = PyUnicode_InternFromString("client_tags");
-    if (!PROCESS_ID || !ACTIVE || !STANDBY || !WARMUP || !INSTANCE_ID || !RACK || !CLIENT_TAGS)
+    OFFSET_SUMS = PyUnicode_InternFromString("offset_sums");
+    if (!PROCESS_ID || !ACTIVE || !STANDBY || !WARMUP || !INSTANCE_ID || !RACK || !CLIENT_TAGS || !OFFSET_SUMS)
         return NULL;
     return PyModule_Create(&module_def);
 }
