@@ -273,10 +273,16 @@ def _ranked_with_offsets(group: StreamsGroup, rank: np.ndarray, tasks: np.ndarra
     offset_task, offset_member, offset_sum = group.task_offsets
     offset_rank = rank[offset_member]
     width = len(rank)
-    reported = dict(zip((offset_task * width + offset_rank).tolist(), offset_sum.tolist()))
-    held = tasks * width + ranks
-    sums = np.fromiter((reported.get(key, 0) for key in held.tolist()), dtype=np.int64, count=len(held))
-    weaker = ~np.isin(offset_task * width + offset_rank, held)  # only known through the offset sum
+    reported = offset_task * width + offset_rank
+    held = tasks * width + ranks  # sorted, distinct
+    by_key = np.argsort(reported, kind="stable")
+    keys = reported[by_key]
+    at = np.searchsorted(keys, held, side="right") - 1  # the last report of each held pair, if any
+    found = at >= 0
+    found[found] = keys[at[found]] == held[found]
+    sums = np.where(found, offset_sum[by_key][at], 0)
+    at = np.minimum(np.searchsorted(held, reported), max(len(held) - 1, 0))
+    weaker = held[at] != reported if len(held) else np.ones(len(reported), dtype=bool)  # only known by the sum
     all_tasks = np.concatenate((tasks, offset_task[weaker]))
     all_ranks = np.concatenate((ranks, offset_rank[weaker]))
     all_sums = np.concatenate((sums, offset_sum[weaker]))
@@ -334,8 +340,13 @@ def _task_maps(group: StreamsGroup, task_sub: np.ndarray, members: np.ndarray,
 
 # --- the assignor over arrays -------------------------------------------------------------------------
 
+# The helpers below allocate nothing and are compiled without numba's reference counting (its option
+# ``_nrt``): counting references to the arrays handed to them, atomically, call after call, took longer
+# than their work (half the kernel's time).
+_bare = njit(cache=True, _nrt=False)
 
-@njit(cache=True)
+
+@_bare
 def _tasks_per_member(tasks: int, members: int) -> int:
     """The quota: tasks over members rounded up, in Java int arithmetic (a count that went negative
     divides toward zero), 0 with no members left."""
@@ -346,7 +357,7 @@ def _tasks_per_member(tasks: int, members: int) -> int:
     return -((-tasks) // members)
 
 
-@njit(cache=True)
+@_bare
 def _heap_add(heap, size, p, proc_load):
     """``PriorityQueue.add`` of a process, by load: sift up from the end."""
     k = size
@@ -362,7 +373,7 @@ def _heap_add(heap, size, p, proc_load):
     return size + 1
 
 
-@njit(cache=True)
+@_bare
 def _heap_poll(heap, size, proc_load):
     """``PriorityQueue.poll``: the root out, the last element sifted down from the top."""
     result = heap[0]
@@ -387,7 +398,7 @@ def _heap_poll(heap, size, proc_load):
     return result, n
 
 
-@njit(cache=True)
+@_bare
 def _member_heap_add(keys, values, base, size, member, value):
     """``PriorityQueue.add`` of a (member, task count) entry into one process's heap at ``base``."""
     k = size
@@ -402,7 +413,7 @@ def _member_heap_add(keys, values, base, size, member, value):
     values[base + k] = value
 
 
-@njit(cache=True)
+@_bare
 def _member_heap_poll(keys, values, base, size):
     """``PriorityQueue.poll`` on one process's member heap; returns the member (its count is known)."""
     result = keys[base]
@@ -426,7 +437,7 @@ def _member_heap_poll(keys, values, base, size):
     return result
 
 
-@njit(cache=True, inline="always")
+@_bare
 def _holds(task, p, holder, held):
     for j in range(held[task]):
         if holder[task, j] == p:
@@ -434,15 +445,15 @@ def _holds(task, p, holder, held):
     return False
 
 
-@njit(cache=True)
-def _prev_member_with_least_load(task, check, first, stop, prev, state, skip_holders):
+@_bare
+def _prev_member_with_least_load(task, check, first, stop, prev, skip_holders, member_process, member_tasks,
+                                 proc_load, holder, held):
     """Kafka's choice among a task's previous (standby) owners: the first listed one, replaced by a
     later one whose process load and own count are both lower; with ``check`` (a standby to place),
     none whose process holds the task. Kafka 4.2/4.3 start from the first listed one whatever its
     process holds, and give up (-1) when that process holds the task, even if another was chosen;
     Kafka 4.4 (``skip_holders``, KAFKA-20899) passes over such members and starts from the first
     that remains (-1 when none does)."""
-    member_process, member_tasks, _, _, proc_load, holder, _, held = state
     candidate = -1
     candidate_load = 0.0
     candidate_count = 0
@@ -461,21 +472,21 @@ def _prev_member_with_least_load(task, check, first, stop, prev, state, skip_hol
     return candidate
 
 
-# What _sticky threads through its helpers, as two tuples of arrays:
-# state = (member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held):
-#   member m's process and task count (active and standby); process p's task count, member count and
-#   load (tasks / members, as a Java double); holder[t, :held[t]], the processes holding task t (its
-#   active one first), owner[t, :held[t]] the members;
-# heaps = (pm_start, pm_members, heap_keys, heap_values, heap_built): process p's members, in its member
-#   map's order, at pm_start[p] .. pm_start[p + 1] - 1, and its member heap (member, task count) laid out
-#   over the same slots, valid while heap_built[p].
+# The state _sticky threads through its helpers, passed array by array (numba counts references to
+# arrays taken out of a tuple, which costs more than the assignment itself in these loops):
+#   member_process, member_tasks: member m's process and task count (active and standby);
+#   proc_tasks, proc_members, proc_load: process p's task count, member count and load (tasks / members,
+#   as a Java double); holder[t, :held[t]], the processes holding task t (its active one first),
+#   owner[t, :held[t]] the members;
+#   pm_start, pm_members, heap_keys, heap_values, heap_built: process p's members, in its member map's
+#   order, at pm_start[p] .. pm_start[p + 1] - 1, and its member heap (member, task count) laid out over
+#   the same slots, valid while heap_built[p].
 
 
-@njit(cache=True, inline="always")
-def _give(task, member, state):
+@_bare
+def _give(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held):
     """``addTaskInternal``: the task to this member and its process; the member's new task count.
     The process's load is kept beside its count, divided once here (as Java's ``computeLoad``)."""
-    member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held = state
     p = member_process[member]
     proc_tasks[p] += 1
     proc_load[p] = proc_tasks[p] / proc_members[p]
@@ -486,31 +497,33 @@ def _give(task, member, state):
     return member_tasks[member]
 
 
-@njit(cache=True, inline="always")
-def _give_to(task, member, state, heaps):
+@_bare
+def _give_to(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held,
+             heap_built):
     """``ProcessState.addTask``: straight to this member; its process's member heap is dropped (Kafka
     cannot reorder it for one member and builds it again when next needed)."""
-    heaps[4][state[0][member]] = False
-    return _give(task, member, state)
+    heap_built[member_process[member]] = False
+    return _give(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held)
 
 
-@njit(cache=True)
-def _give_to_least_loaded_member(task, p, state, heaps):
+@_bare
+def _give_to_least_loaded_member(task, p, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder,
+                                 owner, held, pm_start, pm_members, heap_keys, heap_values, heap_built):
     """``addTaskToLeastLoadedMember``: a lone member takes it; otherwise the process's member heap
     (built from its member map on first use after a direct assignment) yields the member."""
-    pm_start, pm_members, heap_keys, heap_values, heap_built = heaps
-    member_tasks = state[1]
     base = pm_start[p]
     size = pm_start[p + 1] - base
     if size == 1:
-        return _give(task, pm_members[base], state)
+        return _give(task, pm_members[base], member_process, member_tasks, proc_tasks, proc_members, proc_load,
+                     holder, owner, held)
     if not heap_built[p]:
         for i in range(size):
             member = pm_members[base + i]
             _member_heap_add(heap_keys, heap_values, base, i, member, member_tasks[member])
         heap_built[p] = True
     member = _member_heap_poll(heap_keys, heap_values, base, size)
-    count = _give(task, member, state)
+    count = _give(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner,
+                  held)
     _member_heap_add(heap_keys, heap_values, base, size - 1, member, count)
     return count
 
@@ -536,13 +549,16 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
         total_active += n
         total += n + (n * standbys if stateful[s] else 0)
     slots = max(1, min(standbys + 1, num_procs))
-    state = (member_process, np.zeros(num_members, dtype=np.int64), np.zeros(num_procs, dtype=np.int64),
-             np.diff(pm_start), np.zeros(num_procs, dtype=np.float64),  # every process has a member: load 0
-             np.full((num_tasks, slots), -1, dtype=np.int64), np.full((num_tasks, slots), -1, dtype=np.int64),
-             np.zeros(num_tasks, dtype=np.int64))
-    member_tasks, proc_load, owner, held = state[1], state[4], state[6], state[7]
-    heaps = (pm_start, pm_members, np.zeros(num_members, dtype=np.int64), np.zeros(num_members, dtype=np.int64),
-             np.zeros(num_procs, dtype=np.bool_))
+    member_tasks = np.zeros(num_members, dtype=np.int64)
+    proc_tasks = np.zeros(num_procs, dtype=np.int64)
+    proc_members = np.diff(pm_start)
+    proc_load = np.zeros(num_procs, dtype=np.float64)  # every process has a member: load 0
+    holder = np.full((num_tasks, slots), -1, dtype=np.int64)
+    owner = np.full((num_tasks, slots), -1, dtype=np.int64)
+    held = np.zeros(num_tasks, dtype=np.int64)
+    heap_keys = np.zeros(num_members, dtype=np.int64)
+    heap_values = np.zeros(num_members, dtype=np.int64)
+    heap_built = np.zeros(num_procs, dtype=np.bool_)
     # quotas: [tasks left, members left, quota] for active tasks and for all replicas
     active_quota = np.array([total_active, num_members, _tasks_per_member(total_active, num_members)])
     total_quota = np.array([total, num_members, _tasks_per_member(total, num_members)])
@@ -555,7 +571,8 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
     for task in by_partition:
         member = previous_active[task]
         if member >= 0 and member_tasks[member] < active_quota[2]:
-            count = _give_to(task, member, state, heaps)
+            count = _give_to(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load,
+                             holder, owner, held, heap_built)
             _reached(active_quota, count)
             _reached(total_quota, count)
             done[task] = True
@@ -564,9 +581,11 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
         if done[task] or standby_start[task] == standby_start[task + 1]:
             continue
         member = _prev_member_with_least_load(task, False, standby_start[task], standby_start[task + 1],
-                                              standby_members, state, skip_holders)
+                                              standby_members, skip_holders, member_process, member_tasks,
+                                              proc_load, holder, held)
         if member_tasks[member] < active_quota[2]:
-            count = _give_to(task, member, state, heaps)
+            count = _give_to(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load,
+                             holder, owner, held, heap_built)
             _reached(active_quota, count)
             _reached(total_quota, count)
             done[task] = True
@@ -579,14 +598,18 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
         if done[task]:
             continue
         p, size = _heap_poll(heap, size, proc_load)
-        count = _give_to_least_loaded_member(task, p, state, heaps)
+        count = _give_to_least_loaded_member(task, p, member_process, member_tasks, proc_tasks, proc_members,
+                                             proc_load, holder, owner, held, pm_start, pm_members, heap_keys,
+                                             heap_values, heap_built)
         _reached(active_quota, count)
         _reached(total_quota, count)
         size = _heap_add(heap, size, p, proc_load)
 
     if standbys > 0:
         _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
-                         state, heaps, total_quota, skip_holders)
+                         total_quota, skip_holders, member_process, member_tasks, proc_tasks, proc_members,
+                         proc_load, holder, owner, held, pm_start, pm_members, heap_keys, heap_values, heap_built,
+                         np.zeros(num_tasks, dtype=np.int64), heap, np.empty(num_procs, dtype=np.int64))
 
     active = owner[:, 0].copy()
     num_standby = held.sum() - num_tasks
@@ -601,7 +624,7 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
     return active, standby_task, standby_member
 
 
-@njit(cache=True, inline="always")
+@_bare
 def _reached(quota, count):
     """``maybeUpdate...TasksPerMember``: a member that reached the quota exactly leaves the count."""
     if count == quota[2]:
@@ -610,12 +633,14 @@ def _reached(quota, count):
         quota[2] = _tasks_per_member(quota[0], quota[1])
 
 
-@njit(cache=True)
+@_bare
 def _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
-                     state, heaps, total_quota, skip_holders):
-    member_process, member_tasks, _, _, proc_load, holder, _, held = state
+                     total_quota, skip_holders, member_process, member_tasks, proc_tasks, proc_members, proc_load,
+                     holder, owner, held, pm_start, pm_members, heap_keys, heap_values, heap_built, missing, heap,
+                     polled):
+    """The standby replicas; ``missing`` (zeros, a slot per task), ``heap`` and ``polled`` (a slot per
+    process) are its scratch space."""
     num_tasks = len(task_stateful)
-    missing = np.zeros(num_tasks, dtype=np.int64)  # replicas left for the least loaded processes
     for i in range(num_tasks - 1, -1, -1):  # partition, then subtopology, both descending
         task = by_partition[i]
         if not task_stateful[task]:
@@ -624,23 +649,23 @@ def _assign_standbys(standbys, task_stateful, by_partition, previous_active, sta
             member = previous_active[task]
             if member >= 0:
                 if not _holds(task, member_process[member], holder, held) and member_tasks[member] < total_quota[2]:
-                    _reached(total_quota, _give_to(task, member, state, heaps))
+                    _reached(total_quota, _give_to(task, member, member_process, member_tasks, proc_tasks,
+                                                   proc_members, proc_load, holder, owner, held, heap_built))
                     continue
             if standby_start[task] < standby_start[task + 1]:
                 member = _prev_member_with_least_load(task, True, standby_start[task], standby_start[task + 1],
-                                                      standby_members, state, skip_holders)
+                                                      standby_members, skip_holders, member_process, member_tasks,
+                                                      proc_load, holder, held)
                 if member >= 0 and member_tasks[member] < total_quota[2]:
-                    _reached(total_quota, _give_to(task, member, state, heaps))
+                    _reached(total_quota, _give_to(task, member, member_process, member_tasks, proc_tasks,
+                                                   proc_members, proc_load, holder, owner, held, heap_built))
                     continue
             missing[task] = standbys - replica
             break
 
-    num_procs = len(proc_load)
-    heap = np.empty(num_procs, dtype=np.int64)
     size = 0
-    for p in range(num_procs):
+    for p in range(len(proc_load)):
         size = _heap_add(heap, size, p, proc_load)
-    polled = np.empty(num_procs, dtype=np.int64)
     for task in range(num_tasks - 1, -1, -1):  # subtopology, then partition, both descending
         for _ in range(missing[task]):
             # take processes off the heap until one does not hold the task; all go back, last taken first
@@ -651,7 +676,9 @@ def _assign_standbys(standbys, task_stateful, by_partition, previous_active, sta
                 polled[taken] = p
                 taken += 1
                 if not _holds(task, p, holder, held):
-                    _reached(total_quota, _give_to_least_loaded_member(task, p, state, heaps))
+                    _reached(total_quota, _give_to_least_loaded_member(
+                        task, p, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner,
+                        held, pm_start, pm_members, heap_keys, heap_values, heap_built))
                     found = True
                     break
             for j in range(taken - 1, -1, -1):
