@@ -211,6 +211,16 @@ def test_c_and_python_edges_agree(scenario: dict, data: st.DataObject) -> None:
         assert assign_streams("sticky", odd) == expected
     assert assign_streams("sticky", scenario) == expected
     assert assign_streams("sticky", odd) == expected
+    assert list(assign_streams("sticky", scenario)) == list(expected) == sorted(expected)
+
+
+@pytest.mark.parametrize("edges", ["native", "python"], indirect=True)
+def test_answer_lists_members_sorted_by_code_point(edges: str) -> None:
+    ids = ["e", "\u00e9", "ea", "\u20ac", "\U0001f600", "", "a\x00", "a", "Z", "\u00e9\u20ac", "\u20ac\u00e9", "zz\U0001f600"]
+    scenario = {"subtopologies": {"0": {"partitions": 20, "stateful": True}}, "num_standby_replicas": 1,
+                "members": {m: {"process_id": f"p{i % 3}"} for i, m in enumerate(ids)}}
+    answer = assign_streams("sticky", scenario)
+    assert list(answer) == sorted(ids)
 
 
 @pytest.mark.skipif(NATIVE is None, reason="kassign.groups.streams._native is not built")

@@ -15,10 +15,11 @@
  * the last "_" (a non-empty subtopology id; the partition ASCII digits without sign or leading zeros, at
  * most JAVA_INT_MAX), sums exact ints from 0 to 2^63 - 1; anything else declines.
  *
- * build_answer(member_ids, order, sids, active, standby) builds the answer {member: {"active": {sid:
- * [partitions]}, "standby": {...}, "warmup": {}}}, members in `order` (list of positions into the tuple
- * `member_ids`). `active` and `standby` are each (member, sub, partition) int64 columns (buffers), sorted
- * by member, then subtopology, then partition; `sids` (tuple of str) names the subtopologies.
+ * build_answer(member_ids, sids, active, standby) builds the answer {member: {"active": {sid:
+ * [partitions]}, "standby": {...}, "warmup": {}}}, members sorted (the tuple `member_ids` holds distinct
+ * strs; sorted as Python sorts strs, by code point). `active` and `standby` are each (member, sub,
+ * partition) int64 columns (buffers), member a position in `member_ids`, sorted by member, then
+ * subtopology, then partition; `sids` (tuple of str) names the subtopologies.
  *
  * Every new object is owned by exactly one container before the next allocation, so an error at any
  * point frees all.
@@ -26,6 +27,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "../../_column.h"
 
 
@@ -363,24 +366,49 @@ static int fill_maps(Rows *rows, PyObject **maps, Py_ssize_t members, PyObject *
     return 0;
 }
 
+/* Member ids sorted as Python sorts strs: code point by code point, a prefix first. Two 1-byte strs
+ * (ASCII or Latin-1: one byte per code point) compare as bytes; any other pair as PyUnicode_Compare does. */
+typedef struct {
+    PyObject *id;
+    Py_ssize_t position;
+} Named;
+
+static int by_id(const void *a, const void *b) {
+    PyObject *x = ((const Named *)a)->id, *y = ((const Named *)b)->id;
+    if (PyUnicode_KIND(x) == PyUnicode_1BYTE_KIND && PyUnicode_KIND(y) == PyUnicode_1BYTE_KIND) {
+        Py_ssize_t m = PyUnicode_GET_LENGTH(x), n = PyUnicode_GET_LENGTH(y);
+        int c = memcmp(PyUnicode_1BYTE_DATA(x), PyUnicode_1BYTE_DATA(y), (size_t)(m < n ? m : n));
+        return c != 0 ? c : (m > n) - (m < n);
+    }
+    return PyUnicode_Compare(x, y); /* strs: no error */
+}
+
 /* `map`, given away, or a new empty dict where there is none. */
 static PyObject *or_empty(PyObject *map) {
     return map != NULL ? map : PyDict_New();
 }
 
 static PyObject *build_answer(PyObject *module, PyObject *args) {
-    PyObject *member_ids, *order, *sids, *active_columns, *standby_columns;
-    if (!PyArg_ParseTuple(args, "O!O!O!OO", &PyTuple_Type, &member_ids, &PyList_Type, &order, &PyTuple_Type, &sids,
-                          &active_columns, &standby_columns))
+    PyObject *member_ids, *sids, *active_columns, *standby_columns;
+    if (!PyArg_ParseTuple(args, "O!O!OO", &PyTuple_Type, &member_ids, &PyTuple_Type, &sids, &active_columns,
+                          &standby_columns))
         return NULL;
     Py_ssize_t members = PyTuple_GET_SIZE(member_ids);
-    if (PyList_GET_SIZE(order) != members) {
-        PyErr_SetString(PyExc_ValueError, "order must list every member once");
-        return NULL;
-    }
+    for (Py_ssize_t i = 0; i < members; i++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(member_ids, i))) {
+            PyErr_SetString(PyExc_TypeError, "member ids must be strs");
+            return NULL;
+        }
+    Named *order = PyMem_Malloc((size_t)(members + 1) * sizeof(Named));
     PyObject **maps = PyMem_Calloc((size_t)(2 * members + 1), sizeof(PyObject *));
-    if (maps == NULL)
+    if (order == NULL || maps == NULL) {
+        PyMem_Free(order);
+        PyMem_Free(maps);
         return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < members; i++)
+        order[i] = (Named){PyTuple_GET_ITEM(member_ids, i), i};
+    qsort(order, (size_t)members, sizeof(Named), by_id);
     Rows active = {0}, standby = {0};
     PyObject *answer = NULL;
     int failed = open_rows(active_columns, &active) < 0 || open_rows(standby_columns, &standby) < 0 ||
@@ -388,22 +416,16 @@ static PyObject *build_answer(PyObject *module, PyObject *args) {
     if (!failed)
         failed = (answer = PyDict_New()) == NULL;
     for (Py_ssize_t i = 0; !failed && i < members; i++) {
-        Py_ssize_t m = PyLong_AsSsize_t(PyList_GET_ITEM(order, i));
-        if (m < 0 || m >= members) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_IndexError, "member position out of range");
-            failed = 1;
-            break;
-        }
+        Py_ssize_t m = order[i].position;
         PyObject *kinds = PyDict_New();
-        if (kinds == NULL || PyDict_SetItem(answer, PyTuple_GET_ITEM(member_ids, m), kinds) < 0) {
+        if (kinds == NULL || PyDict_SetItem(answer, order[i].id, kinds) < 0) {
             Py_XDECREF(kinds);
             failed = 1;
             break;
         }
         Py_DECREF(kinds); /* owned by the answer */
         PyObject *values[3] = {or_empty(maps[m]), or_empty(maps[members + m]), PyDict_New()};
-        maps[m] = maps[members + m] = NULL; /* given away (a member listed twice gets empty maps) */
+        maps[m] = maps[members + m] = NULL; /* given away */
         PyObject *names[3] = {ACTIVE, STANDBY, WARMUP};
         for (int k = 0; k < 3; k++) {
             if (values[k] == NULL || PyDict_SetItem(kinds, names[k], values[k]) < 0)
@@ -416,6 +438,7 @@ static PyObject *build_answer(PyObject *module, PyObject *args) {
     for (Py_ssize_t i = 0; i < 2 * members; i++)
         Py_XDECREF(maps[i]);
     PyMem_Free(maps);
+    PyMem_Free(order);
     if (failed) {
         Py_XDECREF(answer);
         return NULL;
@@ -427,7 +450,7 @@ static PyMethodDef methods[] = {
     {"read_members", read_members, METH_VARARGS,
      "read_members(members, position, starts): the members' columns, or None where the Python reader decides."},
     {"build_answer", build_answer, METH_VARARGS,
-     "build_answer(member_ids, order, sids, active, standby): the streams group's answer dict."},
+     "build_answer(member_ids, sids, active, standby): the streams group's answer dict."},
     {NULL, NULL, 0, NULL},
 };
 

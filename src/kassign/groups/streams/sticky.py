@@ -294,12 +294,11 @@ def _ranked_with_offsets(group: StreamsGroup, rank: np.ndarray, tasks: np.ndarra
 def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, standby_task: np.ndarray,
             standby_member: np.ndarray) -> StreamsAnswer:
     """The answer: every member, its tasks grouped by subtopology, sorted."""
-    task_sub = np.repeat(np.arange(len(group.subtopology_ids)), np.diff(group.task_start))
     if native is not None:
-        order = sorted(range(len(group.member_ids)), key=group.member_ids.__getitem__)
-        return native.build_answer(group.member_ids, order, group.subtopology_ids,
-                                   _sorted_rows(group, task_sub, iteration[active], np.arange(group.num_tasks)),
-                                   _sorted_rows(group, task_sub, iteration[standby_member], standby_task))
+        return native.build_answer(group.member_ids, group.subtopology_ids,
+                                   _member_rows(iteration, group.task_start, active, np.arange(group.num_tasks)),
+                                   _member_rows(iteration, group.task_start, standby_member, standby_task))
+    task_sub = np.repeat(np.arange(len(group.subtopology_ids)), np.diff(group.task_start))
     actives = _task_maps(group, task_sub, iteration[active], np.arange(group.num_tasks))
     standbys = _task_maps(group, task_sub, iteration[standby_member], standby_task)
     ids = group.member_ids
@@ -307,13 +306,31 @@ def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, stan
             for m in sorted(range(len(ids)), key=ids.__getitem__)}
 
 
-def _sorted_rows(group: StreamsGroup, task_sub: np.ndarray, members: np.ndarray,
-                 tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(member, subtopology, partition) columns of these pairs, by member, then task."""
-    order = np.lexsort((tasks, members))
-    members, tasks = members[order], tasks[order]
-    subs = task_sub[tasks]
-    return members, subs, tasks - group.task_start[subs]
+@njit(cache=True)
+def _member_rows(iteration, task_start, members, tasks):
+    """(member, subtopology, partition) columns of these (member by iteration rank, task) pairs, listed
+    in task order: members as listed positions, the rows by member, then task (a stable counting sort)."""
+    num_members = len(iteration)
+    start = np.zeros(num_members + 1, dtype=np.int64)
+    for i in range(len(members)):
+        start[iteration[members[i]] + 1] += 1
+    for m in range(num_members):
+        start[m + 1] += start[m]
+    out_member = np.empty(len(members), dtype=np.int64)
+    out_sub = np.empty(len(members), dtype=np.int64)
+    out_partition = np.empty(len(members), dtype=np.int64)
+    s = 0
+    for i in range(len(members)):
+        task = tasks[i]
+        while task >= task_start[s + 1]:
+            s += 1
+        m = iteration[members[i]]
+        row = start[m]
+        start[m] += 1
+        out_member[row] = m
+        out_sub[row] = s
+        out_partition[row] = task - task_start[s]
+    return out_member, out_sub, out_partition
 
 
 def _task_maps(group: StreamsGroup, task_sub: np.ndarray, members: np.ndarray,
