@@ -486,6 +486,31 @@ def test_offset_sums_rank_after_standbys_then_by_sum() -> None:
     assert answer["c"]["active"] == {"0": [3]}
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 8), st.integers(1, 6), st.data())
+def test_previous_standby_owners_ranked_as_kafka_20719_ranks_them(num_tasks: int, width: int,
+                                                                  data: st.DataObject) -> None:
+    # The compiled ranking against its definition, written plainly: per task, the distinct members
+    # holding it as a standby, then those only reporting an offset sum of it; each part by sum, highest
+    # first (0 where none was reported), then rank.
+    pair = st.tuples(st.integers(0, max(num_tasks - 1, 0)), st.integers(0, width - 1))
+    held = data.draw(st.lists(pair, max_size=20)) if num_tasks else []
+    reported = data.draw(st.dictionaries(pair, st.sampled_from([0, 1, 7, 2**63 - 1]), max_size=20)) if num_tasks else {}
+    reported = dict(data.draw(st.permutations(list(reported.items()))))
+    column = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
+    for with_sums in (False, True):
+        sums = reported if with_sums else {}
+        start, owners = sticky_module._standby_owners(
+            num_tasks, width, column([t for t, _ in held]), column([m for _, m in held]),
+            column([t for t, _ in sums]), column([m for _, m in sums]), column(list(sums.values())))
+        for task in range(num_tasks):
+            holding = {m for t, m in held if t == task}
+            only = {m for (t, m) in sums if t == task} - holding
+            expected = sorted(holding | only, key=lambda m: (m in only, -sums.get((task, m), 0), m))
+            assert owners[start[task]:start[task + 1]].tolist() == expected
+        assert start[num_tasks] == len(owners)
+
+
 # --- releases, strategies, input -----------------------------------------------------------------
 
 

@@ -246,49 +246,90 @@ def _member_maps(spreads, start):
     return order, tree_bins
 
 
+_NO_OFFSETS = (np.zeros(0, dtype=np.int64),) * 3
+
+
 def _previous_standbys(group: StreamsGroup, rank: np.ndarray, with_offsets: bool) -> tuple[np.ndarray, np.ndarray]:
     """Per task, the members (iteration ranks) the assignor counts as its previous standby owners, each
     once (a member's lists are sets in Kafka): those that held it as a standby, in iteration order; with
     ``with_offsets`` (4.4) ranked as KAFKA-20719 ranks them, first those that held it as a standby, then
     those that only reported an offset sum of it, each part by offset sum, highest first (0 where none
-    was reported), then in iteration order."""
+    was reported), then in iteration order. Returns (start, ranks): task t's at start[t] .. start[t + 1] - 1."""
     tasks, members = group.previous_standby
-    ranks = rank[members] if len(members) else members
-    order = np.lexsort((ranks, tasks))
-    tasks, ranks = tasks[order], ranks[order]
-    repeated = np.concatenate(([False], (tasks[1:] == tasks[:-1]) & (ranks[1:] == ranks[:-1])))
-    if repeated.any():
-        tasks, ranks = tasks[~repeated], ranks[~repeated]
-    if with_offsets and len(group.task_offsets[0]):
-        tasks, ranks = _ranked_with_offsets(group, rank, tasks, ranks)
-    start = np.zeros(group.num_tasks + 1, dtype=np.int64)
-    np.cumsum(np.bincount(tasks, minlength=group.num_tasks), out=start[1:])
-    return start, ranks
+    offset_task, offset_member, offset_sum = group.task_offsets if with_offsets else _NO_OFFSETS
+    return _standby_owners(group.num_tasks, len(rank), tasks, rank[members], offset_task, rank[offset_member],
+                           offset_sum)
 
 
-def _ranked_with_offsets(group: StreamsGroup, rank: np.ndarray, tasks: np.ndarray,
-                         ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The (task, rank) standby pairs, sorted by task, and the members that reported an offset sum of a
-    task they do not hold as a standby, in KAFKA-20719's order per task (:func:`_previous_standbys`)."""
-    offset_task, offset_member, offset_sum = group.task_offsets
-    offset_rank = rank[offset_member]
-    width = len(rank)
-    reported = offset_task * width + offset_rank
-    held = tasks * width + ranks  # sorted, distinct
-    by_key = np.argsort(reported, kind="stable")
-    keys = reported[by_key]
-    at = np.searchsorted(keys, held, side="right") - 1  # the last report of each held pair, if any
-    found = at >= 0
-    found[found] = keys[at[found]] == held[found]
-    sums = np.where(found, offset_sum[by_key][at], 0)
-    at = np.minimum(np.searchsorted(held, reported), max(len(held) - 1, 0))
-    weaker = held[at] != reported if len(held) else np.ones(len(reported), dtype=bool)  # only known by the sum
-    all_tasks = np.concatenate((tasks, offset_task[weaker]))
-    all_ranks = np.concatenate((ranks, offset_rank[weaker]))
-    all_sums = np.concatenate((sums, offset_sum[weaker]))
-    only_reported = np.concatenate((np.zeros(len(tasks), dtype=np.int64), np.ones(int(weaker.sum()), dtype=np.int64)))
-    order = np.lexsort((all_ranks, ~all_sums, only_reported, all_tasks))  # ~x: descending, without overflow
-    return all_tasks[order], all_ranks[order]
+@njit(cache=True)
+def _standby_owners(num_tasks, width, tasks, ranks, offset_task, offset_rank, offset_sum):
+    """:func:`_previous_standbys` over arrays: the (task, rank) standby pairs (in any order, repeats
+    allowed) and the (task, rank, sum) offset sums reported (a member reports a task once)."""
+    keys = np.sort(tasks * width + ranks)  # the held pairs, by task, then rank
+    held = 0
+    for i in range(len(keys)):
+        if i == 0 or keys[i] != keys[i - 1]:
+            keys[held] = keys[i]
+            held += 1
+    keys = keys[:held]
+    start = np.zeros(num_tasks + 1, dtype=np.int64)
+    for i in range(held):
+        start[keys[i] // width + 1] += 1
+    for t in range(num_tasks):
+        start[t + 1] += start[t]
+    if len(offset_task) == 0:
+        return start, keys % width
+    # Offset sums: a held pair's (0 when not reported) and the pairs known only by their sum. Within a
+    # task: held pairs with a positive sum (by sum, highest first, then rank), held pairs of sum 0 (by
+    # rank, as they stand), then the pairs only reported (by sum, highest first, then rank).
+    held_sum = np.zeros(held, dtype=np.int64)
+    only_reported = np.zeros(len(offset_task), dtype=np.bool_)
+    for i in range(len(offset_task)):
+        key = offset_task[i] * width + offset_rank[i]
+        j = np.searchsorted(keys, key)
+        if j < held and keys[j] == key:
+            held_sum[j] = offset_sum[i]
+        else:
+            only_reported[i] = True
+    ranked = np.flatnonzero(held_sum > 0)
+    reported = np.flatnonzero(only_reported)
+    count = len(ranked) + len(reported)
+    ranked_task = np.empty(count, dtype=np.int64)  # 2 * task + (1 if only reported)
+    ranked_sum = np.empty(count, dtype=np.int64)
+    ranked_rank = np.empty(count, dtype=np.int64)
+    for n in range(len(ranked)):
+        j = ranked[n]
+        ranked_task[n] = 2 * (keys[j] // width)
+        ranked_sum[n] = ~held_sum[j]  # ~x: descending, without overflow
+        ranked_rank[n] = keys[j] % width
+    for n in range(len(reported)):
+        i = reported[n]
+        ranked_task[len(ranked) + n] = 2 * offset_task[i] + 1
+        ranked_sum[len(ranked) + n] = ~offset_sum[i]
+        ranked_rank[len(ranked) + n] = offset_rank[i]
+    order = np.argsort(ranked_rank, kind="mergesort")  # stable sorts, least significant key first
+    order = order[np.argsort(ranked_sum[order], kind="mergesort")]
+    order = order[np.argsort(ranked_task[order], kind="mergesort")]
+    owners = np.empty(held + len(reported), dtype=np.int64)
+    out = 0
+    r = 0  # next in order
+    for t in range(num_tasks):
+        begin = out
+        while r < count and ranked_task[order[r]] == 2 * t:
+            owners[out] = ranked_rank[order[r]]
+            out += 1
+            r += 1
+        for j in range(start[t], start[t + 1]):
+            if held_sum[j] == 0:
+                owners[out] = keys[j] % width
+                out += 1
+        while r < count and ranked_task[order[r]] == 2 * t + 1:
+            owners[out] = ranked_rank[order[r]]
+            out += 1
+            r += 1
+        start[t] = begin
+    start[num_tasks] = out
+    return start, owners
 
 
 def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, standby_task: np.ndarray,
