@@ -216,7 +216,8 @@ def test_c_and_python_edges_agree(scenario: dict, data: st.DataObject) -> None:
 
 @pytest.mark.parametrize("edges", ["native", "python"], indirect=True)
 def test_answer_lists_members_sorted_by_code_point(edges: str) -> None:
-    ids = ["e", "\u00e9", "ea", "\u20ac", "\U0001f600", "", "a\x00", "a", "Z", "\u00e9\u20ac", "\u20ac\u00e9", "zz\U0001f600"]
+    ids = ["e", "\u00e9", "ea", "\u20ac", "\U0001f600", "", "a\x00", "a", "Z", "\u00e9\u20ac", "\u20ac\u00e9",
+           "zz\U0001f600"]
     scenario = {"subtopologies": {"0": {"partitions": 20, "stateful": True}}, "num_standby_replicas": 1,
                 "members": {m: {"process_id": f"p{i % 3}"} for i, m in enumerate(ids)}}
     answer = assign_streams("sticky", scenario)
@@ -509,6 +510,15 @@ def test_previous_standby_owners_ranked_as_kafka_20719_ranks_them(num_tasks: int
             expected = sorted(holding | only, key=lambda m: (m in only, -sums.get((task, m), 0), m))
             assert owners[start[task]:start[task + 1]].tolist() == expected
         assert start[num_tasks] == len(owners)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=8))
+def test_tasks_in_partition_then_subtopology_order(partitions: list[int]) -> None:
+    task_start = np.array([0, *np.cumsum(partitions, dtype=np.int64).tolist()], dtype=np.int64)
+    sub = np.repeat(np.arange(len(partitions)), partitions)
+    expected = sorted(range(int(task_start[-1])), key=lambda t: (t - task_start[sub[t]], sub[t]))
+    assert sticky_module._by_partition(task_start).tolist() == expected
 
 
 # --- releases, strategies, input -----------------------------------------------------------------

@@ -587,6 +587,27 @@ def _give_to_least_loaded_member(task, p, member_process, member_tasks, proc_tas
 
 
 @njit(cache=True)
+def _by_partition(task_start):
+    """The tasks in the order partition, then subtopology (a counting sort by partition, subtopologies
+    taken in order)."""
+    num_subs = len(task_start) - 1
+    widest = 0
+    for s in range(num_subs):
+        widest = max(widest, task_start[s + 1] - task_start[s])
+    start = np.zeros(widest + 1, dtype=np.int64)
+    for s in range(num_subs):
+        start[1:task_start[s + 1] - task_start[s] + 1] += 1
+    for p in range(widest):
+        start[p + 1] += start[p]
+    order = np.empty(task_start[num_subs], dtype=np.int64)
+    for s in range(num_subs):
+        for p in range(task_start[s + 1] - task_start[s]):
+            order[start[p]] = task_start[s] + p
+            start[p] += 1
+    return order
+
+
+@njit(cache=True)
 def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members, previous_active,
             standby_start, standby_members, skip_holders):
     """The assignment: each task's active member, then the standby (task, member) pairs. Members are
@@ -596,13 +617,11 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
     num_tasks = task_start[num_subs]
     num_members = len(member_process)
     num_procs = len(pm_start) - 1
-    task_sub = np.empty(num_tasks, dtype=np.int64)
     task_stateful = np.zeros(num_tasks, dtype=np.bool_)
     total_active = 0
     total = 0
     for s in range(num_subs):
         n = task_start[s + 1] - task_start[s]
-        task_sub[task_start[s]:task_start[s + 1]] = s
         task_stateful[task_start[s]:task_start[s + 1]] = stateful[s]
         total_active += n
         total += n + (n * standbys if stateful[s] else 0)
@@ -621,8 +640,7 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
     active_quota = np.array([total_active, num_members, _tasks_per_member(total_active, num_members)])
     total_quota = np.array([total, num_members, _tasks_per_member(total, num_members)])
 
-    partition = np.arange(num_tasks) - task_start[task_sub]
-    by_partition = np.argsort(partition * num_subs + task_sub)  # partition, then subtopology (keys distinct)
+    by_partition = _by_partition(task_start)
     done = np.zeros(num_tasks, dtype=np.bool_)
 
     # 1. back to the previous active owner, below the active quota
