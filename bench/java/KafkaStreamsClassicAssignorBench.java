@@ -28,6 +28,7 @@ import org.apache.kafka.streams.processor.assignment.TaskAssignor.TaskAssignment
 import org.apache.kafka.streams.processor.assignment.TaskInfo;
 import org.apache.kafka.streams.processor.assignment.TaskTopicPartition;
 import org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor;
+import org.apache.kafka.streams.processor.internals.TopologyMetadata.Subtopology;
 import org.apache.kafka.streams.processor.internals.assignment.ClientState;
 import org.apache.kafka.streams.processor.internals.assignment.DefaultKafkaStreamsState;
 import org.apache.kafka.streams.processor.internals.assignment.DefaultTaskTopicPartition;
@@ -53,10 +54,12 @@ import org.apache.kafka.streams.processor.internals.assignment.RackAwareTaskAssi
  * offset sums; clients in a {@code HashMap} by process id. Rack awareness is off (strategy {@code none}). For the sticky assignor the client
  * states become {@code DefaultKafkaStreamsState}s as Kafka's {@code DefaultApplicationState} makes them
  * (inside the timed call, as there); a stateful task has a changelog partition (topic {@code
- * changelog-SUB}). Kafka collects the stateful task descriptions into a {@code HashSet} hashed by object
- * identity, so its standby order differs from run to run; here a description hashes to its rank in task
- * order, which makes that set walk the tasks in task order: one of the orders Kafka can take, and the
- * one kassign takes, so both answers can be compared.
+ * changelog-SUB}); the map of task descriptions is filled in the order of the partition grouper's map, as
+ * the leader fills it (that order decides which previous standby gets a task back first). Kafka collects
+ * the stateful task descriptions into a {@code HashSet} hashed by object identity, so its standby order
+ * differs from run to run; here a stateful task's description hashes to its rank among the stateful tasks
+ * in task order, which makes that set walk them in task order: one of the
+ * orders Kafka can take, and the one kassign takes, so both answers can be compared.
  *
  * <p>Scenario file, whitespace-separated (ids contain no whitespace; a task is SUB PARTITION):
  * <pre>
@@ -211,7 +214,7 @@ public final class KafkaStreamsClassicAssignorBench {
         return new AssignmentConfigs(s.acceptableLag, s.maxWarmups, s.standbys, 600_000L, List.of());
     }
 
-    /** A task description hashing to its rank in task order (see the class comment). */
+    /** A task description hashing to its rank (see the class comment). */
     static final class RankedTask implements TaskInfo {
         private final TaskId id;
         private final int rank;
@@ -264,10 +267,29 @@ public final class KafkaStreamsClassicAssignorBench {
     }
 
     static ApplicationState applicationState(Scenario s, Map<ProcessId, ClientState> clients) {
+        // The leader's map of tasks: the partition grouper fills a HashMap walking a HashMap of subtopologies, each
+        // one's partitions in order; the map of task descriptions is collected from its keys.
+        Map<Subtopology, int[]> partitions = new HashMap<>();  // subtopology -> {id, partitions}
+        for (TaskId id : s.tasks) {
+            int sub = id.subtopology();
+            partitions.computeIfAbsent(new Subtopology(sub, null), k -> new int[] {sub, 0})[1]++;
+        }
+        Map<TaskId, Boolean> grouped = new HashMap<>();
+        for (int[] sub : partitions.values()) {
+            for (int p = 0; p < sub[1]; p++) {
+                grouped.put(new TaskId(sub[0], p), Boolean.TRUE);
+            }
+        }
+        // a stateful task's rank among the stateful tasks in task order: the HashSet of them has more buckets than
+        // keys, so it walks them in task order (ranks among all tasks would wrap around its table)
+        Map<TaskId, Integer> rank = new HashMap<>();
+        for (TaskId id : s.stateful) {
+            rank.put(id, rank.size());
+        }
         Map<TaskId, TaskInfo> tasks = new HashMap<>();
-        for (int rank = 0; rank < s.tasks.size(); rank++) {
-            TaskId id = s.tasks.get(rank);
-            tasks.put(id, new RankedTask(id, rank, s.stateful.contains(id)));
+        for (TaskId id : grouped.keySet()) {
+            boolean stateful = s.stateful.contains(id);
+            tasks.put(id, new RankedTask(id, stateful ? rank.get(id) : -1, stateful));
         }
         AssignmentConfigs configs = configs(s);
         return new ApplicationState() {

@@ -68,6 +68,8 @@ from kassign.core.javasets import hash_set_order, may_have_tree_bins
 from kassign.groups.streams.classic.rack_aware import STATELESS_COSTS, Kip924RackAware, sticky_costs
 from kassign.groups.streams.classic.scenario import LATEST_OFFSET, StreamsClassicScenario
 from kassign.core.releases import KSTREAMS_STICKY_ROOM, LATEST, THREADS_TIMES_FLOOR, KafkaRelease, rule
+from kassign.groups.streams.classic.sticky_kernels import (DONE, REORDERS, assign_actives, assign_standbys, given_lists,
+                                                          new_pairs)
 
 _INT_MASK = 0xFFFFFFFF
 
@@ -122,8 +124,63 @@ def _task_orders(tasks: tuple[tuple[int, int], ...]) -> tuple[tuple[int, ...], t
     return tuple(hashes), tuple(unassigned), may_have_tree_bins(spread, int(table_size_for(capacity)))
 
 
+class _State:
+    """The arrays :mod:`~kassign.groups.streams.classic.sticky_kernels` keep the assignment in (see there)."""
+
+    def __init__(self, n_clients: int, n_tasks: int, wanted: int, capacity: list[int]) -> None:
+        self.n_tasks = n_tasks
+        self.capacity = np.asarray(capacity, dtype=np.int64)
+        copies = max(1, min(1 + wanted, n_clients))  # of a task: its active and standbys on other clients
+        self.slots = n_tasks * copies
+        self.loc = np.empty((n_tasks, copies), dtype=np.int64)
+        self.pairs, self.meta = new_pairs(n_tasks)
+        self._fill(n_clients)
+
+    def _fill(self, n_clients: int) -> None:
+        self.count = np.zeros(n_clients, dtype=np.int64)
+        self.n_active = np.zeros(n_clients, dtype=np.int64)
+        self.loads = np.zeros(n_clients, dtype=np.float64)
+        self.head = np.full(n_clients, -1, dtype=np.int64)
+        self.tail = np.full(n_clients, -1, dtype=np.int64)
+        self.slot_task = np.empty(self.slots, dtype=np.int64)
+        self.slot_next = np.empty(self.slots, dtype=np.int64)
+        self.slot_active = np.empty(self.slots, dtype=np.bool_)
+        self.nloc = np.zeros(self.n_tasks, dtype=np.int64)
+
+    def arrays(self) -> tuple:
+        return (self.capacity, self.count, self.n_active, self.loads, self.head, self.tail, self.slot_task,
+                self.slot_next, self.slot_active, self.loc, self.nloc, self.pairs, self.meta)
+
+    def holders(self, task: int) -> list[int]:
+        return self.loc[task, :self.nloc[task]].tolist()
+
+    def load(self, given: list[list[int]], active: list[set[int]]) -> None:
+        """The arrays again from ``given`` and ``active`` (after the rack-aware moves); the pairs stay."""
+        self._fill(len(given))
+        s = 0
+        for c, tasks in enumerate(given):
+            if not tasks:
+                continue
+            self.head[c] = s
+            for task in tasks:
+                self.slot_task[s] = task
+                self.slot_active[s] = task in active[c]
+                self.slot_next[s] = s + 1
+                self.loc[task, self.nloc[task]] = c
+                self.nloc[task] += 1
+                s += 1
+            self.slot_next[s - 1] = -1
+            self.tail[c] = s - 1
+            self.count[c] = len(tasks)
+            self.n_active[c] = len(active[c])
+        self.loads[:] = self.count / self.capacity
+        self.meta[0] = s
+
+
 class StickyAssignor:
-    """One run of Kafka Streams' StickyTaskAssignor; clients by index in UUID order."""
+    """One run of Kafka Streams' StickyTaskAssignor; clients by index in UUID order. The steps run over arrays
+    (:mod:`kassign.groups.streams.classic.sticky_kernels`); this class works out the Java orders they walk and
+    hands the answer on: ``given`` (per client, its tasks in the order it was given them) and ``active``."""
 
     def __init__(self, scenario: StreamsClassicScenario, merged_sums: list[dict[int, int]],
                  release: KafkaRelease = LATEST) -> None:
@@ -134,25 +191,17 @@ class StickyAssignor:
         self.client_hashes = [c.hash_code for c in scenario.clients]
         self.capacity = [c.capacity for c in scenario.clients]
         self.prev_active, self.prev_standby = previous_tasks(scenario, merged_sums)
-        # What each client was given, in order (its KafkaStreamsAssignment's map), and task kinds.
+        # What each client was given, in order (its KafkaStreamsAssignment's map), and its active tasks.
         self.given: list[list[int]] = [[] for _ in scenario.clients]
-        self.held: list[set[int]] = [set() for _ in scenario.clients]
         self.active: list[set[int]] = [set() for _ in scenario.clients]
-        self.locations: dict[int, set[int]] = {}
-        self.loads = [0.0] * len(scenario.clients)  # tasks per thread
         # taskCount * (taskCount - 1) / 2 in Java ints: the product wraps, the division truncates
         product = _java_int(self.n_tasks * (self.n_tasks - 1))
         self.max_pairs = product // 2 if product >= 0 else -(-product // 2)
         if self.max_pairs < 0:
             raise KassignError(f"Kafka Streams' sticky task assignor fails for {self.n_tasks:,} tasks: the number of "
                                "task pairs it sizes a HashSet for overflows a Java int (its IllegalArgumentException)")
-        # Task pairs as ints (lower * n_tasks + higher): cheaper to build and look up than tuples.
-        self.pairs: set[int] = set()
         self._client_order = self._streams_states_order()
-        # The same HashSets of clients are built again and again (the clients without a copy of a
-        # task; the previous standby clients of a task): their orders, worked out once.
-        self._sets_without: dict[frozenset[int], list[int]] = {}
-        self._standby_copies: dict[int, list[int]] = {}
+        self._state = _State(len(scenario.clients), self.n_tasks, max(0, scenario.num_standby_replicas), self.capacity)
 
     # -- Java's orders ------------------------------------------------------------------------
 
@@ -171,21 +220,6 @@ class StickyAssignor:
     def _client_set(self, clients: list[int], capacity: int | None = None) -> list[int]:
         return hash_set_order([self.client_hashes[c] for c in clients], clients, capacity)
 
-    # -- state ----------------------------------------------------------------------------------
-
-    def load(self, c: int) -> float:
-        return self.loads[c]
-
-    def finalize(self, task: int, client: int, active: bool) -> None:
-        n = self.n_tasks
-        self.pairs.update([other * n + task if other < task else task * n + other for other in self.held[client]])
-        self.given[client].append(task)
-        self.loads[client] = len(self.given[client]) / self.capacity[client]
-        self.held[client].add(task)
-        if active:
-            self.active[client].add(task)
-        self.locations.setdefault(task, set()).add(client)
-
     def active_limits(self) -> list[int]:
         """Per client, how many active tasks it may hold while steps 1 and 2 give tasks back: its threads x
         floor(tasks / all threads) (3.8 to 4.3), or ceil(tasks x its threads / all threads) in Java int
@@ -201,85 +235,128 @@ class StickyAssignor:
             limits.append(numerator // total if numerator >= 0 else -(-numerator // total))
         return limits
 
-    def has_room(self, c: int, limits: list[int]) -> bool:
-        return len(self.active[c]) < limits[c]
-
-    def has_new_pair(self, task: int, client: int) -> bool:
-        if len(self.pairs) == self.max_pairs:
-            return False
-        pairs, n = self.pairs, self.n_tasks
-        return any((t * n + task if t < task else task * n + t) not in pairs for t in self.held[client])
-
-    # -- choosing a client ----------------------------------------------------------------------
-
-    def least_loaded(self, task: int, clients: list[int]) -> int | None:
-        loads = self.loads
-        best, best_load = None, 0.0
-        for c in clients:
-            load = loads[c]
-            if load == 0:
-                return c
-            if (best is None or load < best_load) and self.has_new_pair(task, c):
-                best, best_load = c, load
-        if best is not None:
-            return best
-        for c in clients:
-            if best is None or loads[c] < best_load:
-                best, best_load = c, loads[c]
-        return best
-
-    def least_loaded_previous_standby(self, task: int, clients: list[int]) -> int | None:
-        copy = self._standby_copies.get(task)
-        if copy is None:
-            ids = self.standby_clients.get(task, [])
-            # new HashSet<>(ids), then retainAll(clients): the copy's table, the survivors in place
-            copy = self._standby_copies[task] = self._client_set(ids, copy_constructor_capacity(len(ids)))
-        within = set(clients)
-        return self.least_loaded(task, [c for c in copy if c in within])
-
-    def should_balance(self, client: int) -> bool:
-        load = self.loads[client]
-        return load >= 1 and min(self.loads) < load
-
-    def best_client(self, task: int, clients: list[int]) -> int:
-        if len(clients) == 1:
-            return clients[0]
-        previous = self.active_client.get(task)
-        if previous is None or previous not in clients:
-            previous = self.least_loaded_previous_standby(task, clients)
-        if previous is None:
-            return self.least_loaded(task, clients)
-        if self.should_balance(previous):
-            standby = self.least_loaded_previous_standby(task, clients)
-            if standby is None or self.should_balance(standby):
-                return self.least_loaded(task, clients)
-            return standby
-        return previous
-
-    # -- the assignment -------------------------------------------------------------------------
-
-    def assign(self) -> None:
-        order = self._client_order
+    def _previous_orders(self) -> tuple[np.ndarray, list[int], tuple[np.ndarray, ...]]:
+        """Each task's previous active client (-1: none), the tasks of that HashMap in its order, and per task
+        its previous standby clients as their HashSet iterates them and as a copy of it iterates them (offsets,
+        clients; offsets, clients)."""
         # Previous owners: HashMap<TaskId, ProcessId> (the last client met wins) and
         # HashMap<TaskId, HashSet<ProcessId>>, filled client by client, tasks in order.
         active_client: dict[int, int] = {}
         standby_sets: dict[int, list[int]] = {}
-        for c in order:
+        for c in self._client_order:
             for task in sorted(self.prev_active[c]):
                 active_client[task] = c
             for task in sorted(self.prev_standby[c]):
                 standby_sets.setdefault(task, []).append(c)
-        self.active_client = active_client
-        self.standby_clients = {t: self._client_set(cs) for t, cs in standby_sets.items()}
-        active_keys = hash_set_order([self.task_hashes[t] for t in active_client], list(active_client))
+        previous = np.full(self.n_tasks, -1, dtype=np.int64)
+        keys = list(active_client)
+        previous[keys] = list(active_client.values())
+        active_keys = hash_set_order([self.task_hashes[t] for t in keys], keys)
+        standby_ptr = np.zeros(self.n_tasks + 1, dtype=np.int64)
+        copy_ptr = np.zeros(self.n_tasks + 1, dtype=np.int64)
+        standbys: list[int] = []
+        copies: list[int] = []
+        for task in sorted(standby_sets):
+            ids = standby_sets[task]
+            if len(ids) > 1:
+                ids = self._client_set(ids)
+            standbys += ids
+            standby_ptr[task + 1] = len(ids)
+            # new HashSet<>(ids), then retainAll(clients): the copy's table, the survivors in place (a copy of
+            # up to 8 keys has the original's 16 buckets and order)
+            if len(ids) > 8:
+                ids = self._client_set(ids, copy_constructor_capacity(len(ids)))
+            copies += ids
+            copy_ptr[task + 1] = len(ids)
+        np.cumsum(standby_ptr, out=standby_ptr)
+        np.cumsum(copy_ptr, out=copy_ptr)
+        return previous, active_keys, (standby_ptr, np.asarray(standbys, dtype=np.int64), copy_ptr,
+                                       np.asarray(copies, dtype=np.int64))
 
-        self._assign_active(active_keys)
+    def _without_copy_orders(self, wanted: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For the standby step's HashSets of the clients without a copy of a task (all clients but at most
+        ``wanted``, added in the order of the map of clients): the spread hash of each client, and for each table
+        size such a set can have where none of them can crowd a bucket (9 keys at a table size it passes through:
+        the first ``3c/4 + 1`` keys sit in a table of ``c`` buckets, among the first ``3c/4 + 1 + wanted`` clients),
+        the order of all clients in a table of that size."""
+        hashes = np.asarray(self.client_hashes, dtype=np.int64)
+        spreads = hashes ^ (hashes >> 16)
+        order = np.asarray(self._client_order, dtype=np.int64)
+        in_order = spreads[order]
+        n = len(order)
+        tables: list[int] = []
+        perms: list[np.ndarray] = []
+        for size in range(max(n - wanted, 1), n):
+            table = 16
+            while size > table * 3 // 4:
+                table *= 2
+            if table in tables:
+                continue
+            c = 16
+            while c <= table:
+                keys = in_order[:min(n, c * 3 // 4 + 1 + wanted)]
+                if np.bincount(keys & (c - 1), minlength=c).max() >= 9:
+                    break
+                c *= 2
+            else:
+                tables.append(table)
+                perms.append(order[np.argsort(in_order & (table - 1), kind="stable")])
+        stacked = np.asarray(perms, dtype=np.int64).reshape(len(perms), n)
+        return spreads, np.asarray(tables, dtype=np.int64), stacked
+
+    # -- the assignment -------------------------------------------------------------------------
+
+    def assign(self) -> None:
+        previous, active_keys, (standby_ptr, standbys, copy_ptr, copies) = self._previous_orders()
+        state = self._state
+        everyone = np.asarray(self._client_set(self._client_order), dtype=np.int64)
+        status, state.pairs = assign_actives(
+            np.asarray(self.active_limits(), dtype=np.int64), np.asarray(active_keys, dtype=np.int64), previous,
+            np.asarray(self._unassigned, dtype=np.int64), standby_ptr, standbys, copy_ptr, copies, everyone,
+            self._removals_may_reorder, self.max_pairs, *state.arrays())
+        if status == REORDERS:
+            raise KassignError(
+                "kassign cannot reproduce the order in which Kafka Streams' sticky assignor revisits tasks here "
+                "(its HashSet of tasks holds tree bins, and removals reorder them); the high-availability "
+                "assignor has no such limit")
         rack_aware = self._rack_aware()
         if rack_aware is not None:
+            self._read_state()
             self._optimize_active(rack_aware)
-        self._assign_standbys()
+            state.load(self.given, self.active)
+        self._assign_standbys(previous, copy_ptr, copies)
+        self._read_state()
         if rack_aware is not None and self.scenario.num_standby_replicas > 0:
             self._optimize_standby(rack_aware)
+
+    def _assign_standbys(self, previous: np.ndarray, copy_ptr: np.ndarray, copies: np.ndarray) -> None:
+        wanted = self.scenario.num_standby_replicas
+        if wanted <= 0:
+            return
+        stateful = np.flatnonzero(np.asarray(self.scenario.stateful, dtype=bool)).astype(np.int64)
+        spreads, tables, perms = self._without_copy_orders(wanted)
+        order = np.asarray(self._client_order, dtype=np.int64)
+        state = self._state
+        start, forced = 0, np.empty(0, dtype=np.int64)
+        while True:
+            status, start, state.pairs = assign_standbys(stateful, wanted, start, forced, order, spreads, tables, perms,
+                                                         previous, copy_ptr, copies, self.max_pairs, *state.arrays())
+            if status == DONE:
+                return
+            # a set of clients that may hold a tree bin: the general model orders it
+            holders = set(state.holders(int(stateful[start // wanted])))
+            forced = np.asarray(self._client_set([c for c in self._client_order if c not in holders]), dtype=np.int64)
+
+    def _read_state(self) -> None:
+        """``given`` and ``active`` from the arrays."""
+        state = self._state
+        ptr, tasks, active = given_lists(state.head, state.slot_task, state.slot_next, state.slot_active, state.count)
+        bounds = ptr.tolist()
+        flat = tasks.tolist()
+        self.given = [flat[bounds[c]:bounds[c + 1]] for c in range(len(bounds) - 1)]
+        actives = tasks[active].tolist()
+        active_bounds = [0, *np.cumsum(state.n_active).tolist()]
+        self.active = [set(actives[active_bounds[c]:active_bounds[c + 1]]) for c in range(len(bounds) - 1)]
 
     # -- rack-aware optimisation (KIP-925) --------------------------------------------------------
 
@@ -289,15 +366,12 @@ class StickyAssignor:
         return Kip924RackAware(self.scenario, self._client_order)
 
     def _move(self, task: int, source: int, destination: int, active: bool) -> None:
+        """A moved task leaves its client's map of tasks and joins the end of the other's."""
         self.given[source].remove(task)
-        self.held[source].discard(task)
         self.given[destination].append(task)
-        self.held[destination].add(task)
         if active:
             self.active[source].discard(task)
             self.active[destination].add(task)
-        self.locations[task].discard(source)
-        self.locations[task].add(destination)
 
     def _optimize_active(self, rack_aware: Kip924RackAware) -> None:
         stateful = self.scenario.stateful
@@ -313,7 +387,8 @@ class StickyAssignor:
         rack_aware.optimize_active([t for t in range(self.n_tasks) if not stateful[t]], *STATELESS_COSTS, holds, move)
 
     def _optimize_standby(self, rack_aware: Kip924RackAware) -> None:
-        active, held = self.active, self.held
+        active, given = self.active, self.given
+        held = [set(tasks) for tasks in given]
 
         def standbys(c: int) -> list[int]:
             return [t for t in held[c] if t not in active[c]]
@@ -323,48 +398,9 @@ class StickyAssignor:
 
         def move(t: int, s: int, d: int) -> None:
             self._move(t, s, d, False)
+            held[s].discard(t)
+            held[d].add(t)
         rack_aware.optimize_standby(standbys, lambda c, t: t in held[c], holds_standby, *sticky_costs(self.scenario), move)
-
-    def _assign_active(self, active_keys: list[int]) -> None:
-        limits = self.active_limits()
-        unassigned = self._unassigned
-        open_tasks = set(unassigned)
-        for task in active_keys:
-            client = self.active_client[task]
-            if self.has_room(client, limits):
-                self.finalize(task, client, True)
-                open_tasks.discard(task)
-        if len(open_tasks) < len(unassigned) and self._removals_may_reorder:
-            raise KassignError(
-                "kassign cannot reproduce the order in which Kafka Streams' sticky assignor revisits tasks here "
-                "(its HashSet of tasks holds tree bins, and removals reorder them); the high-availability "
-                "assignor has no such limit")
-        for task in unassigned:
-            if task not in open_tasks:
-                continue
-            for client in self.standby_clients.get(task, ()):
-                if self.has_room(client, limits):
-                    self.finalize(task, client, True)
-                    open_tasks.discard(task)
-                    break
-        everyone = self._client_set(self._client_order)
-        for task in sorted(open_tasks):
-            self.finalize(task, self.best_client(task, everyone), True)
-
-    def _assign_standbys(self) -> None:
-        wanted = self.scenario.num_standby_replicas
-        if wanted <= 0:
-            return
-        for task in (t for t, stateful in enumerate(self.scenario.stateful) if stateful):
-            for _ in range(wanted):
-                holders = frozenset(self.locations.get(task, ()))
-                candidates = self._sets_without.get(holders)
-                if candidates is None:
-                    candidates = self._client_set([c for c in self._client_order if c not in holders])
-                    self._sets_without[holders] = candidates
-                if not candidates:
-                    break  # Kafka logs that the standbys could not all be placed
-                self.finalize(task, self.best_client(task, candidates), False)
 
     # -- what the thread split reads ------------------------------------------------------------
 
