@@ -206,7 +206,8 @@ def sticky_assign_flat(
     """The same assignment as :func:`sticky_assign`, left as arrays."""
     if not subscriptions:
         return FlatAssignment([], [], np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware, rules, name)
+    with no_cyclic_gc():  # as in sticky_assign: thousands of claims and sets, none of them in a cycle
+        view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware, rules, name)
     return FlatAssignment(view.members, view.layout.topics, view.layout.offsets, owner)
 
 
