@@ -117,6 +117,11 @@ static int same_text(PyObject *a, PyObject *b) {
            memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * (size_t)kind) == 0;
 }
 
+/* The names this far ahead in a member's list are asked for early: each is a string object of its own that JSON
+   just made, out of the nearest caches, and comparing them one after another otherwise waits for each in turn
+   (a million names: read_members 9.9 -> 8.4 ms of CPU time; 4 to 32 ahead measured alike). */
+#define SAME_NAMES_AHEAD 8
+
 /* Whether the list or tuple `topics` holds, item by item, exact str objects with the texts of `key` (a tuple of
    exact str, numbered already): then the dict would number it as `key`, whose hash and equality are its texts'. */
 static int same_names(PyObject *topics, PyObject *key) {
@@ -126,6 +131,8 @@ static int same_names(PyObject *topics, PyObject *key) {
     PyObject **items = PySequence_Fast_ITEMS(topics);
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *item = items[i];
+        if (i + SAME_NAMES_AHEAD < count)
+            PREFETCH(items[i + SAME_NAMES_AHEAD]);
         if (!PyUnicode_CheckExact(item) || !same_text(item, PyTuple_GET_ITEM(key, i)))
             return 0;
     }
