@@ -347,9 +347,7 @@ def _run(group: ServerGroup, units: _Units, flat_hash: np.ndarray) -> tuple[np.n
     for pairs in _tree_holder_sets(trees, units):
         _revoke_tree_holders(pairs, units, revoked)
     # 3. the partition map's order
-    key_start, key_flat, tree_units, looked_up_after = _partition_map_orders(
-        units.pair_start, units.pair_flat, units.target_start, units.target_flat, units.map_table, flat_hash,
-        int(group.offsets[-1]))
+    key_start, key_flat, tree_units, looked_up_after = _map_orders(units, flat_hash, int(group.offsets[-1]))
     key_flat = _with_tree_maps(key_start, key_flat, tree_units, units, flat_hash, looked_up_after)
     # 4. the round robin
     new_member, new_flat, failed = _fill(units.pair_start, units.pair_member, units.pair_flat, revoked,
@@ -358,6 +356,26 @@ def _run(group: ServerGroup, units: _Units, flat_hash: np.ndarray) -> tuple[np.n
     if failed[0] >= 0:
         raise _no_such_element(group, int(failed[1]))
     return new_member, new_flat, ~revoked
+
+
+# The last inputs of _partition_map_orders and what it answered: a group is asked again and again about the same
+# partitions (every member's target recomputed at each change, the same held partitions while nothing moved).
+_last_map_orders: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None
+
+
+def _map_orders(units: _Units, flat_hash: np.ndarray, total: int) -> tuple[np.ndarray, ...]:
+    """:func:`_partition_map_orders` of the units, answered again without replaying the maps when every input
+    equals the last call's (ten thousand partitions: 0.2 ms of replay against some 30 us of comparing arrays)."""
+    global _last_map_orders
+    inputs = (units.pair_start, units.pair_flat, units.target_start, units.target_flat, units.map_table, flat_hash,
+              np.array([total], dtype=np.int64))
+    kept = _last_map_orders
+    if kept is not None and all(map(np.array_equal, kept[0], inputs)):
+        key_start, key_flat, tree_units, looked_up_after = kept[1]
+    else:
+        key_start, key_flat, tree_units, looked_up_after = _partition_map_orders(*inputs[:-1], total)
+        _last_map_orders = (tuple(a.copy() for a in inputs), (key_start, key_flat.copy(), tree_units, looked_up_after))
+    return key_start, key_flat.copy(), tree_units, looked_up_after  # the caller orders tree units in key_flat
 
 
 def _tree_holder_sets(trees: np.ndarray, units: _Units) -> list[np.ndarray]:
