@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from kassign.core.errors import UnknownAssignorError, shown
 from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
-from kassign.groups.flat import FlatAssignment
+from kassign.groups.flat import FlatAssignment, no_cyclic_gc
 from kassign.groups.scenario import Scenario
 from kassign.groups.share.scenario import ShareScenario, parse_share_scenario
 from kassign.groups.share.simple import ShareTarget, simple_assign
@@ -53,7 +53,8 @@ def _target(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenari
     """:func:`share_target`, and whether the scenario lists its members in ascending order (its reader saw)."""
     check_share_strategy(strategy)
     release = release_for(kafka_version, "share")  # type: ignore[arg-type]
-    share = parse_share_scenario(scenario)
+    with no_cyclic_gc():  # a young document's lists left untraversed, as kassign.api._read reads one
+        share = parse_share_scenario(scenario)
     return simple_assign(share, release), bool(share.scenario.members.ids_ascending)
 
 
