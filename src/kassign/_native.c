@@ -24,6 +24,10 @@
  * reference cycle, so each new tuple is untracked by the cyclic collector at once, as CPython's own
  * collector does when it first examines such a tuple: a million of them are never traversed.
  *
+ * owner_pairs and shared_pairs build the same dict straight from an assignment's arrays (an owner per partition,
+ * or a share group's (member, partition) pairs), where kassign.groups.flat would first group them into those
+ * columns; see each one's comment.
+ *
  * A build of many new pairs maps the memory for them in huge pages (see "Arenas for a large result"):
  * on a virtual machine faulting 4 KiB pages in one by one was half the time of a million-pair build.
  *

@@ -26,6 +26,9 @@ object exists per partition until the dict's tuples, and none at all for the tab
 one of numbers gathered from a few hundred shared objects, zipped into tuples, then
 cut into the members' lists count by count (:func:`member_lists`). The tuples of the last topic
 layout are kept (:func:`layout_pairs`), so asking again for the same topics makes only the lists.
+Where the compiled part is built (:mod:`kassign._accel`), the dict is made from the arrays in one C pass
+instead (``owner_pairs``, ``shared_pairs``: :meth:`FlatAssignment._native_dict`), in the same order,
+sharing the same kept tuples.
 """
 
 from __future__ import annotations
