@@ -243,6 +243,9 @@ def _map_table(targets: int) -> int:
     return 1 << max(asked - 1, 0).bit_length()
 
 
+# Layouts of at most this many partitions keep their last answers (_topic_partition_hashes, _map_orders): a few
+# arrays as long as the layout, so what stays in memory between calls is bounded (a few MiB).
+_KEPT_LAYOUT_AT_MOST = 1 << 17
 _last_partition_hashes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (key hashes, offsets, answer)
 
 
@@ -257,7 +260,8 @@ def _topic_partition_hashes(group: ServerGroup) -> np.ndarray:
     topic = group.topic_of_partition
     partition = np.arange(int(offsets[-1]), dtype=np.int64) - offsets[topic]
     hashes = (31 * key_hashes[topic] + partition) & _MASK32
-    _last_partition_hashes = (key_hashes.copy(), offsets.copy(), hashes.copy())
+    if len(hashes) <= _KEPT_LAYOUT_AT_MOST:
+        _last_partition_hashes = (key_hashes.copy(), offsets.copy(), hashes.copy())
     return hashes
 
 
@@ -385,7 +389,9 @@ def _map_orders(units: _Units, flat_hash: np.ndarray, total: int) -> tuple[np.nd
         key_start, key_flat, tree_units, looked_up_after = kept[1]
     else:
         key_start, key_flat, tree_units, looked_up_after = _partition_map_orders(*inputs[:-1], total)
-        _last_map_orders = (tuple(a.copy() for a in inputs), (key_start, key_flat.copy(), tree_units, looked_up_after))
+        if total <= _KEPT_LAYOUT_AT_MOST:
+            _last_map_orders = (tuple(a.copy() for a in inputs),
+                                (key_start, key_flat.copy(), tree_units, looked_up_after))
     return key_start, key_flat.copy(), tree_units, looked_up_after  # the caller orders tree units in key_flat
 
 
