@@ -1098,6 +1098,9 @@ done:
  * counting sorts (by place in that walk, then stably by list) where kassign.groups.flat did them in numba between
  * numpy steps that went from flat ids to topic and partition columns and back (ten thousand pairs: 0.5 ms of
  * Python and numpy around 50 us of work). With `kept`, the kept pairs are shared; otherwise new ones made. */
+/* Lists this long at most are sorted by insertion (see shared_pairs). */
+#define SHORT_LIST 32
+
 static PyObject *shared_pairs(PyObject *module, PyObject *args) {
     PyObject *names, *rank_object, *member_object, *flat_object, *order_object, *offsets_object, *topic_names, *kept;
     PyObject *pair_type_object = Py_None;
@@ -1125,7 +1128,7 @@ static PyObject *shared_pairs(PyObject *module, PyObject *args) {
     }
     Int64s rank = {0}, member = {0}, flat = {0}, order = {0}, offsets = {0};
     int have_rank = 0, have_member = 0, have_flat = 0, have_order = 0, have_offsets = 0, huge = 0;
-    int64_t *place = NULL, *topic_of = NULL, *by_place = NULL, *rows = NULL;
+    int64_t *place = NULL, *topic_of = NULL, *by_place = NULL, *rows = NULL, *placed = NULL;
     Py_ssize_t *start = NULL;
     char *seen = NULL;
     PyObject **numbers = NULL, *result = NULL;
@@ -1180,10 +1183,9 @@ static PyObject *shared_pairs(PyObject *module, PyObject *args) {
     }
     place = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int64_t));
     topic_of = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int64_t));
-    by_place = PyMem_Calloc((size_t)total + 1, sizeof(int64_t));
     rows = PyMem_Malloc((size_t)(pairs ? pairs : 1) * sizeof(int64_t));
     start = PyMem_Calloc((size_t)members + 1, sizeof(Py_ssize_t));
-    if (place == NULL || topic_of == NULL || by_place == NULL || rows == NULL || start == NULL) {
+    if (place == NULL || topic_of == NULL || rows == NULL || start == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1207,27 +1209,47 @@ static PyObject *shared_pairs(PyObject *module, PyObject *args) {
             topic_of[f] = t;
         }
     }
-    /* the pairs by place (a counting sort), then stably by list: each list's flat ids in walk order */
-    for (Py_ssize_t j = 0; j < pairs; j++)
-        by_place[place[flat.values[j]] + 1]++;
-    for (int64_t p = 0, sum = 0; p < total; p++) /* the running sum in a register, not reloaded from memory */
-        by_place[p + 1] = (sum += by_place[p + 1]);
-    int64_t *placed = PyMem_Malloc((size_t)(pairs ? pairs : 1) * sizeof(int64_t)); /* pair numbers by place */
-    if (placed == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t j = 0; j < pairs; j++)
-        placed[by_place[place[flat.values[j]]]++] = j;
+    /* each list's flat ids in walk order, lists one after another: start[r] is where list r begins */
     for (Py_ssize_t j = 0; j < pairs; j++)
         start[rank.values[member.values[j]] + 1]++;
-    for (Py_ssize_t r = 0, sum = 0; r < members; r++)
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t r = 0, sum = 0; r < members; r++) { /* the running sum in a register, not reloaded */
+        longest = start[r + 1] > longest ? start[r + 1] : longest;
         start[r + 1] = (sum += start[r + 1]);
-    for (Py_ssize_t k = 0; k < pairs; k++) {
-        const Py_ssize_t j = (Py_ssize_t)placed[k];
-        rows[start[rank.values[member.values[j]]]++] = flat.values[j];
     }
-    PyMem_Free(placed);
+    if (longest <= SHORT_LIST) {
+        /* Short lists (a share group's: ten partitions a member): each list's ids as met, then sorted by place by
+           insertion, for less than a counting sort over every partition of the layout (three passes over it). */
+        for (Py_ssize_t j = 0; j < pairs; j++)
+            rows[start[rank.values[member.values[j]]]++] = flat.values[j];
+        for (Py_ssize_t r = 0, lo = 0; r < members; lo = start[r], r++) {
+            for (Py_ssize_t a = lo + 1; a < start[r]; a++) {
+                const int64_t f = rows[a], key = place[f];
+                Py_ssize_t b = a;
+                for (; b > lo && place[rows[b - 1]] > key; b--)
+                    rows[b] = rows[b - 1];
+                rows[b] = f;
+            }
+        }
+    } else {
+        /* the pairs by place (a counting sort), then stably by list */
+        by_place = PyMem_Calloc((size_t)total + 1, sizeof(int64_t));
+        placed = PyMem_Malloc((size_t)(pairs ? pairs : 1) * sizeof(int64_t)); /* pair numbers by place */
+        if (by_place == NULL || placed == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < pairs; j++)
+            by_place[place[flat.values[j]] + 1]++;
+        for (int64_t p = 0, sum = 0; p < total; p++)
+            by_place[p + 1] = (sum += by_place[p + 1]);
+        for (Py_ssize_t j = 0; j < pairs; j++)
+            placed[by_place[place[flat.values[j]]]++] = j;
+        for (Py_ssize_t k = 0; k < pairs; k++) {
+            const Py_ssize_t j = (Py_ssize_t)placed[k];
+            rows[start[rank.values[member.values[j]]]++] = flat.values[j];
+        }
+    }
     /* start[r] is now where list r ends: list r holds rows[start[r - 1] .. start[r] - 1] */
     if (!share) {
         number_count = (Py_ssize_t)widest;
@@ -1273,6 +1295,7 @@ done:
         PyMem_Free(numbers);
     }
     PyMem_Free(seen);
+    PyMem_Free(placed);
     PyMem_Free(place);
     PyMem_Free(topic_of);
     PyMem_Free(by_place);
