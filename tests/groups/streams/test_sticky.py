@@ -186,7 +186,7 @@ def unusual(scenario: dict, draw) -> dict:
     """The same group in shapes the C reader leaves to the Python one (same answer expected)."""
     odd = json.loads(json.dumps(scenario))
     for spec in odd["members"].values():
-        choice = draw(st.integers(0, 5))
+        choice = draw(st.integers(0, 6))
         if choice == 1:
             spec["process_id"] = Text(spec["process_id"])
         elif choice == 2 and spec.get("active"):
@@ -197,6 +197,8 @@ def unusual(scenario: dict, draw) -> dict:
             spec["warmup"] = None
         elif choice == 5 and spec.get("active"):
             spec["active"] = {Text(sid): ps for sid, ps in spec["active"].items()}
+        elif choice == 6 and spec.get("offset_sums"):
+            spec["offset_sums"] = {Text(task): np.int64(n) for task, n in spec["offset_sums"].items()}
     return odd
 
 
@@ -209,6 +211,17 @@ def test_c_and_python_edges_agree(scenario: dict, data: st.DataObject) -> None:
         assert assign_streams("sticky", odd) == expected
     assert assign_streams("sticky", scenario) == expected
     assert assign_streams("sticky", odd) == expected
+    assert list(assign_streams("sticky", scenario)) == list(expected) == sorted(expected)
+
+
+@pytest.mark.parametrize("edges", ["native", "python"], indirect=True)
+def test_answer_lists_members_sorted_by_code_point(edges: str) -> None:
+    ids = ["e", "\u00e9", "ea", "\u20ac", "\U0001f600", "", "a\x00", "a", "Z", "\u00e9\u20ac", "\u20ac\u00e9",
+           "zz\U0001f600"]
+    scenario = {"subtopologies": {"0": {"partitions": 20, "stateful": True}}, "num_standby_replicas": 1,
+                "members": {m: {"process_id": f"p{i % 3}"} for i, m in enumerate(ids)}}
+    answer = assign_streams("sticky", scenario)
+    assert list(answer) == sorted(ids)
 
 
 @pytest.mark.skipif(NATIVE is None, reason="kassign.groups.streams._native is not built")
@@ -217,9 +230,41 @@ def test_c_and_python_edges_agree(scenario: dict, data: st.DataObject) -> None:
     {"process_id": "p", "active": {"0": [2**31]}}, {"process_id": "p", "active": {"0": [1.0]}},
     {"process_id": "p", "active": {"0": "1"}}, {"process_id": "p", "active": [["0", 1]]}, {"process_id": "p", "x": 1},
     {"process_id": "p", "rack": 3}, {"process_id": "p", "client_tags": {"zone": 1}}, {"active": {}}, "p",
+    *({"process_id": "p", "offset_sums": sums} for sums in (
+        [["0_1", 3]], {"0_1": -1}, {"0_1": 2**63}, {"0_1": 1.5}, {"0_1": True}, {"0_1": np.int64(3)},
+        {Text("0_1"): 3}, {"01": 1}, {"0_+1": 1}, {"0_01": 1}, {"0_00": 1}, {"0_2147483648": 1}, {"0_99999999999": 1},
+        {"_1": 1}, {"0_": 1}, {"0_\u0661": 1}, {"0_1 ": 1}, {1: 1})),
 ])
 def test_c_reader_declines_what_it_does_not_read_exactly(member: object) -> None:
     assert NATIVE.read_members({"m": member}, {"0": 0}, [0, 4]) is None
+
+
+@pytest.mark.skipif(NATIVE is None, reason="kassign.groups.streams._native is not built")
+def test_c_reader_reads_offset_sums() -> None:
+    members = {"m": {"process_id": "p", "offset_sums": {"0_1": 3, "gone_0": 7, "0_4": 9, "a_b_2147483647": 0}},
+               "n": {"process_id": "p", "offset_sums": None}, "o": {"process_id": "q", "offset_sums": {}},
+               "r": {"process_id": "q", "rack": "r1", "offset_sums": {"a_b_0": 2**63 - 1, "0_0": 5}}}
+    read = NATIVE.read_members(members, {"0": 0, "a_b": 1}, [0, 4, 6])
+    assert [np.frombuffer(column, dtype=np.int64).tolist() for column in read[5]] == [[1, 4, 0], [0, 3, 3],
+                                                                                       [3, 2**63 - 1, 5]]
+    assert NATIVE.read_members({"n": members["n"], "o": {"process_id": "q"}}, {"0": 0}, [0, 4])[5] is None
+    assert NATIVE.read_members({"o": members["o"]}, {"0": 0}, [0, 4])[5] == (bytearray(),) * 3
+
+
+@settings(max_examples=100, deadline=None)
+@given(groups(with_offsets=True), st.lists(st.tuples(st.sampled_from(["0", "a", "gone", "a_0"]), st.integers(0, 20))))
+def test_c_and_python_readers_read_the_same_offset_sums(scenario: dict, extra: list) -> None:
+    if NATIVE is None:
+        pytest.skip("kassign.groups.streams._native is not built")
+    first = next(iter(scenario["members"].values()))
+    first.setdefault("offset_sums", {}).update({f"{sid}_{p}": p for sid, p in extra})  # some no longer exist
+    ids, partitions, _ = tasks_module._subtopologies(scenario["subtopologies"])
+    starts = [0, *np.cumsum(partitions).tolist()]
+    assert NATIVE.read_members(scenario["members"], {sid: s for s, sid in enumerate(ids)}, starts) is not None
+    read = tasks_module.parse_streams_group(scenario)
+    with python_edges():
+        expected = tasks_module.parse_streams_group(scenario)
+    assert [column.tolist() for column in read.task_offsets] == [column.tolist() for column in expected.task_offsets]
 
 
 def follow_up(scenario: dict, answer: dict) -> dict:
@@ -440,6 +485,40 @@ def test_offset_sums_rank_after_standbys_then_by_sum() -> None:
     answer = assign_streams("sticky", scenario, "4.4")
     assert answer["d"]["active"] == {"0": [0]}
     assert answer["c"]["active"] == {"0": [3]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 8), st.integers(1, 6), st.data())
+def test_previous_standby_owners_ranked_as_kafka_20719_ranks_them(num_tasks: int, width: int,
+                                                                  data: st.DataObject) -> None:
+    # The compiled ranking against its definition, written plainly: per task, the distinct members
+    # holding it as a standby, then those only reporting an offset sum of it; each part by sum, highest
+    # first (0 where none was reported), then rank.
+    pair = st.tuples(st.integers(0, max(num_tasks - 1, 0)), st.integers(0, width - 1))
+    held = data.draw(st.lists(pair, max_size=20)) if num_tasks else []
+    reported = data.draw(st.dictionaries(pair, st.sampled_from([0, 1, 7, 2**63 - 1]), max_size=20)) if num_tasks else {}
+    reported = dict(data.draw(st.permutations(list(reported.items()))))
+    column = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
+    for with_sums in (False, True):
+        sums = reported if with_sums else {}
+        start, owners = sticky_module._standby_owners(
+            num_tasks, width, column([t for t, _ in held]), column([m for _, m in held]),
+            column([t for t, _ in sums]), column([m for _, m in sums]), column(list(sums.values())))
+        for task in range(num_tasks):
+            holding = {m for t, m in held if t == task}
+            only = {m for (t, m) in sums if t == task} - holding
+            expected = sorted(holding | only, key=lambda m: (m in only, -sums.get((task, m), 0), m))
+            assert owners[start[task]:start[task + 1]].tolist() == expected
+        assert start[num_tasks] == len(owners)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=8))
+def test_tasks_in_partition_then_subtopology_order(partitions: list[int]) -> None:
+    task_start = np.array([0, *np.cumsum(partitions, dtype=np.int64).tolist()], dtype=np.int64)
+    sub = np.repeat(np.arange(len(partitions)), partitions)
+    expected = sorted(range(int(task_start[-1])), key=lambda t: (t - task_start[sub[t]], sub[t]))
+    assert sticky_module._by_partition(task_start).tolist() == expected
 
 
 # --- releases, strategies, input -----------------------------------------------------------------

@@ -6,15 +6,20 @@
  * integer, an unknown field, a missing process id, a negative partition ...), and the Python reader then
  * decides, so every error message comes from one place. `position` maps each subtopology id to its
  * number, `starts` (list of int) holds each subtopology's first task number and, last, the task count.
- * It returns (member_process, process_ids, task, owner, kind): int64 columns as bytearrays and the
- * distinct process ids in order of first listing; one (task, owner, kind) row per listed partition of a
- * task that exists (kind 0 active, 1 standby, 2 warmup), in listing order, tasks that no longer exist
- * left out as the Python reader leaves them out.
+ * It returns (member_process, process_ids, task, owner, kind, offsets): int64 columns as bytearrays and
+ * the distinct process ids in order of first listing; one (task, owner, kind) row per listed partition of
+ * a task that exists (kind 0 active, 1 standby, 2 warmup), in listing order, tasks that no longer exist
+ * left out as the Python reader leaves them out. `offsets` is None when no member reports offset sums
+ * (no "offset_sums", or None), else the (task, member, sum) columns of each reported sum of a task that
+ * exists, member by member, each member's in its dict's order: names "SUBTOPOLOGY_PARTITION" split at
+ * the last "_" (a non-empty subtopology id; the partition ASCII digits without sign or leading zeros, at
+ * most JAVA_INT_MAX), sums exact ints from 0 to 2^63 - 1; anything else declines.
  *
- * build_answer(member_ids, order, sids, active, standby) builds the answer {member: {"active": {sid:
- * [partitions]}, "standby": {...}, "warmup": {}}}, members in `order` (list of positions into the tuple
- * `member_ids`). `active` and `standby` are each (member, sub, partition) int64 columns (buffers), sorted
- * by member, then subtopology, then partition; `sids` (tuple of str) names the subtopologies.
+ * build_answer(member_ids, sids, active, standby) builds the answer {member: {"active": {sid:
+ * [partitions]}, "standby": {...}, "warmup": {}}}, members sorted (the tuple `member_ids` holds distinct
+ * strs; sorted as Python sorts strs, by code point). `active` and `standby` are each (member, sub,
+ * partition) int64 columns (buffers), member a position in `member_ids`, sorted by member, then
+ * subtopology, then partition; `sids` (tuple of str) names the subtopologies.
  *
  * Every new object is owned by exactly one container before the next allocation, so an error at any
  * point frees all.
@@ -22,10 +27,12 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "../../_column.h"
 
 
-static PyObject *PROCESS_ID, *KINDS[3], *INSTANCE_ID, *RACK, *CLIENT_TAGS, *ACTIVE, *STANDBY, *WARMUP;
+static PyObject *PROCESS_ID, *KINDS[3], *INSTANCE_ID, *RACK, *CLIENT_TAGS, *ACTIVE, *STANDBY, *WARMUP, *OFFSET_SUMS;
 
 /* Outcome of reading one part: read, not the plain shape (decline), or a Python error. */
 enum { READ = 0, DECLINE = 1, FAILED = -1 };
@@ -36,7 +43,23 @@ typedef struct {
     int64_t *starts;    /* subtopology s: tasks starts[s] .. starts[s + 1] - 1 */
     Py_ssize_t subtopologies;
     Column task, owner, kind;
+    int reported; /* whether a member reports offset sums (a non-None "offset_sums") */
+    Column offset_task, offset_member, offset_sum;
 } Tasks;
+
+/* Subtopology `sid`'s first task number and size; size 0 for a subtopology that does not exist. */
+static int subtopology(Tasks *tasks, PyObject *sid, int64_t *start, int64_t *size) {
+    PyObject *number = PyDict_GetItemWithError(tasks->position, sid);
+    *start = *size = 0;
+    if (number == NULL)
+        return PyErr_Occurred() ? FAILED : READ;
+    Py_ssize_t s = PyLong_AsSsize_t(number);
+    if (s < 0 || s >= tasks->subtopologies)
+        return PyErr_Occurred() ? FAILED : DECLINE;
+    *start = tasks->starts[s];
+    *size = tasks->starts[s + 1] - *start;
+    return READ;
+}
 
 /* One member's map of one kind: {sid: [partitions]}. */
 static int read_tasks(Tasks *tasks, PyObject *held, int64_t member, int64_t kind) {
@@ -47,17 +70,10 @@ static int read_tasks(Tasks *tasks, PyObject *held, int64_t member, int64_t kind
     while (PyDict_Next(held, &cursor, &sid, &partitions)) {
         if (!PyUnicode_CheckExact(sid) || (!PyList_CheckExact(partitions) && !PyTuple_CheckExact(partitions)))
             return DECLINE;
-        PyObject *number = PyDict_GetItemWithError(tasks->position, sid);
-        if (number == NULL && PyErr_Occurred())
-            return FAILED;
-        int64_t start = 0, size = 0; /* a subtopology that does not exist: nothing kept */
-        if (number != NULL) {
-            Py_ssize_t s = PyLong_AsSsize_t(number);
-            if (s < 0 || s >= tasks->subtopologies)
-                return PyErr_Occurred() ? FAILED : DECLINE;
-            start = tasks->starts[s];
-            size = tasks->starts[s + 1] - start;
-        }
+        int64_t start, size; /* a subtopology that does not exist: size 0, nothing kept */
+        int outcome = subtopology(tasks, sid, &start, &size);
+        if (outcome != READ)
+            return outcome;
         Py_ssize_t count = PySequence_Fast_GET_SIZE(partitions);
         PyObject **items = PySequence_Fast_ITEMS(partitions);
         for (Py_ssize_t i = 0; i < count; i++) {
@@ -71,6 +87,55 @@ static int read_tasks(Tasks *tasks, PyObject *held, int64_t member, int64_t kind
                              column_push(&tasks->kind, kind) < 0))
                 return FAILED;
         }
+    }
+    return READ;
+}
+
+/* One member's offset sums: {"SUBTOPOLOGY_PARTITION": sum}, as tasks.py's _offset_sums reads them. */
+static int read_offset_sums(Tasks *tasks, PyObject *sums, int64_t member) {
+    if (!PyDict_CheckExact(sums))
+        return DECLINE;
+    Py_ssize_t cursor = 0;
+    PyObject *name, *value;
+    while (PyDict_Next(sums, &cursor, &name, &value)) {
+        if (!PyUnicode_CheckExact(name) || !PyLong_CheckExact(value))
+            return DECLINE;
+        int overflow = 0;
+        long long sum = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (sum == -1 && PyErr_Occurred())
+            return FAILED;
+        if (overflow || sum < 0)
+            return DECLINE;
+        Py_ssize_t length = PyUnicode_GET_LENGTH(name);
+        Py_ssize_t underscore = PyUnicode_FindChar(name, '_', 0, length, -1);
+        if (underscore == -2)
+            return FAILED;
+        Py_ssize_t digits = length - underscore - 1;
+        if (underscore <= 0 || digits < 1 || digits > 10) /* no "_", no subtopology id, no partition */
+            return DECLINE;
+        int kind = PyUnicode_KIND(name);
+        const void *data = PyUnicode_DATA(name);
+        int64_t partition = 0;
+        for (Py_ssize_t i = underscore + 1; i < length; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c < '0' || c > '9')
+                return DECLINE;
+            partition = 10 * partition + (int64_t)(c - '0');
+        }
+        if ((digits > 1 && PyUnicode_READ(kind, data, underscore + 1) == '0') || partition > JAVA_INT_MAX)
+            return DECLINE;
+        PyObject *sid = PyUnicode_Substring(name, 0, underscore);
+        if (sid == NULL)
+            return FAILED;
+        int64_t start, size;
+        int outcome = subtopology(tasks, sid, &start, &size);
+        Py_DECREF(sid);
+        if (outcome != READ)
+            return outcome;
+        if (partition < size && (column_push(&tasks->offset_task, start + partition) < 0 ||
+                                 column_push(&tasks->offset_member, member) < 0 ||
+                                 column_push(&tasks->offset_sum, sum) < 0))
+            return FAILED;
     }
     return READ;
 }
@@ -146,6 +211,20 @@ static int read_member(PyObject *spec, int64_t member, Tasks *tasks, PyObject *p
     }
     if (fields == PyDict_GET_SIZE(spec))
         return READ;
+    PyObject *sums = PyDict_GetItemWithError(spec, OFFSET_SUMS);
+    if (sums == NULL && PyErr_Occurred())
+        return FAILED;
+    if (sums != NULL) {
+        fields++;
+        if (sums != Py_None) {
+            tasks->reported = 1;
+            int outcome = read_offset_sums(tasks, sums, member);
+            if (outcome != READ)
+                return outcome;
+        }
+    }
+    if (fields == PyDict_GET_SIZE(spec))
+        return READ;
     int outcome;
     if ((outcome = optional_text(spec, INSTANCE_ID, &fields)) != READ ||
         (outcome = optional_text(spec, RACK, &fields)) != READ || (outcome = client_tags(spec, &fields)) != READ)
@@ -160,7 +239,7 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
         return NULL;
     if (!PyDict_CheckExact(members))
         Py_RETURN_NONE;
-    Tasks tasks = {position, NULL, PyList_GET_SIZE(starts_list) - 1, {0}, {0}, {0}};
+    Tasks tasks = {position, NULL, PyList_GET_SIZE(starts_list) - 1, {0}, {0}, {0}, 0, {0}, {0}, {0}};
     Column member_process = {0};
     PyObject *processes = PyList_New(0), *number_of = PyDict_New(), *result = NULL;
     int outcome = processes == NULL || number_of == NULL ? FAILED : READ;
@@ -188,13 +267,22 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
         member++;
     }
     if (outcome == READ) {
-        PyObject *columns[4] = {column_bytes(member_process.values, member_process.length),
+        PyObject *columns[7] = {column_bytes(member_process.values, member_process.length),
                                 column_bytes(tasks.task.values, tasks.task.length),
                                 column_bytes(tasks.owner.values, tasks.owner.length),
-                                column_bytes(tasks.kind.values, tasks.kind.length)};
-        if (columns[0] && columns[1] && columns[2] && columns[3])
-            result = PyTuple_Pack(5, columns[0], processes, columns[1], columns[2], columns[3]);
-        for (int i = 0; i < 4; i++)
+                                column_bytes(tasks.kind.values, tasks.kind.length), NULL, NULL, NULL};
+        PyObject *offsets = Py_NewRef(Py_None);
+        if (tasks.reported) {
+            columns[4] = column_bytes(tasks.offset_task.values, tasks.offset_task.length);
+            columns[5] = column_bytes(tasks.offset_member.values, tasks.offset_member.length);
+            columns[6] = column_bytes(tasks.offset_sum.values, tasks.offset_sum.length);
+            Py_SETREF(offsets, columns[4] && columns[5] && columns[6]
+                                   ? PyTuple_Pack(3, columns[4], columns[5], columns[6]) : NULL);
+        }
+        if (columns[0] && columns[1] && columns[2] && columns[3] && offsets)
+            result = PyTuple_Pack(6, columns[0], processes, columns[1], columns[2], columns[3], offsets);
+        Py_XDECREF(offsets);
+        for (int i = 0; i < 7; i++)
             Py_XDECREF(columns[i]);
     } else if (outcome == DECLINE) {
         result = Py_NewRef(Py_None);
@@ -203,6 +291,9 @@ static PyObject *read_members(PyObject *module, PyObject *args) {
     PyMem_Free(tasks.task.values);
     PyMem_Free(tasks.owner.values);
     PyMem_Free(tasks.kind.values);
+    PyMem_Free(tasks.offset_task.values);
+    PyMem_Free(tasks.offset_member.values);
+    PyMem_Free(tasks.offset_sum.values);
     PyMem_Free(member_process.values);
     Py_XDECREF(processes);
     Py_XDECREF(number_of);
@@ -275,24 +366,49 @@ static int fill_maps(Rows *rows, PyObject **maps, Py_ssize_t members, PyObject *
     return 0;
 }
 
+/* Member ids sorted as Python sorts strs: code point by code point, a prefix first. Two 1-byte strs
+ * (ASCII or Latin-1: one byte per code point) compare as bytes; any other pair as PyUnicode_Compare does. */
+typedef struct {
+    PyObject *id;
+    Py_ssize_t position;
+} Named;
+
+static int by_id(const void *a, const void *b) {
+    PyObject *x = ((const Named *)a)->id, *y = ((const Named *)b)->id;
+    if (PyUnicode_KIND(x) == PyUnicode_1BYTE_KIND && PyUnicode_KIND(y) == PyUnicode_1BYTE_KIND) {
+        Py_ssize_t m = PyUnicode_GET_LENGTH(x), n = PyUnicode_GET_LENGTH(y);
+        int c = memcmp(PyUnicode_1BYTE_DATA(x), PyUnicode_1BYTE_DATA(y), (size_t)(m < n ? m : n));
+        return c != 0 ? c : (m > n) - (m < n);
+    }
+    return PyUnicode_Compare(x, y); /* strs: no error */
+}
+
 /* `map`, given away, or a new empty dict where there is none. */
 static PyObject *or_empty(PyObject *map) {
     return map != NULL ? map : PyDict_New();
 }
 
 static PyObject *build_answer(PyObject *module, PyObject *args) {
-    PyObject *member_ids, *order, *sids, *active_columns, *standby_columns;
-    if (!PyArg_ParseTuple(args, "O!O!O!OO", &PyTuple_Type, &member_ids, &PyList_Type, &order, &PyTuple_Type, &sids,
-                          &active_columns, &standby_columns))
+    PyObject *member_ids, *sids, *active_columns, *standby_columns;
+    if (!PyArg_ParseTuple(args, "O!O!OO", &PyTuple_Type, &member_ids, &PyTuple_Type, &sids, &active_columns,
+                          &standby_columns))
         return NULL;
     Py_ssize_t members = PyTuple_GET_SIZE(member_ids);
-    if (PyList_GET_SIZE(order) != members) {
-        PyErr_SetString(PyExc_ValueError, "order must list every member once");
-        return NULL;
-    }
+    for (Py_ssize_t i = 0; i < members; i++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(member_ids, i))) {
+            PyErr_SetString(PyExc_TypeError, "member ids must be strs");
+            return NULL;
+        }
+    Named *order = PyMem_Malloc((size_t)(members + 1) * sizeof(Named));
     PyObject **maps = PyMem_Calloc((size_t)(2 * members + 1), sizeof(PyObject *));
-    if (maps == NULL)
+    if (order == NULL || maps == NULL) {
+        PyMem_Free(order);
+        PyMem_Free(maps);
         return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < members; i++)
+        order[i] = (Named){PyTuple_GET_ITEM(member_ids, i), i};
+    qsort(order, (size_t)members, sizeof(Named), by_id);
     Rows active = {0}, standby = {0};
     PyObject *answer = NULL;
     int failed = open_rows(active_columns, &active) < 0 || open_rows(standby_columns, &standby) < 0 ||
@@ -300,22 +416,16 @@ static PyObject *build_answer(PyObject *module, PyObject *args) {
     if (!failed)
         failed = (answer = PyDict_New()) == NULL;
     for (Py_ssize_t i = 0; !failed && i < members; i++) {
-        Py_ssize_t m = PyLong_AsSsize_t(PyList_GET_ITEM(order, i));
-        if (m < 0 || m >= members) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_IndexError, "member position out of range");
-            failed = 1;
-            break;
-        }
+        Py_ssize_t m = order[i].position;
         PyObject *kinds = PyDict_New();
-        if (kinds == NULL || PyDict_SetItem(answer, PyTuple_GET_ITEM(member_ids, m), kinds) < 0) {
+        if (kinds == NULL || PyDict_SetItem(answer, order[i].id, kinds) < 0) {
             Py_XDECREF(kinds);
             failed = 1;
             break;
         }
         Py_DECREF(kinds); /* owned by the answer */
         PyObject *values[3] = {or_empty(maps[m]), or_empty(maps[members + m]), PyDict_New()};
-        maps[m] = maps[members + m] = NULL; /* given away (a member listed twice gets empty maps) */
+        maps[m] = maps[members + m] = NULL; /* given away */
         PyObject *names[3] = {ACTIVE, STANDBY, WARMUP};
         for (int k = 0; k < 3; k++) {
             if (values[k] == NULL || PyDict_SetItem(kinds, names[k], values[k]) < 0)
@@ -328,6 +438,7 @@ static PyObject *build_answer(PyObject *module, PyObject *args) {
     for (Py_ssize_t i = 0; i < 2 * members; i++)
         Py_XDECREF(maps[i]);
     PyMem_Free(maps);
+    PyMem_Free(order);
     if (failed) {
         Py_XDECREF(answer);
         return NULL;
@@ -339,7 +450,7 @@ static PyMethodDef methods[] = {
     {"read_members", read_members, METH_VARARGS,
      "read_members(members, position, starts): the members' columns, or None where the Python reader decides."},
     {"build_answer", build_answer, METH_VARARGS,
-     "build_answer(member_ids, order, sids, active, standby): the streams group's answer dict."},
+     "build_answer(member_ids, sids, active, standby): the streams group's answer dict."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -354,7 +465,8 @@ PyMODINIT_FUNC PyInit__native(void) {
     INSTANCE_ID = PyUnicode_InternFromString("instance_id");
     RACK = PyUnicode_InternFromString("rack");
     CLIENT_TAGS = PyUnicode_InternFromString("client_tags");
-    if (!PROCESS_ID || !ACTIVE || !STANDBY || !WARMUP || !INSTANCE_ID || !RACK || !CLIENT_TAGS)
+    OFFSET_SUMS = PyUnicode_InternFromString("offset_sums");
+    if (!PROCESS_ID || !ACTIVE || !STANDBY || !WARMUP || !INSTANCE_ID || !RACK || !CLIENT_TAGS || !OFFSET_SUMS)
         return NULL;
     return PyModule_Create(&module_def);
 }

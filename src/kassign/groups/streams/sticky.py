@@ -246,54 +246,100 @@ def _member_maps(spreads, start):
     return order, tree_bins
 
 
+_NO_OFFSETS = (np.zeros(0, dtype=np.int64),) * 3
+
+
 def _previous_standbys(group: StreamsGroup, rank: np.ndarray, with_offsets: bool) -> tuple[np.ndarray, np.ndarray]:
     """Per task, the members (iteration ranks) the assignor counts as its previous standby owners, each
     once (a member's lists are sets in Kafka): those that held it as a standby, in iteration order; with
     ``with_offsets`` (4.4) ranked as KAFKA-20719 ranks them, first those that held it as a standby, then
     those that only reported an offset sum of it, each part by offset sum, highest first (0 where none
-    was reported), then in iteration order."""
+    was reported), then in iteration order. Returns (start, ranks): task t's at start[t] .. start[t + 1] - 1."""
     tasks, members = group.previous_standby
-    ranks = rank[members] if len(members) else members
-    order = np.lexsort((ranks, tasks))
-    tasks, ranks = tasks[order], ranks[order]
-    repeated = np.concatenate(([False], (tasks[1:] == tasks[:-1]) & (ranks[1:] == ranks[:-1])))
-    if repeated.any():
-        tasks, ranks = tasks[~repeated], ranks[~repeated]
-    if with_offsets and len(group.task_offsets[0]):
-        tasks, ranks = _ranked_with_offsets(group, rank, tasks, ranks)
-    start = np.zeros(group.num_tasks + 1, dtype=np.int64)
-    np.cumsum(np.bincount(tasks, minlength=group.num_tasks), out=start[1:])
-    return start, ranks
+    offset_task, offset_member, offset_sum = group.task_offsets if with_offsets else _NO_OFFSETS
+    return _standby_owners(group.num_tasks, len(rank), tasks, rank[members], offset_task, rank[offset_member],
+                           offset_sum)
 
 
-def _ranked_with_offsets(group: StreamsGroup, rank: np.ndarray, tasks: np.ndarray,
-                         ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The (task, rank) standby pairs, sorted by task, and the members that reported an offset sum of a
-    task they do not hold as a standby, in KAFKA-20719's order per task (:func:`_previous_standbys`)."""
-    offset_task, offset_member, offset_sum = group.task_offsets
-    offset_rank = rank[offset_member]
-    width = len(rank)
-    reported = dict(zip((offset_task * width + offset_rank).tolist(), offset_sum.tolist()))
-    held = tasks * width + ranks
-    sums = np.fromiter((reported.get(key, 0) for key in held.tolist()), dtype=np.int64, count=len(held))
-    weaker = ~np.isin(offset_task * width + offset_rank, held)  # only known through the offset sum
-    all_tasks = np.concatenate((tasks, offset_task[weaker]))
-    all_ranks = np.concatenate((ranks, offset_rank[weaker]))
-    all_sums = np.concatenate((sums, offset_sum[weaker]))
-    only_reported = np.concatenate((np.zeros(len(tasks), dtype=np.int64), np.ones(int(weaker.sum()), dtype=np.int64)))
-    order = np.lexsort((all_ranks, ~all_sums, only_reported, all_tasks))  # ~x: descending, without overflow
-    return all_tasks[order], all_ranks[order]
+@njit(cache=True)
+def _standby_owners(num_tasks, width, tasks, ranks, offset_task, offset_rank, offset_sum):
+    """:func:`_previous_standbys` over arrays: the (task, rank) standby pairs (in any order, repeats
+    allowed) and the (task, rank, sum) offset sums reported (a member reports a task once)."""
+    keys = np.sort(tasks * width + ranks)  # the held pairs, by task, then rank
+    held = 0
+    for i in range(len(keys)):
+        if i == 0 or keys[i] != keys[i - 1]:
+            keys[held] = keys[i]
+            held += 1
+    keys = keys[:held]
+    start = np.zeros(num_tasks + 1, dtype=np.int64)
+    for i in range(held):
+        start[keys[i] // width + 1] += 1
+    for t in range(num_tasks):
+        start[t + 1] += start[t]
+    if len(offset_task) == 0:
+        return start, keys % width
+    # Offset sums: a held pair's (0 when not reported) and the pairs known only by their sum. Within a
+    # task: held pairs with a positive sum (by sum, highest first, then rank), held pairs of sum 0 (by
+    # rank, as they stand), then the pairs only reported (by sum, highest first, then rank).
+    held_sum = np.zeros(held, dtype=np.int64)
+    only_reported = np.zeros(len(offset_task), dtype=np.bool_)
+    for i in range(len(offset_task)):
+        key = offset_task[i] * width + offset_rank[i]
+        j = np.searchsorted(keys, key)
+        if j < held and keys[j] == key:
+            held_sum[j] = offset_sum[i]
+        else:
+            only_reported[i] = True
+    ranked = np.flatnonzero(held_sum > 0)
+    reported = np.flatnonzero(only_reported)
+    count = len(ranked) + len(reported)
+    ranked_task = np.empty(count, dtype=np.int64)  # 2 * task + (1 if only reported)
+    ranked_sum = np.empty(count, dtype=np.int64)
+    ranked_rank = np.empty(count, dtype=np.int64)
+    for n in range(len(ranked)):
+        j = ranked[n]
+        ranked_task[n] = 2 * (keys[j] // width)
+        ranked_sum[n] = ~held_sum[j]  # ~x: descending, without overflow
+        ranked_rank[n] = keys[j] % width
+    for n in range(len(reported)):
+        i = reported[n]
+        ranked_task[len(ranked) + n] = 2 * offset_task[i] + 1
+        ranked_sum[len(ranked) + n] = ~offset_sum[i]
+        ranked_rank[len(ranked) + n] = offset_rank[i]
+    order = np.argsort(ranked_rank, kind="mergesort")  # stable sorts, least significant key first
+    order = order[np.argsort(ranked_sum[order], kind="mergesort")]
+    order = order[np.argsort(ranked_task[order], kind="mergesort")]
+    owners = np.empty(held + len(reported), dtype=np.int64)
+    out = 0
+    r = 0  # next in order
+    for t in range(num_tasks):
+        begin = out
+        while r < count and ranked_task[order[r]] == 2 * t:
+            owners[out] = ranked_rank[order[r]]
+            out += 1
+            r += 1
+        for j in range(start[t], start[t + 1]):
+            if held_sum[j] == 0:
+                owners[out] = keys[j] % width
+                out += 1
+        while r < count and ranked_task[order[r]] == 2 * t + 1:
+            owners[out] = ranked_rank[order[r]]
+            out += 1
+            r += 1
+        start[t] = begin
+    start[num_tasks] = out
+    return start, owners
 
 
 def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, standby_task: np.ndarray,
             standby_member: np.ndarray) -> StreamsAnswer:
     """The answer: every member, its tasks grouped by subtopology, sorted."""
-    task_sub = np.repeat(np.arange(len(group.subtopology_ids)), np.diff(group.task_start))
     if native is not None:
-        order = sorted(range(len(group.member_ids)), key=group.member_ids.__getitem__)
-        return native.build_answer(group.member_ids, order, group.subtopology_ids,
-                                   _sorted_rows(group, task_sub, iteration[active], np.arange(group.num_tasks)),
-                                   _sorted_rows(group, task_sub, iteration[standby_member], standby_task))
+        return native.build_answer(group.member_ids, group.subtopology_ids,
+                                   _member_rows(iteration, group.task_start, active, np.arange(group.num_tasks)),
+                                   _member_rows(iteration, group.task_start, standby_member, standby_task))
+    task_sub = np.repeat(np.arange(len(group.subtopology_ids)), np.diff(group.task_start))
     actives = _task_maps(group, task_sub, iteration[active], np.arange(group.num_tasks))
     standbys = _task_maps(group, task_sub, iteration[standby_member], standby_task)
     ids = group.member_ids
@@ -301,13 +347,31 @@ def _answer(group: StreamsGroup, iteration: np.ndarray, active: np.ndarray, stan
             for m in sorted(range(len(ids)), key=ids.__getitem__)}
 
 
-def _sorted_rows(group: StreamsGroup, task_sub: np.ndarray, members: np.ndarray,
-                 tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(member, subtopology, partition) columns of these pairs, by member, then task."""
-    order = np.lexsort((tasks, members))
-    members, tasks = members[order], tasks[order]
-    subs = task_sub[tasks]
-    return members, subs, tasks - group.task_start[subs]
+@njit(cache=True)
+def _member_rows(iteration, task_start, members, tasks):
+    """(member, subtopology, partition) columns of these (member by iteration rank, task) pairs, listed
+    in task order: members as listed positions, the rows by member, then task (a stable counting sort)."""
+    num_members = len(iteration)
+    start = np.zeros(num_members + 1, dtype=np.int64)
+    for i in range(len(members)):
+        start[iteration[members[i]] + 1] += 1
+    for m in range(num_members):
+        start[m + 1] += start[m]
+    out_member = np.empty(len(members), dtype=np.int64)
+    out_sub = np.empty(len(members), dtype=np.int64)
+    out_partition = np.empty(len(members), dtype=np.int64)
+    s = 0
+    for i in range(len(members)):
+        task = tasks[i]
+        while task >= task_start[s + 1]:
+            s += 1
+        m = iteration[members[i]]
+        row = start[m]
+        start[m] += 1
+        out_member[row] = m
+        out_sub[row] = s
+        out_partition[row] = task - task_start[s]
+    return out_member, out_sub, out_partition
 
 
 def _task_maps(group: StreamsGroup, task_sub: np.ndarray, members: np.ndarray,
@@ -334,8 +398,13 @@ def _task_maps(group: StreamsGroup, task_sub: np.ndarray, members: np.ndarray,
 
 # --- the assignor over arrays -------------------------------------------------------------------------
 
+# The helpers below allocate nothing and are compiled without numba's reference counting (its option
+# ``_nrt``): counting references to the arrays handed to them, atomically, call after call, took longer
+# than their work (half the kernel's time).
+_bare = njit(cache=True, _nrt=False)
 
-@njit(cache=True)
+
+@_bare
 def _tasks_per_member(tasks: int, members: int) -> int:
     """The quota: tasks over members rounded up, in Java int arithmetic (a count that went negative
     divides toward zero), 0 with no members left."""
@@ -346,7 +415,7 @@ def _tasks_per_member(tasks: int, members: int) -> int:
     return -((-tasks) // members)
 
 
-@njit(cache=True)
+@_bare
 def _heap_add(heap, size, p, proc_load):
     """``PriorityQueue.add`` of a process, by load: sift up from the end."""
     k = size
@@ -362,7 +431,7 @@ def _heap_add(heap, size, p, proc_load):
     return size + 1
 
 
-@njit(cache=True)
+@_bare
 def _heap_poll(heap, size, proc_load):
     """``PriorityQueue.poll``: the root out, the last element sifted down from the top."""
     result = heap[0]
@@ -387,7 +456,7 @@ def _heap_poll(heap, size, proc_load):
     return result, n
 
 
-@njit(cache=True)
+@_bare
 def _member_heap_add(keys, values, base, size, member, value):
     """``PriorityQueue.add`` of a (member, task count) entry into one process's heap at ``base``."""
     k = size
@@ -402,7 +471,7 @@ def _member_heap_add(keys, values, base, size, member, value):
     values[base + k] = value
 
 
-@njit(cache=True)
+@_bare
 def _member_heap_poll(keys, values, base, size):
     """``PriorityQueue.poll`` on one process's member heap; returns the member (its count is known)."""
     result = keys[base]
@@ -426,7 +495,7 @@ def _member_heap_poll(keys, values, base, size):
     return result
 
 
-@njit(cache=True, inline="always")
+@_bare
 def _holds(task, p, holder, held):
     for j in range(held[task]):
         if holder[task, j] == p:
@@ -434,15 +503,15 @@ def _holds(task, p, holder, held):
     return False
 
 
-@njit(cache=True)
-def _prev_member_with_least_load(task, check, first, stop, prev, state, skip_holders):
+@_bare
+def _prev_member_with_least_load(task, check, first, stop, prev, skip_holders, member_process, member_tasks,
+                                 proc_load, holder, held):
     """Kafka's choice among a task's previous (standby) owners: the first listed one, replaced by a
     later one whose process load and own count are both lower; with ``check`` (a standby to place),
     none whose process holds the task. Kafka 4.2/4.3 start from the first listed one whatever its
     process holds, and give up (-1) when that process holds the task, even if another was chosen;
     Kafka 4.4 (``skip_holders``, KAFKA-20899) passes over such members and starts from the first
     that remains (-1 when none does)."""
-    member_process, member_tasks, _, _, proc_load, holder, _, held = state
     candidate = -1
     candidate_load = 0.0
     candidate_count = 0
@@ -461,21 +530,21 @@ def _prev_member_with_least_load(task, check, first, stop, prev, state, skip_hol
     return candidate
 
 
-# What _sticky threads through its helpers, as two tuples of arrays:
-# state = (member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held):
-#   member m's process and task count (active and standby); process p's task count, member count and
-#   load (tasks / members, as a Java double); holder[t, :held[t]], the processes holding task t (its
-#   active one first), owner[t, :held[t]] the members;
-# heaps = (pm_start, pm_members, heap_keys, heap_values, heap_built): process p's members, in its member
-#   map's order, at pm_start[p] .. pm_start[p + 1] - 1, and its member heap (member, task count) laid out
-#   over the same slots, valid while heap_built[p].
+# The state _sticky threads through its helpers, passed array by array (numba counts references to
+# arrays taken out of a tuple, which costs more than the assignment itself in these loops):
+#   member_process, member_tasks: member m's process and task count (active and standby);
+#   proc_tasks, proc_members, proc_load: process p's task count, member count and load (tasks / members,
+#   as a Java double); holder[t, :held[t]], the processes holding task t (its active one first),
+#   owner[t, :held[t]] the members;
+#   pm_start, pm_members, heap_keys, heap_values, heap_built: process p's members, in its member map's
+#   order, at pm_start[p] .. pm_start[p + 1] - 1, and its member heap (member, task count) laid out over
+#   the same slots, valid while heap_built[p].
 
 
-@njit(cache=True, inline="always")
-def _give(task, member, state):
+@_bare
+def _give(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held):
     """``addTaskInternal``: the task to this member and its process; the member's new task count.
     The process's load is kept beside its count, divided once here (as Java's ``computeLoad``)."""
-    member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held = state
     p = member_process[member]
     proc_tasks[p] += 1
     proc_load[p] = proc_tasks[p] / proc_members[p]
@@ -486,33 +555,56 @@ def _give(task, member, state):
     return member_tasks[member]
 
 
-@njit(cache=True, inline="always")
-def _give_to(task, member, state, heaps):
+@_bare
+def _give_to(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held,
+             heap_built):
     """``ProcessState.addTask``: straight to this member; its process's member heap is dropped (Kafka
     cannot reorder it for one member and builds it again when next needed)."""
-    heaps[4][state[0][member]] = False
-    return _give(task, member, state)
+    heap_built[member_process[member]] = False
+    return _give(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner, held)
 
 
-@njit(cache=True)
-def _give_to_least_loaded_member(task, p, state, heaps):
+@_bare
+def _give_to_least_loaded_member(task, p, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder,
+                                 owner, held, pm_start, pm_members, heap_keys, heap_values, heap_built):
     """``addTaskToLeastLoadedMember``: a lone member takes it; otherwise the process's member heap
     (built from its member map on first use after a direct assignment) yields the member."""
-    pm_start, pm_members, heap_keys, heap_values, heap_built = heaps
-    member_tasks = state[1]
     base = pm_start[p]
     size = pm_start[p + 1] - base
     if size == 1:
-        return _give(task, pm_members[base], state)
+        return _give(task, pm_members[base], member_process, member_tasks, proc_tasks, proc_members, proc_load,
+                     holder, owner, held)
     if not heap_built[p]:
         for i in range(size):
             member = pm_members[base + i]
             _member_heap_add(heap_keys, heap_values, base, i, member, member_tasks[member])
         heap_built[p] = True
     member = _member_heap_poll(heap_keys, heap_values, base, size)
-    count = _give(task, member, state)
+    count = _give(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner,
+                  held)
     _member_heap_add(heap_keys, heap_values, base, size - 1, member, count)
     return count
+
+
+@njit(cache=True)
+def _by_partition(task_start):
+    """The tasks in the order partition, then subtopology (a counting sort by partition, subtopologies
+    taken in order)."""
+    num_subs = len(task_start) - 1
+    widest = 0
+    for s in range(num_subs):
+        widest = max(widest, task_start[s + 1] - task_start[s])
+    start = np.zeros(widest + 1, dtype=np.int64)
+    for s in range(num_subs):
+        start[1:task_start[s + 1] - task_start[s] + 1] += 1
+    for p in range(widest):
+        start[p + 1] += start[p]
+    order = np.empty(task_start[num_subs], dtype=np.int64)
+    for s in range(num_subs):
+        for p in range(task_start[s + 1] - task_start[s]):
+            order[start[p]] = task_start[s] + p
+            start[p] += 1
+    return order
 
 
 @njit(cache=True)
@@ -525,37 +617,38 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
     num_tasks = task_start[num_subs]
     num_members = len(member_process)
     num_procs = len(pm_start) - 1
-    task_sub = np.empty(num_tasks, dtype=np.int64)
     task_stateful = np.zeros(num_tasks, dtype=np.bool_)
     total_active = 0
     total = 0
     for s in range(num_subs):
         n = task_start[s + 1] - task_start[s]
-        task_sub[task_start[s]:task_start[s + 1]] = s
         task_stateful[task_start[s]:task_start[s + 1]] = stateful[s]
         total_active += n
         total += n + (n * standbys if stateful[s] else 0)
     slots = max(1, min(standbys + 1, num_procs))
-    state = (member_process, np.zeros(num_members, dtype=np.int64), np.zeros(num_procs, dtype=np.int64),
-             np.diff(pm_start), np.zeros(num_procs, dtype=np.float64),  # every process has a member: load 0
-             np.full((num_tasks, slots), -1, dtype=np.int64), np.full((num_tasks, slots), -1, dtype=np.int64),
-             np.zeros(num_tasks, dtype=np.int64))
-    member_tasks, proc_load, owner, held = state[1], state[4], state[6], state[7]
-    heaps = (pm_start, pm_members, np.zeros(num_members, dtype=np.int64), np.zeros(num_members, dtype=np.int64),
-             np.zeros(num_procs, dtype=np.bool_))
+    member_tasks = np.zeros(num_members, dtype=np.int64)
+    proc_tasks = np.zeros(num_procs, dtype=np.int64)
+    proc_members = np.diff(pm_start)
+    proc_load = np.zeros(num_procs, dtype=np.float64)  # every process has a member: load 0
+    holder = np.full((num_tasks, slots), -1, dtype=np.int64)
+    owner = np.full((num_tasks, slots), -1, dtype=np.int64)
+    held = np.zeros(num_tasks, dtype=np.int64)
+    heap_keys = np.zeros(num_members, dtype=np.int64)
+    heap_values = np.zeros(num_members, dtype=np.int64)
+    heap_built = np.zeros(num_procs, dtype=np.bool_)
     # quotas: [tasks left, members left, quota] for active tasks and for all replicas
     active_quota = np.array([total_active, num_members, _tasks_per_member(total_active, num_members)])
     total_quota = np.array([total, num_members, _tasks_per_member(total, num_members)])
 
-    partition = np.arange(num_tasks) - task_start[task_sub]
-    by_partition = np.argsort(partition * num_subs + task_sub)  # partition, then subtopology (keys distinct)
+    by_partition = _by_partition(task_start)
     done = np.zeros(num_tasks, dtype=np.bool_)
 
     # 1. back to the previous active owner, below the active quota
     for task in by_partition:
         member = previous_active[task]
         if member >= 0 and member_tasks[member] < active_quota[2]:
-            count = _give_to(task, member, state, heaps)
+            count = _give_to(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load,
+                             holder, owner, held, heap_built)
             _reached(active_quota, count)
             _reached(total_quota, count)
             done[task] = True
@@ -564,9 +657,11 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
         if done[task] or standby_start[task] == standby_start[task + 1]:
             continue
         member = _prev_member_with_least_load(task, False, standby_start[task], standby_start[task + 1],
-                                              standby_members, state, skip_holders)
+                                              standby_members, skip_holders, member_process, member_tasks,
+                                              proc_load, holder, held)
         if member_tasks[member] < active_quota[2]:
-            count = _give_to(task, member, state, heaps)
+            count = _give_to(task, member, member_process, member_tasks, proc_tasks, proc_members, proc_load,
+                             holder, owner, held, heap_built)
             _reached(active_quota, count)
             _reached(total_quota, count)
             done[task] = True
@@ -579,14 +674,18 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
         if done[task]:
             continue
         p, size = _heap_poll(heap, size, proc_load)
-        count = _give_to_least_loaded_member(task, p, state, heaps)
+        count = _give_to_least_loaded_member(task, p, member_process, member_tasks, proc_tasks, proc_members,
+                                             proc_load, holder, owner, held, pm_start, pm_members, heap_keys,
+                                             heap_values, heap_built)
         _reached(active_quota, count)
         _reached(total_quota, count)
         size = _heap_add(heap, size, p, proc_load)
 
     if standbys > 0:
         _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
-                         state, heaps, total_quota, skip_holders)
+                         total_quota, skip_holders, member_process, member_tasks, proc_tasks, proc_members,
+                         proc_load, holder, owner, held, pm_start, pm_members, heap_keys, heap_values, heap_built,
+                         np.zeros(num_tasks, dtype=np.int64), heap, np.empty(num_procs, dtype=np.int64))
 
     active = owner[:, 0].copy()
     num_standby = held.sum() - num_tasks
@@ -601,7 +700,7 @@ def _sticky(task_start, stateful, standbys, member_process, pm_start, pm_members
     return active, standby_task, standby_member
 
 
-@njit(cache=True, inline="always")
+@_bare
 def _reached(quota, count):
     """``maybeUpdate...TasksPerMember``: a member that reached the quota exactly leaves the count."""
     if count == quota[2]:
@@ -610,12 +709,14 @@ def _reached(quota, count):
         quota[2] = _tasks_per_member(quota[0], quota[1])
 
 
-@njit(cache=True)
+@_bare
 def _assign_standbys(standbys, task_stateful, by_partition, previous_active, standby_start, standby_members,
-                     state, heaps, total_quota, skip_holders):
-    member_process, member_tasks, _, _, proc_load, holder, _, held = state
+                     total_quota, skip_holders, member_process, member_tasks, proc_tasks, proc_members, proc_load,
+                     holder, owner, held, pm_start, pm_members, heap_keys, heap_values, heap_built, missing, heap,
+                     polled):
+    """The standby replicas; ``missing`` (zeros, a slot per task), ``heap`` and ``polled`` (a slot per
+    process) are its scratch space."""
     num_tasks = len(task_stateful)
-    missing = np.zeros(num_tasks, dtype=np.int64)  # replicas left for the least loaded processes
     for i in range(num_tasks - 1, -1, -1):  # partition, then subtopology, both descending
         task = by_partition[i]
         if not task_stateful[task]:
@@ -624,23 +725,23 @@ def _assign_standbys(standbys, task_stateful, by_partition, previous_active, sta
             member = previous_active[task]
             if member >= 0:
                 if not _holds(task, member_process[member], holder, held) and member_tasks[member] < total_quota[2]:
-                    _reached(total_quota, _give_to(task, member, state, heaps))
+                    _reached(total_quota, _give_to(task, member, member_process, member_tasks, proc_tasks,
+                                                   proc_members, proc_load, holder, owner, held, heap_built))
                     continue
             if standby_start[task] < standby_start[task + 1]:
                 member = _prev_member_with_least_load(task, True, standby_start[task], standby_start[task + 1],
-                                                      standby_members, state, skip_holders)
+                                                      standby_members, skip_holders, member_process, member_tasks,
+                                                      proc_load, holder, held)
                 if member >= 0 and member_tasks[member] < total_quota[2]:
-                    _reached(total_quota, _give_to(task, member, state, heaps))
+                    _reached(total_quota, _give_to(task, member, member_process, member_tasks, proc_tasks,
+                                                   proc_members, proc_load, holder, owner, held, heap_built))
                     continue
             missing[task] = standbys - replica
             break
 
-    num_procs = len(proc_load)
-    heap = np.empty(num_procs, dtype=np.int64)
     size = 0
-    for p in range(num_procs):
+    for p in range(len(proc_load)):
         size = _heap_add(heap, size, p, proc_load)
-    polled = np.empty(num_procs, dtype=np.int64)
     for task in range(num_tasks - 1, -1, -1):  # subtopology, then partition, both descending
         for _ in range(missing[task]):
             # take processes off the heap until one does not hold the task; all go back, last taken first
@@ -651,7 +752,9 @@ def _assign_standbys(standbys, task_stateful, by_partition, previous_active, sta
                 polled[taken] = p
                 taken += 1
                 if not _holds(task, p, holder, held):
-                    _reached(total_quota, _give_to_least_loaded_member(task, p, state, heaps))
+                    _reached(total_quota, _give_to_least_loaded_member(
+                        task, p, member_process, member_tasks, proc_tasks, proc_members, proc_load, holder, owner,
+                        held, pm_start, pm_members, heap_keys, heap_values, heap_built))
                     found = True
                     break
             for j in range(taken - 1, -1, -1):

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import chain, repeat
 from types import ModuleType
 from typing import Any
@@ -184,10 +184,10 @@ def _read_members(members: Mapping, ids: tuple[str, ...], task_start: np.ndarray
     if native is not None and type(members) is dict:
         read = native.read_members(members, {sid: s for s, sid in enumerate(ids)}, task_start.tolist())
         if read is not None:
-            member_process, processes, tasks, owners, kinds = (
-                item if isinstance(item, list) else np.frombuffer(item, dtype=np.int64) for item in read)
-            return _group(ids, task_start, stateful, standbys, tuple(members), tuple(processes), member_process,
-                          tasks, owners, kinds)
+            member_process, tasks, owners, kinds = (np.frombuffer(read[i], dtype=np.int64) for i in (0, 2, 3, 4))
+            offsets = None if read[5] is None else tuple(np.frombuffer(item, dtype=np.int64) for item in read[5])
+            return _group(ids, task_start, stateful, standbys, tuple(members), tuple(read[1]), member_process,
+                          tasks, owners, kinds, offsets)
     # Column by column: one Python step per member per field is what costs at group scale, and
     # C-level loops (map, comprehensions, set(map(type, ...))) keep each step short.
     member_ids = tuple(members)
@@ -209,12 +209,10 @@ def _read_members(members: Mapping, ids: tuple[str, ...], task_start: np.ndarray
         held.add_column(k, [spec.get(kind) for spec in specs], member_ids)
     tasks, owners, kinds = held.tasks(ids, task_start, member_ids)
     member_process = np.fromiter(map(number.__getitem__, processes), dtype=np.int64, count=len(processes))
-    group = _group(ids, task_start, stateful, standbys, member_ids, tuple(number), member_process, tasks, owners,
-                   kinds)
     reporting = [m for m, spec in enumerate(specs) if spec.get("offset_sums") is not None]
-    if reporting:
-        group = replace(group, task_offsets=_offset_sums(reporting, specs, member_ids, ids, task_start))
-    return group
+    offsets = _offset_sums(reporting, specs, member_ids, ids, task_start) if reporting else None
+    return _group(ids, task_start, stateful, standbys, member_ids, tuple(number), member_process, tasks, owners,
+                  kinds, offsets)
 
 
 def _offset_sums(reporting: list[int], specs: list, member_ids: tuple[str, ...], ids: tuple[str, ...],
@@ -257,8 +255,10 @@ def _task_number(name: Any, path: str, position: Mapping[str, int], task_start: 
 
 def _group(ids: tuple[str, ...], task_start: np.ndarray, stateful: np.ndarray, standbys: int,
            member_ids: tuple[str, ...], process_ids: tuple[str, ...], member_process: np.ndarray, tasks: np.ndarray,
-           owners: np.ndarray, kinds: np.ndarray) -> StreamsGroup:
-    """The group from its read columns: (task, owner, kind) rows, kind 0 active, 1 standby, 2 warmup."""
+           owners: np.ndarray, kinds: np.ndarray,
+           offsets: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> StreamsGroup:
+    """The group from its read columns: (task, owner, kind) rows, kind 0 active, 1 standby, 2 warmup; the
+    (task, member, sum) offset sum rows, None where no member reports any."""
     return StreamsGroup(
         subtopology_ids=ids,
         task_start=task_start,
@@ -270,6 +270,7 @@ def _group(ids: tuple[str, ...], task_start: np.ndarray, stateful: np.ndarray, s
         previous_active=_sole_owners(tasks[kinds == 0], owners[kinds == 0], member_ids, ids, task_start),
         previous_standby=(tasks[kinds == 1], owners[kinds == 1]),
         previous_warmup=(tasks[kinds == 2], owners[kinds == 2]),
+        task_offsets=(_NONE, _NONE, _NONE) if offsets is None else offsets,
     )
 
 
