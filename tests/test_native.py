@@ -169,6 +169,73 @@ def test_bad_columns_are_refused_not_read(change: dict[str, Any], error: Any, me
         native.member_pairs(*args.values())
 
 
+@needs_native
+def test_building_from_arrays_keeps_every_reference_count() -> None:
+    """owner_pairs (from an owner array, int32 or int64) and shared_pairs (from (member, flat id) pairs), with
+    new pairs and with kept ones: the same dicts as member_pairs, no reference gained or lost."""
+    names, topics = ["a", "b", "c"], ["topic-y", "topic-x"]  # topic_order [1, 0]: x first
+    offsets = np.array([0, 3, 70_003], dtype=np.int64)  # y: 3 partitions, x: 70,000 (past the cached small ints)
+    owner = np.full(70_003, -1, dtype=np.int64)
+    owner[[0, 2, 3 + 69_999, 3]] = [2, 0, 2, 0]  # members numbered c, a, b below: rank [2, 0, 1]
+    rank, order = np.array([2, 0, 1], dtype=np.int64), np.array([1, 0], dtype=np.int64)
+    kept = [(t, p) for t, size in zip(topics, (3, 70_000)) for p in range(size)]
+    # owner: member 2 ("b") holds y-0 and x-69999, member 0 ("c") y-2 and x-0; "a" nothing
+    expected = {"a": [], "b": [("topic-x", 69_999), ("topic-y", 0)], "c": [("topic-x", 0), ("topic-y", 2)]}
+    # shared pairs: member 1 ("a") holds x-0 and y-2, member 0 ("c") x-69999 and y-0, listed out of order
+    member, flat = np.array([1, 0, 0, 1], dtype=np.int64), np.array([3, 3 + 69_999, 0, 2], dtype=np.int64)
+    expected_shared = {"a": [("topic-x", 0), ("topic-y", 2)], "b": [], "c": [("topic-x", 69_999), ("topic-y", 0)]}
+    watched = [*names, *topics, *kept[:5], kept[-1]]
+    before = refcounts(watched)
+    for _ in range(20):
+        for dtype in (np.int64, np.int32):
+            built = native.owner_pairs(names, rank, owner.astype(dtype), order, offsets, topics, None)
+            assert built == expected and list(built) == names
+            assert not gc.is_tracked(built["b"][0])
+            assert native.owner_pairs(names, rank, owner.astype(dtype), order, offsets, topics, kept) == expected
+        shared = native.shared_pairs(names, rank, member, flat, order, offsets, topics, kept)
+        assert shared == expected_shared and list(shared) == names and shared["a"][1] is kept[2]
+        made = native.shared_pairs(names, rank, member, flat, order, offsets, topics, None)
+        assert made == expected_shared and made["a"][1] is not kept[2] and not gc.is_tracked(made["a"][1])
+        del built, shared, made
+    assert refcounts(watched) == before
+
+
+BAD_ARRAYS = [
+    ("owner", {"owner": np.array([0, 3], dtype=np.int64)}, IndexError, "owner out of range"),
+    ("owner", {"owner": np.array([0, 1], dtype=np.int16)}, TypeError, "int32 or int64"),
+    ("owner", {"owner": np.array([0], dtype=np.int64)}, ValueError, "do not match"),
+    ("both", {"member_rank": np.array([0, 1, 3], dtype=np.int64)}, IndexError, "rank out of range"),
+    ("both", {"member_rank": np.array([0, 1], dtype=np.int64)}, ValueError, "do not match"),
+    ("both", {"offsets": np.array([0, 3, 2], dtype=np.int64)}, ValueError, "do not match|must not decrease"),
+    ("both", {"kept": [("t", 0)]}, ValueError, "do not match"),
+    ("both", {"kept": ("t", "u")}, TypeError, "kept pairs"),
+    ("both", {"pair_type": int}, TypeError, "tuple subclass"),
+    ("owner", {"topic_order": np.array([2], dtype=np.int64)}, IndexError, "topic number out of range"),
+    ("shared", {"topic_order": np.array([0, 0], dtype=np.int64)}, ValueError, "every topic once"),
+    ("shared", {"topic_order": np.array([1], dtype=np.int64)}, ValueError, "do not match"),
+    ("shared", {"member": np.array([0, 3], dtype=np.int64)}, IndexError, "out of range"),
+    ("shared", {"flat": np.array([0, 2], dtype=np.int64)}, IndexError, "out of range"),
+    ("shared", {"flat": np.array([0], dtype=np.int64)}, ValueError, "do not match"),
+]
+
+
+@needs_native
+@pytest.mark.parametrize(("which", "change", "error", "message"), BAD_ARRAYS)
+def test_bad_arrays_are_refused_not_read(which: str, change: dict[str, Any], error: Any, message: str) -> None:
+    """Two topics of one partition each; three members."""
+    common = {"names": ["a", "b", "c"], "member_rank": np.array([0, 1, 2], dtype=np.int64)}
+    layout = {"topic_order": np.array([1, 0], dtype=np.int64), "offsets": np.array([0, 1, 2], dtype=np.int64),
+              "topic_names": ["t", "u"], "kept": None, "pair_type": None}
+    calls = {"owner": (native.owner_pairs, {**common, "owner": np.array([0, -1], dtype=np.int64), **layout}),
+             "shared": (native.shared_pairs, {**common, "member": np.array([0, 2], dtype=np.int64),
+                                              "flat": np.array([0, 1], dtype=np.int64), **layout})}
+    for name, (call, args) in calls.items():
+        if which in (name, "both"):
+            args = {**args, **{key: value for key, value in change.items() if key in args}}
+            with pytest.raises(error, match=message):
+                call(*args.values())
+
+
 def big_build(rows: int, members: int = 1_000) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """Arguments of member_pairs for ``rows`` new pairs over ``members`` members and 50 topics."""
     names = [f"m{i:04d}" for i in range(members)]

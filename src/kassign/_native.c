@@ -24,6 +24,10 @@
  * reference cycle, so each new tuple is untracked by the cyclic collector at once, as CPython's own
  * collector does when it first examines such a tuple: a million of them are never traversed.
  *
+ * owner_pairs and shared_pairs build the same dict straight from an assignment's arrays (an owner per partition,
+ * or a share group's (member, partition) pairs), where kassign.groups.flat would first group them into those
+ * columns; see each one's comment.
+ *
  * A build of many new pairs maps the memory for them in huge pages (see "Arenas for a large result"):
  * on a virtual machine faulting 4 KiB pages in one by one was half the time of a million-pair build.
  *
@@ -104,6 +108,35 @@ static int code_names(Subscriptions *subs, PyObject *key) {
 }
 
 /* Whether two exact str objects hold the same text (no hash needed: a fresh string has none yet). */
+/* Whether `size` bytes at `x` and at `y` are the same. Topic names are short: up to 16 bytes they are compared as
+   two words each (overlapping where shorter, never read past `size`), not by a call of memcmp per name. */
+static inline int same_bytes(const void *x, const void *y, size_t size) {
+    const unsigned char *p = x, *q = y;
+    if (size >= 8 && size <= 16) {
+        uint64_t p0, q0, p1, q1;
+        memcpy(&p0, p, 8);
+        memcpy(&q0, q, 8);
+        memcpy(&p1, p + size - 8, 8);
+        memcpy(&q1, q + size - 8, 8);
+        return ((p0 ^ q0) | (p1 ^ q1)) == 0;
+    }
+    if (size >= 4 && size < 8) {
+        uint32_t p0, q0, p1, q1;
+        memcpy(&p0, p, 4);
+        memcpy(&q0, q, 4);
+        memcpy(&p1, p + size - 4, 4);
+        memcpy(&q1, q + size - 4, 4);
+        return ((p0 ^ q0) | (p1 ^ q1)) == 0;
+    }
+    if (size < 4) {
+        for (size_t i = 0; i < size; i++)
+            if (p[i] != q[i])
+                return 0;
+        return 1;
+    }
+    return memcmp(p, q, size) == 0;
+}
+
 static int same_text(PyObject *a, PyObject *b) {
     if (a == b)
         return 1;
@@ -114,8 +147,13 @@ static int same_text(PyObject *a, PyObject *b) {
     Py_ssize_t length = PyUnicode_GET_LENGTH(a);
     int kind = PyUnicode_KIND(a);
     return length == PyUnicode_GET_LENGTH(b) && kind == PyUnicode_KIND(b) &&
-           memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * (size_t)kind) == 0;
+           same_bytes(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)length * (size_t)kind);
 }
+
+/* The names this far ahead in a member's list are asked for early: each is a string object of its own that JSON
+   just made, out of the nearest caches, and comparing them one after another otherwise waits for each in turn
+   (a million names: read_members 9.9 -> 8.4 ms of CPU time; 4 to 32 ahead measured alike). */
+#define SAME_NAMES_AHEAD 8
 
 /* Whether the list or tuple `topics` holds, item by item, exact str objects with the texts of `key` (a tuple of
    exact str, numbered already): then the dict would number it as `key`, whose hash and equality are its texts'. */
@@ -126,6 +164,8 @@ static int same_names(PyObject *topics, PyObject *key) {
     PyObject **items = PySequence_Fast_ITEMS(topics);
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *item = items[i];
+        if (i + SAME_NAMES_AHEAD < count)
+            PREFETCH(items[i + SAME_NAMES_AHEAD]);
         if (!PyUnicode_CheckExact(item) || !same_text(item, PyTuple_GET_ITEM(key, i)))
             return 0;
     }
@@ -604,17 +644,31 @@ static int int64s(PyObject *object, Int64s *out, const char *name) {
  * all a tuple holds up to Python 3.13 (later tuples cache their hash in a field tp_alloc does not set). */
 #define PAIR_TYPES (PY_VERSION_HEX < 0x030E0000)
 
+/* Whether a plain tuple may be made without PyTuple_New: allocated by the collector's allocator and never
+ * tracked, instead of tracked by PyTuple_New and untracked at once (two writes to the collector's list per pair,
+ * 5 ms of a million; measured). Laid out as PyTuple_New lays it out up to Python 3.13 (later tuples cache their
+ * hash in a field only PyTuple_New sets). */
+#ifndef UNTRACKED_TUPLES
+#define UNTRACKED_TUPLES (PY_VERSION_HEX < 0x030E0000)
+#endif
+
 /* The pair (topic_names[t], number p), made with shared parts and untracked (it holds no container): a
  * tuple, or an instance of pair_type, a tuple subclass of no other fields (TopicPartition, a NamedTuple). */
 static PyObject *new_pair(PyTypeObject *pair_type, PyObject *topic, PyObject *number) {
-    PyObject *pair = pair_type == NULL ? PyTuple_New(2) : pair_type->tp_alloc(pair_type, 2);
+    PyObject *pair;
+#if UNTRACKED_TUPLES
+    if (pair_type == NULL)
+        pair = (PyObject *)PyObject_GC_NewVar(PyTupleObject, &PyTuple_Type, 2);
+    else
+#endif
+        pair = pair_type == NULL ? PyTuple_New(2) : pair_type->tp_alloc(pair_type, 2);
     if (pair == NULL)
         return NULL;
     Py_INCREF(topic);
     Py_INCREF(number);
     PyTuple_SET_ITEM(pair, 0, topic);
     PyTuple_SET_ITEM(pair, 1, number);
-    PyObject_GC_UnTrack(pair);
+    PyObject_GC_UnTrack(pair); /* (a no-op for the tuple made untracked) */
     return pair;
 }
 
@@ -791,6 +845,476 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* owner_pairs                                                                                     */
+
+/* An int32 or int64 column (an assignor's owner array comes in either), read as int64. */
+typedef struct {
+    Py_buffer view;
+    const int32_t *narrow;
+    const int64_t *wide;
+    Py_ssize_t length;
+} Owners;
+
+static int owners(PyObject *object, Owners *out) {
+    if (PyObject_GetBuffer(object, &out->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *format = out->view.format;
+    if (format != NULL && (format[0] == '@' || format[0] == '=' || (format[0] == '<' && PY_LITTLE_ENDIAN)))
+        format++;
+    out->narrow = NULL;
+    out->wide = NULL;
+    if (is_int64_format(out->view.format, out->view.itemsize)) {
+        out->wide = out->view.buf;
+    } else if (format != NULL && out->view.itemsize == 4 && strcmp(format, "i") == 0) {
+        out->narrow = out->view.buf;
+    } else {
+        PyErr_SetString(PyExc_TypeError, "owner_pairs: owner: expected a C-contiguous int32 or int64 array");
+        PyBuffer_Release(&out->view);
+        return -1;
+    }
+    out->length = out->view.len / out->view.itemsize;
+    return 0;
+}
+
+static inline int64_t owner_at(const Owners *owner, Py_ssize_t f) {
+    return owner->narrow != NULL ? owner->narrow[f] : owner->wide[f];
+}
+
+/* A new list of `size` places, put in `dict` under `name`; borrowed (the dict holds it), NULL on failure. Its places
+   are filled by the caller; until then NULL, which a list's deallocation and the collector's traversal skip. */
+static PyObject *new_list_in(PyObject *dict, PyObject *name, Py_ssize_t size) {
+    PyObject *list = PyList_New(size);
+    if (list == NULL || PyDict_SetItem(dict, name, list) < 0) {
+        Py_XDECREF(list);
+        return NULL;
+    }
+    Py_DECREF(list);
+    return list;
+}
+
+/* owner_pairs(names, member_rank, owner, topic_order, offsets, topic_names, kept, pair_type=None): the dict API's
+ * result straight from an assignment's owner array (kassign.groups.flat.FlatAssignment), in one C pass instead of
+ * a counting sort into topic and partition columns (two 8 MiB columns written out of order for a million
+ * partitions, 10 ms) followed by member_pairs reading them back. Partition f (a flat id over `offsets`) belongs
+ * to member owner[f] (-1: nobody), whose list is the one of names[member_rank[owner[f]]]. Topics are walked in
+ * `topic_order`, partitions ascending, and each pair appended to its owner's list: so every list comes out as
+ * member_pairs makes it (topics in that order, partitions ascending), each list made at its final length by a
+ * first walk that counts. With `kept` (one pair per flat id of a small layout) the kept pairs are shared;
+ * otherwise new pairs are made as member_pairs makes them, in topic order (a topic's name and each partition
+ * number's int shared by all). */
+static PyObject *owner_pairs(PyObject *module, PyObject *args) {
+    PyObject *names, *rank_object, *owner_object, *order_object, *offsets_object, *topic_names, *kept;
+    PyObject *pair_type_object = Py_None;
+    if (!PyArg_ParseTuple(args, "O!OOOOO!O|O:owner_pairs", &PyList_Type, &names, &rank_object, &owner_object,
+                          &order_object, &offsets_object, &PyList_Type, &topic_names, &kept, &pair_type_object))
+        return NULL;
+    PyTypeObject *pair_type = NULL;
+    if (pair_type_object != Py_None) {
+        if (!PAIR_TYPES || !PyType_Check(pair_type_object) ||
+            !PyType_IsSubtype((PyTypeObject *)pair_type_object, &PyTuple_Type) ||
+            ((PyTypeObject *)pair_type_object)->tp_basicsize != PyTuple_Type.tp_basicsize ||
+            ((PyTypeObject *)pair_type_object)->tp_itemsize != PyTuple_Type.tp_itemsize ||
+            ((PyTypeObject *)pair_type_object)->tp_dictoffset != 0) {
+            PyErr_SetString(PyExc_TypeError, "owner_pairs: pair_type must be a tuple subclass without fields of its "
+                                             "own (and Python before 3.14)");
+            return NULL;
+        }
+        pair_type = (PyTypeObject *)pair_type_object;
+    }
+    const int share = kept != Py_None;
+    if (share && !PyList_CheckExact(kept)) {
+        PyErr_SetString(PyExc_TypeError, "owner_pairs: kept pairs must be a list or None");
+        return NULL;
+    }
+    Int64s rank = {0}, order = {0}, offsets = {0};
+    Owners owner = {0};
+    int have_rank = 0, have_owner = 0, have_order = 0, have_offsets = 0, huge = 0;
+    Py_ssize_t *count = NULL, *fill = NULL;
+    int64_t *rows = NULL;
+    PyObject **lists = NULL, **numbers = NULL, *result = NULL;
+    Py_ssize_t number_count = 0;
+    const Py_ssize_t members = PyList_GET_SIZE(names), topic_count = PyList_GET_SIZE(topic_names);
+    if (int64s(rank_object, &rank, "member_rank") < 0)
+        goto done;
+    have_rank = 1;
+    if (owners(owner_object, &owner) < 0)
+        goto done;
+    have_owner = 1;
+    if (int64s(order_object, &order, "topic_order") < 0)
+        goto done;
+    have_order = 1;
+    if (int64s(offsets_object, &offsets, "offsets") < 0)
+        goto done;
+    have_offsets = 1;
+    /* Every index is checked before any object is made: a bad one is an error, never a stray read. */
+    if (rank.length != members || offsets.length != topic_count + 1 || offsets.values[0] != 0 ||
+        offsets.values[topic_count] != owner.length ||
+        (share && PyList_GET_SIZE(kept) != owner.length)) {
+        PyErr_SetString(PyExc_ValueError, "owner_pairs: the columns do not match");
+        goto done;
+    }
+    int64_t widest = 0;
+    for (Py_ssize_t t = 0; t < topic_count; t++) {
+        const int64_t size = offsets.values[t + 1] - offsets.values[t];
+        if (size < 0) {
+            PyErr_SetString(PyExc_ValueError, "owner_pairs: offsets must not decrease");
+            goto done;
+        }
+        widest = size > widest ? size : widest;
+    }
+    for (Py_ssize_t m = 0; m < members; m++) {
+        if (rank.values[m] < 0 || rank.values[m] >= members) {
+            PyErr_SetString(PyExc_IndexError, "owner_pairs: a member rank out of range");
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < order.length; i++) {
+        if (order.values[i] < 0 || order.values[i] >= topic_count) {
+            PyErr_SetString(PyExc_IndexError, "owner_pairs: a topic number out of range");
+            goto done;
+        }
+    }
+    /* First walk, in the order of the second: how long each member's list will be (a topic listed twice in
+       topic_order is walked twice by both, so the lists can never overflow). */
+    count = PyMem_Calloc((size_t)(members ? members : 1), sizeof(Py_ssize_t));
+    lists = PyMem_Calloc((size_t)(members ? members : 1), sizeof(PyObject *));
+    if (count == NULL || lists == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t assigned = 0;
+    for (Py_ssize_t i = 0; i < order.length; i++) {
+        const Py_ssize_t t = (Py_ssize_t)order.values[i];
+        for (Py_ssize_t f = (Py_ssize_t)offsets.values[t]; f < (Py_ssize_t)offsets.values[t + 1]; f++) {
+            const int64_t m = owner_at(&owner, f);
+            if (m < 0)
+                continue;
+            if (m >= members) {
+                PyErr_SetString(PyExc_IndexError, "owner_pairs: an owner out of range");
+                goto done;
+            }
+            count[rank.values[m]]++;
+            assigned++;
+        }
+    }
+    result = _PyDict_NewPresized(members);
+    if (result == NULL)
+        goto done;
+    if (share) {
+        /* Kept pairs: one walk, each pair put straight into its owner's list (made at its final length). */
+        for (Py_ssize_t r = 0; r < members; r++) {
+            if ((lists[r] = new_list_in(result, PyList_GET_ITEM(names, r), count[r])) == NULL) {
+                Py_CLEAR(result);
+                goto done;
+            }
+            count[r] = 0; /* from here on: how many places of list r are filled */
+        }
+        for (Py_ssize_t i = 0; i < order.length; i++) {
+            const Py_ssize_t t = (Py_ssize_t)order.values[i];
+            for (Py_ssize_t f = (Py_ssize_t)offsets.values[t]; f < (Py_ssize_t)offsets.values[t + 1]; f++) {
+                const int64_t m = owner_at(&owner, f);
+                if (m < 0)
+                    continue;
+                const Py_ssize_t r = (Py_ssize_t)rank.values[m];
+                PyObject *pair = PyList_GET_ITEM(kept, f);
+                Py_INCREF(pair);
+                PyList_SET_ITEM(lists[r], count[r]++, pair);
+            }
+        }
+        goto done;
+    }
+    /* New pairs: made member by member, as member_pairs makes them. Made in the walk's order instead, each
+       straight into its owner's list, a million of them took half as long again (measured): every new pair
+       is then written far from the list place it goes to. So the walk only notes each row as (topic << 32 |
+       partition) in its owner's stretch of one int64 column, and the pairs are made from that column. */
+    if (topic_count > JAVA_INT_MAX || widest > JAVA_INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "owner_pairs: more topics or partitions than Kafka numbers");
+        Py_CLEAR(result);
+        goto done;
+    }
+    rows = PyMem_RawMalloc((size_t)(assigned ? assigned : 1) * sizeof(int64_t));
+    fill = PyMem_Calloc((size_t)(members + 1), sizeof(Py_ssize_t));
+    number_count = (Py_ssize_t)widest;
+    numbers = PyMem_Calloc((size_t)(number_count ? number_count : 1), sizeof(PyObject *));
+    if (rows == NULL || fill == NULL || numbers == NULL) {
+        PyErr_NoMemory();
+        Py_CLEAR(result);
+        goto done;
+    }
+    for (Py_ssize_t r = 0; r < members; r++)
+        fill[r + 1] = fill[r] + count[r];
+    for (Py_ssize_t i = 0; i < order.length; i++) {
+        const Py_ssize_t t = (Py_ssize_t)order.values[i], first = (Py_ssize_t)offsets.values[t];
+        for (Py_ssize_t f = first; f < (Py_ssize_t)offsets.values[t + 1]; f++) {
+            const int64_t m = owner_at(&owner, f);
+            if (m >= 0)
+                rows[fill[rank.values[m]]++] = ((int64_t)t << 32) | (int64_t)(f - first);
+        }
+    }
+    huge = huge_arenas_begin(assigned);
+    for (Py_ssize_t r = 0, row = 0; r < members; r++) {
+        PyObject *list = new_list_in(result, PyList_GET_ITEM(names, r), count[r]);
+        if (list == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < count[r]; k++, row++) {
+            const Py_ssize_t t = (Py_ssize_t)(rows[row] >> 32), p = (Py_ssize_t)(rows[row] & 0xFFFFFFFF);
+            PyObject *pair;
+            if ((numbers[p] == NULL && (numbers[p] = PyLong_FromSsize_t(p)) == NULL) ||
+                (pair = new_pair(pair_type, PyList_GET_ITEM(topic_names, t), numbers[p])) == NULL) {
+                Py_CLEAR(result);
+                goto done;
+            }
+            PyList_SET_ITEM(list, k, pair);
+        }
+    }
+done:
+    huge_arenas_end(huge);
+    if (numbers != NULL) {
+        for (Py_ssize_t p = 0; p < number_count; p++)
+            Py_XDECREF(numbers[p]);
+        PyMem_Free(numbers);
+    }
+    PyMem_Free(count);
+    PyMem_Free(lists);
+    PyMem_Free(fill);
+    PyMem_RawFree(rows);
+    if (have_rank)
+        PyBuffer_Release(&rank.view);
+    if (have_owner)
+        PyBuffer_Release(&owner.view);
+    if (have_order)
+        PyBuffer_Release(&order.view);
+    if (have_offsets)
+        PyBuffer_Release(&offsets.view);
+    return result;
+}
+
+/* shared_pairs(names, member_rank, member, flat, topic_order, offsets, topic_names, kept, pair_type=None): the
+ * dict API's result from (member, flat id) pairs, where a partition may have several holders (share groups):
+ * pair j gives flat id flat[j] to member member[j], whose list is the one of names[member_rank[member[j]]].
+ * Each list in member_pairs' order: topics in `topic_order` (every topic once), partitions ascending. Two
+ * counting sorts (by place in that walk, then stably by list) where kassign.groups.flat did them in numba between
+ * numpy steps that went from flat ids to topic and partition columns and back (ten thousand pairs: 0.5 ms of
+ * Python and numpy around 50 us of work). With `kept`, the kept pairs are shared; otherwise new ones made. */
+/* Lists this long at most are sorted by insertion (see shared_pairs). */
+#define SHORT_LIST 32
+
+static PyObject *shared_pairs(PyObject *module, PyObject *args) {
+    PyObject *names, *rank_object, *member_object, *flat_object, *order_object, *offsets_object, *topic_names, *kept;
+    PyObject *pair_type_object = Py_None;
+    if (!PyArg_ParseTuple(args, "O!OOOOOO!O|O:shared_pairs", &PyList_Type, &names, &rank_object, &member_object,
+                          &flat_object, &order_object, &offsets_object, &PyList_Type, &topic_names, &kept,
+                          &pair_type_object))
+        return NULL;
+    PyTypeObject *pair_type = NULL;
+    if (pair_type_object != Py_None) {
+        if (!PAIR_TYPES || !PyType_Check(pair_type_object) ||
+            !PyType_IsSubtype((PyTypeObject *)pair_type_object, &PyTuple_Type) ||
+            ((PyTypeObject *)pair_type_object)->tp_basicsize != PyTuple_Type.tp_basicsize ||
+            ((PyTypeObject *)pair_type_object)->tp_itemsize != PyTuple_Type.tp_itemsize ||
+            ((PyTypeObject *)pair_type_object)->tp_dictoffset != 0) {
+            PyErr_SetString(PyExc_TypeError, "shared_pairs: pair_type must be a tuple subclass without fields of its "
+                                             "own (and Python before 3.14)");
+            return NULL;
+        }
+        pair_type = (PyTypeObject *)pair_type_object;
+    }
+    const int share = kept != Py_None;
+    if (share && !PyList_CheckExact(kept)) {
+        PyErr_SetString(PyExc_TypeError, "shared_pairs: kept pairs must be a list or None");
+        return NULL;
+    }
+    Int64s rank = {0}, member = {0}, flat = {0}, order = {0}, offsets = {0};
+    int have_rank = 0, have_member = 0, have_flat = 0, have_order = 0, have_offsets = 0, huge = 0;
+    int64_t *place = NULL, *topic_of = NULL, *by_place = NULL, *rows = NULL, *placed = NULL;
+    Py_ssize_t *start = NULL;
+    char *seen = NULL;
+    PyObject **numbers = NULL, *result = NULL;
+    Py_ssize_t number_count = 0;
+    const Py_ssize_t members = PyList_GET_SIZE(names), topic_count = PyList_GET_SIZE(topic_names);
+    if (int64s(rank_object, &rank, "member_rank") < 0)
+        goto done;
+    have_rank = 1;
+    if (int64s(member_object, &member, "member") < 0)
+        goto done;
+    have_member = 1;
+    if (int64s(flat_object, &flat, "flat") < 0)
+        goto done;
+    have_flat = 1;
+    if (int64s(order_object, &order, "topic_order") < 0)
+        goto done;
+    have_order = 1;
+    if (int64s(offsets_object, &offsets, "offsets") < 0)
+        goto done;
+    have_offsets = 1;
+    const Py_ssize_t pairs = member.length;
+    if (rank.length != members || flat.length != pairs || order.length != topic_count ||
+        offsets.length != topic_count + 1 || offsets.values[0] != 0) {
+        PyErr_SetString(PyExc_ValueError, "shared_pairs: the columns do not match");
+        goto done;
+    }
+    int64_t widest = 0;
+    for (Py_ssize_t t = 0; t < topic_count; t++) {
+        const int64_t size = offsets.values[t + 1] - offsets.values[t];
+        if (size < 0) {
+            PyErr_SetString(PyExc_ValueError, "shared_pairs: offsets must not decrease");
+            goto done;
+        }
+        widest = size > widest ? size : widest;
+    }
+    const Py_ssize_t total = (Py_ssize_t)offsets.values[topic_count];
+    if (share && PyList_GET_SIZE(kept) != total) {
+        PyErr_SetString(PyExc_ValueError, "shared_pairs: the kept pairs do not match the layout");
+        goto done;
+    }
+    for (Py_ssize_t m = 0; m < members; m++) {
+        if (rank.values[m] < 0 || rank.values[m] >= members) {
+            PyErr_SetString(PyExc_IndexError, "shared_pairs: a member rank out of range");
+            goto done;
+        }
+    }
+    for (Py_ssize_t j = 0; j < pairs; j++) {
+        if (member.values[j] < 0 || member.values[j] >= members || flat.values[j] < 0 || flat.values[j] >= total) {
+            PyErr_SetString(PyExc_IndexError, "shared_pairs: a member or flat id out of range");
+            goto done;
+        }
+    }
+    place = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int64_t));
+    topic_of = PyMem_Malloc((size_t)(total ? total : 1) * sizeof(int64_t));
+    rows = PyMem_Malloc((size_t)(pairs ? pairs : 1) * sizeof(int64_t));
+    start = PyMem_Calloc((size_t)members + 1, sizeof(Py_ssize_t));
+    if (place == NULL || topic_of == NULL || rows == NULL || start == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* each flat id's place in the walk (topics in topic_order, partitions ascending), and its topic; the walk
+       must take every topic once, so that the places number the flat ids one to one */
+    seen = PyMem_Calloc((size_t)(topic_count ? topic_count : 1), 1);
+    if (seen == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t next = 0;
+    for (Py_ssize_t i = 0; i < topic_count; i++) {
+        const int64_t t = order.values[i];
+        if (t < 0 || t >= topic_count || seen[t]) { /* as many entries as topics: none twice means all once */
+            PyErr_SetString(PyExc_ValueError, "shared_pairs: topic_order must list every topic once");
+            goto done;
+        }
+        seen[t] = 1;
+        for (int64_t f = offsets.values[t]; f < offsets.values[t + 1]; f++) {
+            place[f] = next++;
+            topic_of[f] = t;
+        }
+    }
+    /* each list's flat ids in walk order, lists one after another: start[r] is where list r begins */
+    for (Py_ssize_t j = 0; j < pairs; j++)
+        start[rank.values[member.values[j]] + 1]++;
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t r = 0, sum = 0; r < members; r++) { /* the running sum in a register, not reloaded */
+        longest = start[r + 1] > longest ? start[r + 1] : longest;
+        start[r + 1] = (sum += start[r + 1]);
+    }
+    if (longest <= SHORT_LIST) {
+        /* Short lists (a share group's: ten partitions a member): each list's ids as met, then sorted by place by
+           insertion, for less than a counting sort over every partition of the layout (three passes over it). */
+        for (Py_ssize_t j = 0; j < pairs; j++)
+            rows[start[rank.values[member.values[j]]]++] = flat.values[j];
+        for (Py_ssize_t r = 0, lo = 0; r < members; lo = start[r], r++) {
+            for (Py_ssize_t a = lo + 1; a < start[r]; a++) {
+                const int64_t f = rows[a], key = place[f];
+                Py_ssize_t b = a;
+                for (; b > lo && place[rows[b - 1]] > key; b--)
+                    rows[b] = rows[b - 1];
+                rows[b] = f;
+            }
+        }
+    } else {
+        /* the pairs by place (a counting sort), then stably by list */
+        by_place = PyMem_Calloc((size_t)total + 1, sizeof(int64_t));
+        placed = PyMem_Malloc((size_t)(pairs ? pairs : 1) * sizeof(int64_t)); /* pair numbers by place */
+        if (by_place == NULL || placed == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < pairs; j++)
+            by_place[place[flat.values[j]] + 1]++;
+        for (int64_t p = 0, sum = 0; p < total; p++)
+            by_place[p + 1] = (sum += by_place[p + 1]);
+        for (Py_ssize_t j = 0; j < pairs; j++)
+            placed[by_place[place[flat.values[j]]]++] = j;
+        for (Py_ssize_t k = 0; k < pairs; k++) {
+            const Py_ssize_t j = (Py_ssize_t)placed[k];
+            rows[start[rank.values[member.values[j]]]++] = flat.values[j];
+        }
+    }
+    /* start[r] is now where list r ends: list r holds rows[start[r - 1] .. start[r] - 1] */
+    if (!share) {
+        number_count = (Py_ssize_t)widest;
+        numbers = PyMem_Calloc((size_t)(number_count ? number_count : 1), sizeof(PyObject *));
+        if (numbers == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    result = _PyDict_NewPresized(members);
+    if (result == NULL)
+        goto done;
+    huge = huge_arenas_begin(share ? 0 : pairs);
+    for (Py_ssize_t r = 0, row = 0; r < members; r++) {
+        PyObject *list = new_list_in(result, PyList_GET_ITEM(names, r), start[r] - row);
+        if (list == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        for (Py_ssize_t k = 0; row < start[r]; k++, row++) {
+            const int64_t f = rows[row];
+            PyObject *pair;
+            if (share) {
+                pair = PyList_GET_ITEM(kept, f);
+                Py_INCREF(pair);
+            } else {
+                const int64_t t = topic_of[f];
+                const Py_ssize_t p = (Py_ssize_t)(f - offsets.values[t]);
+                if ((numbers[p] == NULL && (numbers[p] = PyLong_FromSsize_t(p)) == NULL) ||
+                    (pair = new_pair(pair_type, PyList_GET_ITEM(topic_names, t), numbers[p])) == NULL) {
+                    Py_CLEAR(result);
+                    goto done;
+                }
+            }
+            PyList_SET_ITEM(list, k, pair);
+        }
+    }
+done:
+    huge_arenas_end(huge);
+    if (numbers != NULL) {
+        for (Py_ssize_t p = 0; p < number_count; p++)
+            Py_XDECREF(numbers[p]);
+        PyMem_Free(numbers);
+    }
+    PyMem_Free(seen);
+    PyMem_Free(placed);
+    PyMem_Free(place);
+    PyMem_Free(topic_of);
+    PyMem_Free(by_place);
+    PyMem_Free(rows);
+    PyMem_Free(start);
+    if (have_rank)
+        PyBuffer_Release(&rank.view);
+    if (have_member)
+        PyBuffer_Release(&member.view);
+    if (have_flat)
+        PyBuffer_Release(&flat.view);
+    if (have_order)
+        PyBuffer_Release(&order.view);
+    if (have_offsets)
+        PyBuffer_Release(&offsets.view);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
     {"read_members", read_members, METH_VARARGS,
@@ -798,6 +1322,12 @@ static PyMethodDef methods[] = {
      "the subscriptions' topic numbers), or None when the document is not of the plainest shape"},
     {"member_pairs", member_pairs, METH_VARARGS,
      "member_pairs(names, bounds, topic, partition, topic_names, flat, kept, pair_type=None) -> "
+     "{name: [(topic, partition)]}"},
+    {"owner_pairs", owner_pairs, METH_VARARGS,
+     "owner_pairs(names, member_rank, owner, topic_order, offsets, topic_names, kept, pair_type=None) -> "
+     "{name: [(topic, partition)]}"},
+    {"shared_pairs", shared_pairs, METH_VARARGS,
+     "shared_pairs(names, member_rank, member, flat, topic_order, offsets, topic_names, kept, pair_type=None) -> "
      "{name: [(topic, partition)]}"},
     {"arenas_served", arenas_served, METH_NOARGS,
      "arenas_served() -> (whether this build can serve arenas in huge pages, how many it has served so far)"},

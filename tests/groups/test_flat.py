@@ -247,6 +247,24 @@ def test_to_dict_keeps_the_collector_as_it_found_it() -> None:
     assert gc.isenabled()
 
 
+@pytest.mark.parametrize("protocol", ["classic", "share"])
+@pytest.mark.parametrize("scenario", [{"topics": {"t": 2}, "members": {"a": {"topics": ["t"]}}},
+                                      {"topics": {"t": 2}, "members": {"a": {"topics": "t"}}}])  # read, refused
+def test_the_dict_api_reads_with_the_collector_off_and_leaves_it_as_it_found_it(scenario, protocol) -> None:
+    """kassign.assign reads a scenario with the cyclic collector off (kassign.api._read); on success and on a
+    refused document alike the collector is left on if it was on, off if it was off."""
+    import gc
+
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            with contextlib.suppress(KassignError):
+                kassign.assign("sticky" if protocol == "classic" else "simple", scenario, protocol=protocol)
+            assert gc.isenabled() == enabled
+        finally:
+            gc.enable()
+
+
 # -- an assignor's own result is checked, naming the assignor and the first problem ---------------
 
 SCENARIO = {"topics": {"t0": 3, "t1": 2}, "members": {"A": {"topics": ["t0"]}, "B": {"topics": ["t0", "t1"]}}}

@@ -26,6 +26,9 @@ object exists per partition until the dict's tuples, and none at all for the tab
 one of numbers gathered from a few hundred shared objects, zipped into tuples, then
 cut into the members' lists count by count (:func:`member_lists`). The tuples of the last topic
 layout are kept (:func:`layout_pairs`), so asking again for the same topics makes only the lists.
+Where the compiled part is built (:mod:`kassign._accel`), the dict is made from the arrays in one C pass
+instead (``owner_pairs``, ``shared_pairs``: :meth:`FlatAssignment._native_dict`), in the same order,
+sharing the same kept tuples.
 """
 
 from __future__ import annotations
@@ -80,32 +83,67 @@ class FlatAssignment:
     def to_dict(self, members: Iterable[str] = ()) -> dict[str, Pairs]:
         """The dict API's shape: ``{member: [(topic, partition), ...]}``, members sorted, each list sorted;
         every member of ``members`` present (with ``[]`` if it holds nothing)."""
-        names, bounds, topic, partition = self.grouped()
-        with no_cyclic_gc():
-            result = self._pairs_by_member(names, bounds, topic, partition)
+        native = _accel.native
+        if native is not None:
+            result = self._native_dict(native)
+        else:
+            names, bounds, topic, partition = self.grouped()
+            with no_cyclic_gc():
+                result = self._pairs_by_member(names, bounds, topic, partition)
         missing = [] if members is self.members else [m for m in members if m not in result]
         if missing:
             result.update((m, []) for m in missing)
             result = dict(sorted(result.items()))
         return result
 
+    def _native_dict(self, native: Any) -> dict[str, Pairs]:
+        """:meth:`_pairs_by_member` of :meth:`grouped`'s columns, in one C pass from ``owner``
+        (``kassign._native.owner_pairs``) or from the ``shared`` pairs (``shared_pairs``): the grouped
+        columns are never made. For a million partitions they were a counting sort writing two 8 MiB columns
+        out of order (10 ms), read back by the C pass; for a share group's ten thousand pairs, numpy steps from
+        flat ids to topic and partition columns and back (0.5 ms around 50 us of work). The same lists,
+        sharing the same kept tuples where :meth:`_pairs_by_member` shares them."""
+        if self.members_sorted:
+            names, member_rank = list(self.members), np.arange(len(self.members), dtype=np.int64)
+        else:
+            names, member_rank = _sorted_with_ranks(list(self.members))
+        topics = list(self.topics)
+        topic_order = np.array(sorted(range(len(topics)), key=topics.__getitem__), dtype=np.int64)
+        offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
+        if self.shared is not None:
+            member = np.ascontiguousarray(self.shared[0], dtype=np.int64)
+            flat = np.ascontiguousarray(self.shared[1], dtype=np.int64)
+            kept = self._kept_pairs(topics, offsets, len(flat), len(names))
+            with no_cyclic_gc():
+                return native.shared_pairs(names, member_rank, member, flat, topic_order, offsets, topics, kept)
+        owner = np.ascontiguousarray(self.owner)  # int32 from the sticky engine, int64 elsewhere: both read as they are
+        if owner.dtype != np.int32:
+            owner = owner.astype(np.int64, copy=False)
+        kept = None if offsets[-1] > _KEPT_PAIRS_AT_MOST else \
+            self._kept_pairs(topics, offsets, int(np.count_nonzero(owner >= 0)), len(names))
+        with no_cyclic_gc():
+            return native.owner_pairs(names, member_rank, owner, topic_order, offsets, topics, kept)
+
+    @staticmethod
+    def _kept_pairs(topics: list[str], offsets: np.ndarray, rows: int, members: int) -> list[tuple[str, int]] | None:
+        """The layout's kept tuples (:func:`layout_pair_list`) where :meth:`_pairs_by_member` shares them: a
+        layout small enough to keep, and many short lists (``rows`` pairs over ``members`` lists)."""
+        if offsets[-1] <= _KEPT_PAIRS_AT_MOST and rows <= _SHORT_LISTS * members:
+            return layout_pair_list(topics, offsets)
+        return None
+
     def _pairs_by_member(self, names: list[str], bounds: np.ndarray, topic: np.ndarray,
                          partition: np.ndarray) -> dict[str, Pairs]:
-        """``{names[i]: list of (topic, partition) tuples}``, member ``i``'s rows ``bounds[i] .. bounds[i+1]-1``.
+        """``{names[i]: list of (topic, partition) tuples}``, member ``i``'s rows ``bounds[i] .. bounds[i+1]-1``,
+        without the compiled part (:meth:`_native_dict` otherwise).
 
-        On a layout small enough to keep its tuples, many short lists share the kept tuples. Where the
-        compiled part is built, one C pass makes every list (and any tuple not kept). Otherwise many
-        short lists are gathered count by count (:func:`member_lists`), few long ones sliced out of one
-        list of new tuples (few long lists cost little per member)."""
+        On a layout small enough to keep its tuples, many short lists share the kept tuples, gathered count by
+        count (:func:`member_lists`); otherwise few long lists are sliced out of one list of new tuples (few long
+        lists cost little per member)."""
         offsets = np.asarray(self.offsets, dtype=np.int64)
         keep = offsets[-1] <= _KEPT_PAIRS_AT_MOST and len(topic) <= _SHORT_LISTS * (len(bounds) - 1)
         if not keep:
             return pairs_by_member(names, bounds, self.topics, topic, partition)
-        native = _accel.native
-        if native is not None:
-            topics = list(self.topics)  # the C pass takes lists (a few hundred names: no cost to speak of)
-            flat = offsets[topic] + partition
-            return native.member_pairs(names, bounds, None, None, topics, flat, layout_pair_list(topics, offsets))
         return dict(zip(names, member_lists(layout_pairs(self.topics, offsets)[offsets[topic] + partition], bounds)))
 
     def to_table(self) -> pa.Table:

@@ -276,6 +276,11 @@ def _names(doc: Any, path: str) -> Iterable[Any]:
 
 
 def _parse_topics(doc: Any) -> dict[str, int]:
+    if type(doc) is dict:  # JSON's shape, checked at once: names, and counts that are exact ints in 0 .. 2^31-1
+        counts = list(doc.values())
+        if (_only(counts, int) and _all_text(list(doc))
+                and (not counts or 0 <= min(counts) <= max(counts) <= JAVA_INT_MAX)):
+            return dict(doc)  # what the checks below give for it, without a Python step per topic
     if not isinstance(doc, Mapping):
         raise _fail("topics", 'expected an object of topic name -> partition count, e.g. {"t0": 3}')
     _names(doc, "topics")

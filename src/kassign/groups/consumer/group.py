@@ -504,7 +504,7 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
     by one here: their columns are permuted into member order. ``member_hashes``: the ids' Java hashes,
     where the caller has them (computed otherwise); ``subscription_topics``: the subscriptions' names as
     numbers, where a reader numbered them (:attr:`kassign.groups.scenario.Members.subscription_topics`)."""
-    existing = sorted(topics, key=lambda name: _uuid_sort_key(uuid_of_name[name]))
+    existing, existing_hashes = _topics_by_id(topics, uuid_of_name)
     topic_index = {name: i for i, name in enumerate(existing)}
     position = member_positions(member_ids, member_hashes)
     class_start, class_topics = _class_topics(subscriptions, topic_index, subscription_topics)
@@ -520,7 +520,7 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
         class_topics=class_topics,
         homogeneous=_same_names(subscriptions),
         current=_current_targets(position, owned_member, owned_name, owned_names, owned_partitions, topic_index,
-                                 uuid_of_name),
+                                 uuid_of_name, existing_hashes),
         _class_names=list(subscriptions),
         _topic_index=topic_index,
     )
@@ -528,14 +528,15 @@ def assemble_server_group(*, member_ids: Sequence[str], instance_ids: Sequence[s
 
 def _current_targets(position: np.ndarray, owned_member: np.ndarray, owned_name: np.ndarray,
                      owned_names: Sequence[str], owned_partitions: np.ndarray, topic_index: Mapping[str, int],
-                     uuid_of_name: Mapping[str, tuple[int, int]]) -> CurrentTargets:
-    """The owned columns with members renumbered in member order and names turned into topic keys."""
+                     uuid_of_name: Mapping[str, tuple[int, int]], existing_hashes: np.ndarray) -> CurrentTargets:
+    """The owned columns with members renumbered in member order and names turned into topic keys.
+    ``existing_hashes``: the Java hashes of the ids of ``topic_index``'s topics, in its order."""
     gone: dict[str, int] = {}  # topics that no longer exist, keyed from T on in order of first listing
     key_of_name = np.array([topic_index[name] if name in topic_index
                             else len(topic_index) + gone.setdefault(name, len(gone)) for name in owned_names],
                            dtype=np.int64)
-    key_names = [*topic_index, *gone]
-    key_hashes = np.array([java_uuid_hash(*uuid_of_name[name]) for name in key_names], dtype=np.int64)
+    gone_hashes = np.array([java_uuid_hash(*uuid_of_name[name]) for name in gone], dtype=np.int64)
+    key_hashes = np.concatenate([existing_hashes, gone_hashes])
     number = np.empty(len(position), dtype=np.int64)  # given member -> its member number
     number[position] = np.arange(len(position))
     member = number[np.asarray(owned_member, dtype=np.int64)]
@@ -616,9 +617,43 @@ def _same_names(distinct: list[tuple[str, ...]]) -> bool:
     return all(first.issuperset(names) and first.issubset(names) for names in distinct[1:])
 
 
+# A group's topics change far less often than its assignment is asked for: the last answers of _topic_uuids and
+# _topics_by_id, with what they were asked, are kept (a hundred topics: some 80 us of Python per call).
+_last_topic_uuids: tuple[tuple, dict[str, tuple[int, int]]] | None = None
+_last_topics_by_id: tuple[tuple, list[str], np.ndarray] | None = None
+
+
 def _topic_uuids(scenario: Scenario, owned_names: list[str]) -> dict[str, tuple[int, int]]:
     """Every topic name the scenario mentions -> its id, stated or derived; ids must be distinct.
-    ``owned_names``: the distinct names of the members' owned topics."""
+    ``owned_names``: the distinct names of the members' owned topics. The last answer is given again (a copy)
+    for the same names and stated ids."""
+    global _last_topic_uuids
+    asked = (tuple(scenario.topics), tuple(scenario.topic_ids.items()), tuple(owned_names))
+    kept = _last_topic_uuids
+    if kept is not None and kept[0] == asked:
+        return dict(kept[1])
+    result = _topic_uuids_of(scenario, owned_names)
+    _last_topic_uuids = (asked, dict(result))
+    return result
+
+
+def _topics_by_id(topics: Mapping[str, int],
+                  uuid_of_name: Mapping[str, tuple[int, int]]) -> tuple[list[str], np.ndarray]:
+    """``topics``' names sorted by id as the coordinator's map of topic ids orders them (Uuid's signed
+    comparison), and the Java hash of each one's id; the last answer again (copies) for the same names and ids."""
+    global _last_topics_by_id
+    names = tuple(topics)
+    asked = (names, tuple(map(uuid_of_name.__getitem__, names)))
+    kept = _last_topics_by_id
+    if kept is not None and kept[0] == asked:
+        return list(kept[1]), kept[2].copy()
+    existing = sorted(topics, key=lambda name: _uuid_sort_key(uuid_of_name[name]))
+    hashes = np.array([java_uuid_hash(*uuid_of_name[name]) for name in existing], dtype=np.int64)
+    _last_topics_by_id = (asked, list(existing), hashes.copy())
+    return existing, hashes
+
+
+def _topic_uuids_of(scenario: Scenario, owned_names: list[str]) -> dict[str, tuple[int, int]]:
     names = dict.fromkeys(scenario.topics)
     names.update(dict.fromkeys(scenario.topic_ids))
     names.update(dict.fromkeys(owned_names))

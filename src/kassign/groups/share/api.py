@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from kassign.core.errors import UnknownAssignorError, shown
 from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
-from kassign.groups.flat import FlatAssignment
+from kassign.groups.flat import FlatAssignment, no_cyclic_gc
 from kassign.groups.scenario import Scenario
 from kassign.groups.share.scenario import ShareScenario, parse_share_scenario
 from kassign.groups.share.simple import ShareTarget, simple_assign
@@ -45,24 +45,33 @@ def check_share_strategy(strategy: object) -> None:
 def share_target(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
                  kafka_version: str = DEFAULT_KAFKA_VERSION) -> ShareTarget:
     """The new target assignment as arrays (:class:`~kassign.groups.share.simple.ShareTarget`)."""
+    return _target(strategy, scenario, kafka_version)[0]
+
+
+def _target(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
+            kafka_version: str) -> tuple[ShareTarget, bool]:
+    """:func:`share_target`, and whether the scenario lists its members in ascending order (its reader saw)."""
     check_share_strategy(strategy)
     release = release_for(kafka_version, "share")  # type: ignore[arg-type]
-    return simple_assign(parse_share_scenario(scenario), release)
+    with no_cyclic_gc():  # a young document's lists left untraversed, as kassign.api._read reads one
+        share = parse_share_scenario(scenario)
+    return simple_assign(share, release), bool(share.scenario.members.ids_ascending)
 
 
-def _flat(target: ShareTarget) -> FlatAssignment:
+def _flat(target: ShareTarget, members_sorted: bool = False) -> FlatAssignment:
+    """``members_sorted``: the group's members are listed in ascending order (the result then needs no sort)."""
     group = target.group
     members = list(group.given_member_ids)
     total = int(target.offsets[-1])
     return FlatAssignment(members, target.topic_names, target.offsets, np.full(total, -1, dtype=np.int64),
-                          shared=(group.given_position[target.member], target.flat))
+                          shared=(group.given_position[target.member], target.flat), members_sorted=members_sorted)
 
 
 def share_flat(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
                kafka_version: str = DEFAULT_KAFKA_VERSION) -> FlatAssignment:
     """The new target assignment as integer arrays (:class:`~kassign.groups.flat.FlatAssignment`, several
     members per partition allowed): what :func:`assign_share` and :func:`assign_share_table` are built from."""
-    return _flat(share_target(strategy, scenario, kafka_version))
+    return _flat(*_target(strategy, scenario, kafka_version))
 
 
 def assign_share(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareScenario,
@@ -73,7 +82,7 @@ def assign_share(strategy: str, scenario: Mapping[str, Any] | Scenario | ShareSc
     ``strategy``: ``"simple"`` (or Kafka's class name); ``scenario``: a share group's document (the consumer protocol's
     scenario plus ``initialized``); ``kafka_version``: a 4.1, 4.2, 4.3 or 4.4 release (4.1
     answers with its own rule, see :mod:`.simple`)."""
-    flat = _flat(share_target(strategy, scenario, kafka_version))
+    flat = _flat(*_target(strategy, scenario, kafka_version))
     return flat.to_dict(flat.members)
 
 
@@ -81,4 +90,4 @@ def assign_share_table(strategy: str, scenario: Mapping[str, Any] | Scenario | S
                        kafka_version: str = DEFAULT_KAFKA_VERSION) -> pa.Table:
     """:func:`assign_share` as a pyarrow table: columns ``member`` (string), ``topic`` (string),
     ``partition`` (int32), one row per (member, partition), in the dict's order."""
-    return _flat(share_target(strategy, scenario, kafka_version)).to_table()
+    return _flat(*_target(strategy, scenario, kafka_version)).to_table()

@@ -205,9 +205,12 @@ def assign_scenario(assignor: ConsumerPartitionAssignor, scenario: Scenario) -> 
     """``assignor`` (a kassign class, a user's subclass, or any object with ``name`` and ``assign``) run
     on a parsed scenario, as the group leader would run it. A user's assignor that fails raises a
     :class:`KassignError` naming it; kassign's own failures propagate as they are."""
+    from kassign.groups.flat import no_cyclic_gc  # here: the assignors' names load without numba
+
     ours = type(assignor).__module__.startswith("kassign.")
     try:
-        subscriptions = scenario.subscriptions(assignor)
+        with no_cyclic_gc():  # thousands of subscriptions, read from a young document (see kassign.api._read)
+            subscriptions = scenario.subscriptions(assignor)
         if isinstance(assignor, ConsumerPartitionAssignor):
             return assignor.assign_flat(scenario.cluster(), subscriptions)
         # an assignor by shape only (a `name` and an `assign`): the base class's conversion serves it too

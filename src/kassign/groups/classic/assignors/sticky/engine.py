@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from kassign import _accel
 from kassign.groups.classic.assignors.base import (
     Assignment,
     ConsumerPartitionAssignor,
@@ -206,7 +207,8 @@ def sticky_assign_flat(
     """The same assignment as :func:`sticky_assign`, left as arrays."""
     if not subscriptions:
         return FlatAssignment([], [], np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware, rules, name)
+    with no_cyclic_gc():  # as in sticky_assign: thousands of claims and sets, none of them in a cycle
+        view, owner = _sticky_owner(cluster, subscriptions, read_claims, cooperative, prefer_rack_aware, rules, name)
     return FlatAssignment(view.members, view.layout.topics, view.layout.offsets, owner)
 
 
@@ -265,8 +267,18 @@ def _materialize(view: GroupView, owner: np.ndarray) -> dict[str, Assignment]:
     """Each member's ``Assignment``, partitions in layout order (Kafka's: topic, then partition): one
     counting sort by owner, then every ``TopicPartition`` built in one pass (:func:`pairs_by_member`)."""
     layout = view.layout
-    bounds, topic, partition = group_by_owner(owner, layout.offsets, np.arange(len(view.members), dtype=np.int64))
-    per_member = pairs_by_member(view.members, bounds, layout.topics, topic, partition, TopicPartition)
+    members = np.arange(len(view.members), dtype=np.int64)
+    native = _accel.native
+    if native is not None and native.PAIR_TYPES:  # straight from the owner array (see FlatAssignment._native_dict)
+        owners = np.ascontiguousarray(owner)
+        if owners.dtype != np.int32:
+            owners = owners.astype(np.int64, copy=False)
+        per_member = native.owner_pairs(list(view.members), members, owners, np.arange(len(layout.topics)),
+                                        np.ascontiguousarray(layout.offsets, dtype=np.int64), list(layout.topics),
+                                        None, TopicPartition)
+    else:
+        bounds, topic, partition = group_by_owner(owner, layout.offsets, members)
+        per_member = pairs_by_member(view.members, bounds, layout.topics, topic, partition, TopicPartition)
     return {member: Assignment(tuple(per_member[member])) for member in view.subscriptions}
 
 
