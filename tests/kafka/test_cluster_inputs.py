@@ -280,3 +280,38 @@ def test_unreachable_cluster_is_one_line():
 def test_against_a_real_cluster():  # pragma: no cover
     pass
 
+
+
+def test_describe_cluster_and_configs_on_a_live_connection(cluster):
+    import base64
+
+    from kassign.kafka.client import Cluster
+    from kassign.kafka.cluster_inputs import describe_cluster, describe_configs
+    from tests.kafka.replay_balance import load
+    from tests.kafka.replay_broker import capture_body
+
+    doc = load("describe-configs-broker.json")
+    for broker in cluster.brokers.values():
+        broker.answers[32] = capture_body(32, 4, base64.b64decode(doc["response_b64"]))
+    with Cluster(cluster.bootstrap) as live:
+        host, port = live.addresses[0]
+        answer = live.call(("bootstrap", host, port), host, port, describe_cluster, True)
+        assert [(b.node_id, b.rack, b.port) for b in answer.brokers] == [
+            (n, r, cluster.brokers[n].port) for n, r in ((1, "rack-a"), (2, "rack-b"), (3, "rack-c"))]
+        assert answer.controller == 3
+        (resource,) = live.call(("bootstrap", host, port), host, port, describe_configs,
+                                [C.ConfigsWanted(C.BROKER, "1")])
+    assert resource.name == "1" and len(resource.configs) == 342
+    sent = {key: (version, body) for key, version, body in cluster.brokers[1].requests}
+    assert sent[60][0] == 2 and sent[32][0] == 4
+    assert C.decode_describe_configs_request(C.FlexReader(sent[32][1], True), 4) == (
+        [C.ConfigsWanted(C.BROKER, "1")], False, False)
+    assert C.decode_describe_cluster_request(C.FlexReader(sent[60][1], True), 2) == (False, 1, True)
+
+
+def test_rich_progress_shows_the_wait():
+    from kassign.kafka.cluster_inputs import rich_progress
+
+    with rich_progress() as update:
+        update(0.0, 2.0)
+        update(2.0, 2.0)

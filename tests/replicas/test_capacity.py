@@ -99,3 +99,11 @@ def test_a_brokers_entry_overrides_the_default_field_by_field(default, brokers, 
     own = brokers.get(broker, {})
     assert cap.for_broker(broker).to_json() == {**default, **own}
     assert parse_capacity(cap.to_json()) == cap
+
+
+def test_the_reference_names_every_field():
+    from tests.docs.reference import fields
+
+    named = set(fields("formats.md", "Capacity documents"))
+    assert {p[1] for p in named if p[0] == "default"} == set(FIELDS)
+    assert {p for p in named if p[0] != "default"} == {("brokers", "BROKER")}

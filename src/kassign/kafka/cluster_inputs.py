@@ -266,9 +266,10 @@ def _log_dirs(connection: BrokerConnection, deadline: float) -> tuple[int, C.Log
                                deadline)
 
 
-def describe_cluster(connection: BrokerConnection, deadline: float, include_fenced: bool = False) -> C.ClusterAnswer:
+def describe_cluster(connection: BrokerConnection, include_fenced: bool, deadline: float) -> C.ClusterAnswer:
     """DescribeCluster at the newest version both speak: brokers (fenced ones too where asked, v2+), racks,
-    the controller. A broker that does not speak it: :class:`LiveClusterError`."""
+    the controller. A broker that does not speak it: :class:`LiveClusterError`. (Arguments in the order
+    ``Cluster.call`` passes them: the deadline last.)"""
     version = _spoken(connection, API_DESCRIBE_CLUSTER)
     if version is None:
         raise LiveClusterError(f"{connection.address} does not speak DescribeCluster (Kafka 2.8 and later do)")
@@ -603,7 +604,7 @@ def rich_progress(description: str = "sampling write rates") -> Iterator[Callabl
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
                   TimeRemainingColumn(), transient=True) as bar:
-        task = bar.add_task(description, total=None)
+        task = bar.add_task(description, total=1.0)
 
         def update(elapsed: float, window: float) -> None:
             bar.update(task, completed=elapsed, total=window)
