@@ -295,3 +295,21 @@ def test_describe_configs_round_trip_every_version(data):
     reader = FlexReader(C.encode_describe_configs_request(version, wanted, *flags), version >= 4)
     assert C.decode_describe_configs_request(reader, version) == (wanted, *flags)
     reader.end()
+
+
+def test_log_dirs_partition_with_unknown_tagged_fields_is_read_past_them():
+    from kassign.kafka.flexible import FlexWriter
+
+    w = FlexWriter(True).int32(0).int16(0)
+    w.array([0], lambda w, _: (
+        w.int16(0).string("/d"),
+        w.array(["t"], lambda w, t: (
+            w.string(t),
+            w.array([(0, 5), (1, 7)], lambda w, p: w.int32(p[0]).int64(p[1]).int64(0).boolean(True).tags(
+                {3: b"\x01\x02"} if p[0] == 0 else None)),
+            w.tags())),
+        w.int64(100).int64(50).boolean(False).tags()))
+    reader = FlexReader(w.tags().bytes(), True)
+    answer = C.decode_describe_log_dirs(reader, 5)
+    reader.end()
+    assert answer.log_dirs[0].replicas == [C.ReplicaLog("t", 0, 5, 0, True), C.ReplicaLog("t", 1, 7, 0, True)]

@@ -27,6 +27,7 @@ total_bytes=270553174016, usable_bytes=77403480064, cordoned=False), ...])``; th
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -34,11 +35,13 @@ from typing import NamedTuple
 from kassign.kafka.connection import (API_DESCRIBE_CLUSTER, API_DESCRIBE_CONFIGS, API_DESCRIBE_LOG_DIRS,
                                       API_METADATA)
 from kassign.kafka.flexible import FlexReader, FlexWriter, is_flexible
+from kassign.kafka.wire import MalformedResponse
 
 VERSIONS = {API_DESCRIBE_LOG_DIRS: (0, 5), API_DESCRIBE_CLUSTER: (0, 2), API_DESCRIBE_CONFIGS: (0, 4),
             API_METADATA: (1, 13)}
 NO_OPERATIONS = -(1 << 31)
 KAFKA_STORAGE_ERROR = 56
+_PARTITION = struct.Struct(">iqq?")  # a DescribeLogDirs partition: index, size, offset lag, is future
 TOPIC, BROKER = 2, 4  # DescribeConfigs resource types
 # DescribeConfigs' config sources, as the Java AdminClient names them.
 CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG",
@@ -99,24 +102,48 @@ def decode_describe_log_dirs_request(r: FlexReader, version: int) -> list[tuple[
     return topics
 
 
+def _partitions(r: FlexReader, topic: str) -> list[ReplicaLog]:
+    """One topic's partitions of a DescribeLogDirs answer: the hot loop (a broker may hold 100,000 replicas), read
+    with one struct unpack per partition; a partition carrying tagged fields is read field by field."""
+    at = r.pos
+    count = r.uvarint() - 1 if r.flexible else r.int32()
+    if count <= 0:
+        return []
+    if count * _PARTITION.size > r.remaining():
+        raise MalformedResponse(f"array at byte {at} claims {count} partitions in {r.remaining()} bytes")
+    data, pos, end = r.data, r.pos, len(r.data)
+    flexible = r.flexible
+    out = []
+    for _ in range(count):
+        if pos + _PARTITION.size > end:
+            raise MalformedResponse(f"response ends at byte {end}, inside a partition at byte {pos}")
+        index, size, lag, future = _PARTITION.unpack_from(data, pos)
+        pos += _PARTITION.size
+        if flexible:
+            if pos < end and data[pos] == 0:
+                pos += 1
+            else:
+                r.pos = pos
+                r.tags()
+                pos = r.pos
+        out.append(ReplicaLog(topic, index, size, lag, future))
+    r.pos = pos
+    return out
+
+
 def decode_describe_log_dirs(r: FlexReader, version: int) -> LogDirsAnswer:
     throttle = r.int32()
     error = r.int16() if version >= 3 else 0
 
-    def partition(r: FlexReader) -> tuple[int, int, int, bool]:
-        index, size, lag, future = r.int32(), r.int64(), r.int64(), r.boolean()
-        r.tags()
-        return index, size, lag, future
-
-    def topic(r: FlexReader) -> tuple[str, list[tuple[int, int, int, bool]]]:
+    def topic(r: FlexReader) -> list[ReplicaLog]:
         name = r.text()
-        parts = r.array(partition, 21)
+        replicas = _partitions(r, name)
         r.tags()
-        return name, parts
+        return replicas
 
     def result(r: FlexReader) -> LogDir:
         dir_error, path = r.int16(), r.text()
-        replicas = [ReplicaLog(name, *p) for name, parts in r.array(topic, 2) for p in parts]
+        replicas = [replica for topic_replicas in r.array(topic, 2) for replica in topic_replicas]
         total = r.int64() if version >= 4 else -1
         usable = r.int64() if version >= 4 else -1
         cordoned = r.boolean() if version >= 5 else False
