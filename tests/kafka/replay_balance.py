@@ -28,7 +28,7 @@ from kassign.kafka import groups_protocol as G
 from kassign.kafka import topics_protocol as TP
 from kassign.kafka.flexible import FlexReader, FlexWriter
 from tests.conftest import REPO
-from tests.kafka.replay_broker import ReplayBroker
+from tests.kafka.replay_broker import ReplayBroker, capture_body
 
 CAPTURES = REPO.parent / "shared" / "captures" / "kafka-4.3.1-cluster"
 DECODERS = {**C.DECODERS, 3: TP.decode_metadata}
@@ -104,13 +104,13 @@ class ReplayedCluster:
 
     def __init__(self, log_dirs_version: int = 5, metadata: TP.MetadataAnswer | None = None,
                  log_dirs: dict[int, C.LogDirsAnswer | Callable[[int, bytes], bytes | None] | None] | None = None,
-                 list_offsets: bool = True) -> None:
+                 list_offsets: bool = True, reassignments: str | None = "done") -> None:
         skip_without_captures()
         self.metadata = metadata or decoded("metadata-racks.json")
         self.log_dirs = {b: decoded(f"describe-log-dirs-broker-{b}.json") for b in (1, 2, 3)}
         self.ends = end_offsets()
         self.starts = dict.fromkeys(self.ends, 0)
-        versions = {3: (0, 13), 35: (0, log_dirs_version), 2: (1, 5), 60: (0, 2), 32: (0, 4)}
+        versions = {3: (0, 13), 35: (0, log_dirs_version), 2: (1, 5), 60: (0, 2), 32: (0, 4), 46: (0, 0)}
         self.brokers = {b.node_id: ReplayBroker(versions, {}, b.node_id) for b in self.metadata.brokers}
         self.bootstrap = self.brokers[min(self.brokers)].bootstrap
         ports = {node: broker.port for node, broker in self.brokers.items()}
@@ -124,6 +124,11 @@ class ReplayedCluster:
             if list_offsets:
                 broker.answers[2] = self._list_offsets
             broker.answers[60] = self._cluster_answer
+            if reassignments is not None:  # "done", "ongoing": that capture's answer; None: not spoken
+                doc = load(f"list-partition-reassignments-{reassignments}.json")
+                broker.answers[46] = capture_body(46, 0, base64.b64decode(doc["response_b64"]))
+            else:
+                broker.versions.pop(46)
 
     def stop(self) -> None:
         for broker in self.brokers.values():

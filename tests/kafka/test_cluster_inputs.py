@@ -17,7 +17,7 @@ from kassign.kafka.cluster_inputs import SampleError, parse_window, read_cluster
 from tests.kafka.replay_balance import ReplayedCluster, decoded, skip_without_captures
 
 TOPICS = ["kc-big", "kc-empty", "kc-move", "kc-small"]
-READ_ONLY_APIS = {18, 3, 35, 2}  # ApiVersions, Metadata, DescribeLogDirs, ListOffsets
+READ_ONLY_APIS = {18, 3, 35, 2, 46}  # ApiVersions, Metadata, DescribeLogDirs, ListOffsets, ListPartitionReassignments
 
 
 @pytest.fixture
@@ -59,6 +59,7 @@ def test_reads_the_captured_cluster(cluster):
     assert inputs.leaders["kc-big"] == {0: 1, 1: 2, 2: 3}
     assert inputs.isr["kc-big"][1] == [2, 3, 1]
     assert inputs.under_replicated == []
+    assert inputs.reassignments == [] and inputs.sources["reassignments"]["version"] == 0
     assert inputs.sizes == expected_sizes()
     assert inputs.sizes["kc-move"][1] == 2118143
     assert inputs.replica_sizes["kc-big"][0] == {1: inputs.sizes["kc-big"][0], 2: pytest.approx(4236465, rel=0.01),
@@ -315,3 +316,22 @@ def test_rich_progress_shows_the_wait():
     with rich_progress() as update:
         update(0.0, 2.0)
         update(2.0, 2.0)
+
+
+def test_running_reassignments_are_said():
+    skip_without_captures()
+    with ReplayedCluster(reassignments="ongoing") as replay:
+        inputs = read_cluster(replay.bootstrap, timeout=5)
+    assert inputs.reassignments[0] == {"topic": "kc-move", "partition": 0, "replicas": [3, 2, 1], "adding": [3],
+                                       "removing": [1]}
+    assert len(inputs.reassignments) == 3
+    assert any(n.startswith("3 partition(s) being reassigned now: kc-move-0, kc-move-1, kc-move-2") for n in inputs.notes)
+    assert inputs.to_json()["reassignments"] == inputs.reassignments
+
+
+def test_a_cluster_that_cannot_list_reassignments_is_said():
+    skip_without_captures()
+    with ReplayedCluster(reassignments=None) as replay:
+        inputs = read_cluster(replay.bootstrap, timeout=5)
+    assert inputs.reassignments is None and inputs.sources["reassignments"]["told"] is False
+    assert any("does not speak ListPartitionReassignments" in n for n in inputs.notes)

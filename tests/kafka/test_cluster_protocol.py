@@ -20,7 +20,9 @@ needs_captures = pytest.mark.skipif(not have_captures(), reason=f"Kafka 4.3.1 cl
 LOG_DIR_FILES = ["describe-log-dirs-broker-1.json", "describe-log-dirs-broker-2.json",
                  "describe-log-dirs-broker-3.json", "describe-log-dirs-during-move.json"]
 CONFIG_FILES = ["describe-configs-broker.json", "describe-configs-topic.json"]
-ALL_FILES = LOG_DIR_FILES + CONFIG_FILES + ["describe-cluster.json", "metadata-racks.json"]
+REASSIGNMENT_FILES = ["list-partition-reassignments-done.json", "list-partition-reassignments-named.json",
+                      "list-partition-reassignments-ongoing.json"]
+ALL_FILES = LOG_DIR_FILES + CONFIG_FILES + REASSIGNMENT_FILES + ["describe-cluster.json", "metadata-racks.json"]
 
 
 def answer_of(name: str):
@@ -132,10 +134,28 @@ def test_metadata_capture_has_racks_and_isr():
             assert part.isr == [n["id"] for n in pf["isr"]]
 
 
+@needs_captures
+@pytest.mark.parametrize("name", REASSIGNMENT_FILES)
+def test_reassignments_capture_has_its_facts(name):
+    doc, answer = answer_of(name)
+    assert (answer.error, answer.message) == (0, None)
+    assert [(r.topic, r.partition, r.replicas, r.adding, r.removing) for r in answer.reassignments] == [
+        (r["topic"], r["partition"], r["replicas"], r["adding_replicas"], r["removing_replicas"])
+        for r in doc["decoded"]["reassignments"]]
+
+
+@needs_captures
+def test_reassignments_named_request_asks_for_one_partition():
+    doc = load("list-partition-reassignments-named.json")
+    reader = request_body(doc)
+    topics, timeout = C.decode_list_partition_reassignments_request(reader, 0)
+    assert topics == [("kc-move", [2])] and timeout > 0
+
+
 # -- requests byte for byte, answers re-encoded byte for byte -----------------------------------------------------
 
 @needs_captures
-@pytest.mark.parametrize("name", LOG_DIR_FILES + CONFIG_FILES + ["describe-cluster.json"])
+@pytest.mark.parametrize("name", LOG_DIR_FILES + CONFIG_FILES + REASSIGNMENT_FILES + ["describe-cluster.json"])
 def test_request_encodes_byte_for_byte(name):
     doc = load(name)
     key, version = doc["api_key"], doc["api_version"]
@@ -146,6 +166,8 @@ def test_request_encodes_byte_for_byte(name):
         body = C.encode_describe_log_dirs_request(version, asked)
     elif key == 60:
         body = C.encode_describe_cluster_request(version, *asked)
+    elif key == 46:
+        body = C.encode_list_partition_reassignments_request(version, *asked)
     else:
         body = C.encode_describe_configs_request(version, *asked)
     captured = base64.b64decode(doc["request_b64"])
@@ -164,6 +186,8 @@ def test_answer_reencodes_byte_for_byte(name):
         body = C.encode_describe_cluster(version, answer)
     elif key == 32:
         body = C.encode_describe_configs(version, answer)
+    elif key == 46:
+        body = C.encode_list_partition_reassignments(version, answer)
     else:
         body = encode_metadata_answer(version, answer)
     assert body == base64.b64decode(doc["response_b64"])[5:]
@@ -313,3 +337,19 @@ def test_log_dirs_partition_with_unknown_tagged_fields_is_read_past_them():
     answer = C.decode_describe_log_dirs(reader, 5)
     reader.end()
     assert answer.log_dirs[0].replicas == [C.ReplicaLog("t", 0, 5, 0, True), C.ReplicaLog("t", 1, 7, 0, True)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_reassignments_round_trip(data):
+    ids = st.lists(int32, max_size=4)
+    topics = data.draw(st.dictionaries(names, st.lists(st.tuples(int32, ids, ids, ids), max_size=3), max_size=3))
+    answer = C.ReassignmentsAnswer(data.draw(st.integers(-1, 100)), data.draw(st.one_of(st.none(), names)),
+                                   [C.OngoingReassignment(t, *p) for t, parts in topics.items() for p in parts],
+                                   data.draw(st.integers(0, 2**31 - 1)))
+    reader = FlexReader(C.encode_list_partition_reassignments(0, answer), True)
+    assert C.decode_list_partition_reassignments(reader, 0) == answer
+    reader.end()
+    asked = data.draw(st.one_of(st.none(), st.lists(st.tuples(names, st.lists(int32, max_size=3)), max_size=3)))
+    reader = FlexReader(C.encode_list_partition_reassignments_request(0, asked, 30000), True)
+    assert C.decode_list_partition_reassignments_request(reader, 0) == (asked, 30000)

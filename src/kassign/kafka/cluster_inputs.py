@@ -7,6 +7,8 @@ broker that answered):
   to v13; all topics are asked for, so no broker creates one). A partition whose in-sync replicas are fewer than
   its replicas is *under-replicated*: listed in ``under_replicated`` and said in ``notes``, so that a planner
   leaves it where it is unless told otherwise. Replica lists keep Kafka's order (the preferred leader first).
+- **reassignments running** (on any topic): ListPartitionReassignments, in ``reassignments`` and ``notes`` (their
+  partitions' replica lists hold the target and the replicas being removed); a cluster that cannot tell is said.
 - **replica sizes and disks**: DescribeLogDirs (every replica) sent to every broker, each answering for its own
   log dirs. A partition's size is its leader's replica's size. A broker's disk is the total and usable bytes of
   its log dirs' volumes (DescribeLogDirs v4 and later, KIP-827; dirs of one broker reporting the same total and
@@ -56,11 +58,11 @@ from kassign.kafka import topics_protocol as TP
 from kassign.kafka.client import Cluster
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.connection import (API_DESCRIBE_CLUSTER, API_DESCRIBE_CONFIGS, API_DESCRIBE_LOG_DIRS,
-                                      API_LIST_OFFSETS, API_METADATA, BrokerConnection)
+                                      API_LIST_PARTITION_REASSIGNMENTS, API_METADATA, BrokerConnection)
 from kassign.replicas.capacity import FIELDS, BrokerCapacity, Capacity, parse_capacity
 
 __all__ = ["BrokerDisk", "ClusterInputs", "LogDirState", "SampleError", "describe_cluster", "describe_configs",
-           "parse_window", "read_cluster", "rich_progress"]
+           "list_reassignments", "parse_window", "read_cluster", "rich_progress"]
 
 DEFAULT_TIMEOUT = 10.0
 MIN_WINDOW, MAX_WINDOW = 1.0, 3600.0
@@ -141,6 +143,9 @@ class ClusterInputs:
     leader_bytes_in: dict[int, float] | None = None
     replication_out: dict[int, float] | None = None
     window_s: float | None = None  # the time measured between the two reads of a sample
+    # reassignments running now, on any topic: {"topic", "partition", "replicas" (target, then those being
+    # removed), "adding", "removing"}; None: the cluster could not tell
+    reassignments: list[dict[str, Any]] | None = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sources: dict[str, Any] = field(default_factory=dict)
 
@@ -166,7 +171,7 @@ class ClusterInputs:
             "sources": self.sources, "notes": self.notes, "cluster_id": self.cluster_id,
             "controller": self.controller, "brokers": by_broker(self.brokers),
             "partitions": sum(len(p) for p in self.sizes.values()),
-            "under_replicated": [list(tp) for tp in self.under_replicated],
+            "under_replicated": [list(tp) for tp in self.under_replicated], "reassignments": self.reassignments,
             "sizes": by_partition(self.sizes), "rates": by_partition(self.rates),
             "rates_estimated": [list(tp) for tp in self.rates_estimated], "window_s": self.window_s,
             "bytes_in": by_broker(self.bytes_in), "leader_bytes_in": by_broker(self.leader_bytes_in),
@@ -266,6 +271,17 @@ def _log_dirs(connection: BrokerConnection, deadline: float) -> tuple[int, C.Log
                                deadline)
 
 
+def list_reassignments(connection: BrokerConnection, timeout_ms: int, deadline: float) -> C.ReassignmentsAnswer | None:
+    """Every reassignment running (ListPartitionReassignments, Kafka 2.4 and later); None where the broker does
+    not speak it."""
+    version = _spoken(connection, API_LIST_PARTITION_REASSIGNMENTS)
+    if version is None:
+        return None
+    body = C.encode_list_partition_reassignments_request(version, None, timeout_ms)
+    return G.exchange(connection, API_LIST_PARTITION_REASSIGNMENTS, version, body,
+                      C.decode_list_partition_reassignments, deadline)
+
+
 def describe_cluster(connection: BrokerConnection, include_fenced: bool, deadline: float) -> C.ClusterAnswer:
     """DescribeCluster at the newest version both speak: brokers (fenced ones too where asked, v2+), racks,
     the controller. A broker that does not speak it: :class:`LiveClusterError`. (Arguments in the order
@@ -330,6 +346,7 @@ def read_cluster(bootstrap: str, config: Mapping[str, str] | None = None, timeou
         inputs.capacity_document = document
         inputs.sources["placement"] = {"api": "Metadata", "version": version, "broker": answered_by,
                                        "read_at": read_at, "topics": sorted(inputs.sizes)}
+        _reassignments(cluster, inputs, timeout)
         addresses = {b.node_id: (b.host, b.port) for b in meta.brokers}
         first = _snapshot(cluster, addresses, inputs, with_offsets=window is not None)
         _sizes_and_disks(inputs, first, allow_offline_dirs)
@@ -391,6 +408,29 @@ def _placement(bootstrap: str, meta: TP.MetadataAnswer, wanted: list[str] | None
         current={"version": 1, "partitions": partitions}, leaders=leaders, isr=isr, under_replicated=under,
         sizes={n: {} for n in names}, replica_sizes={n: {} for n in names}, disks={}, capacity={},
         capacity_sources={}, capacity_document=None, notes=notes, sources={"bootstrap": bootstrap})
+
+
+def _reassignments(cluster: Cluster, inputs: ClusterInputs, timeout: float) -> None:
+    """The reassignments running (on any topic), said in the notes; where the cluster cannot tell, that is said."""
+    (answer, broker) = _bootstrap(cluster, lambda c, d: list_reassignments(c, int(timeout * 1000), d))
+    source: dict[str, Any] = {"api": "ListPartitionReassignments", "broker": broker}
+    inputs.sources["reassignments"] = source
+    if answer is None or answer.error:
+        why = (f"{broker} does not speak ListPartitionReassignments (Kafka 2.4 and later do)" if answer is None
+               else f"{broker} answered ListPartitionReassignments with {P.error_name(answer.error)}"
+               + (f" ({answer.message})" if answer.message else ""))
+        inputs.reassignments = None
+        source["told"] = False
+        inputs.notes.append(f"whether reassignments are running cannot be told: {why}")
+        return
+    source["version"] = 0
+    inputs.reassignments = [{"topic": r.topic, "partition": r.partition, "replicas": r.replicas, "adding": r.adding,
+                             "removing": r.removing} for r in answer.reassignments]
+    if answer.reassignments:
+        shown = ", ".join(f"{r.topic}-{r.partition}" for r in answer.reassignments[:5])
+        more = f" and {len(answer.reassignments) - 5} more" if len(answer.reassignments) > 5 else ""
+        inputs.notes.append(f"{len(answer.reassignments)} partition(s) being reassigned now: {shown}{more}; their "
+                            "replica lists hold the target and the replicas being removed")
 
 
 def _snapshot(cluster: Cluster, addresses: Mapping[int, tuple[str, int]], inputs: ClusterInputs,

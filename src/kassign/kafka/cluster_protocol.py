@@ -5,19 +5,23 @@ brokers, the other direction too (``encode_*(version, answer)``, ``decode_*_requ
 those of Kafka 4.3's message schemas; where a version lacks a field, the decoded answer holds the value that says
 "not told" (-1 for a size, None for a rack), never a guess:
 
-==================  ===  ========  ============================================================================
-API                 key  versions  what it tells
-==================  ===  ========  ============================================================================
-DescribeLogDirs      35  0-5       one broker's log dirs: per dir its error (an offline dir answers
-                                   KAFKA_STORAGE_ERROR), the size of every replica in it, offset lag, future
-                                   (AlterReplicaLogDirs) logs; v3+ a top-level error; v4+ the volume's total
-                                   and usable bytes (KIP-827); v5+ whether the dir is cordoned. Flexible from v2
-DescribeCluster      60  0-2       brokers with host, port and rack, the controller id, the cluster id; v2+
-                                   fenced brokers on request. Flexible at every version
-DescribeConfigs      32  0-4       configs of topics (resource type 2) and brokers (4): value, source,
-                                   read-only, sensitive, synonyms (v1+), type and documentation (v3+).
-                                   Flexible from v4
-==================  ===  ========  ============================================================================
+==========================  ===  ========  ====================================================================
+API                         key  versions  what it tells
+==========================  ===  ========  ====================================================================
+DescribeLogDirs              35  0-5       one broker's log dirs: per dir its error (an offline dir answers
+                                           KAFKA_STORAGE_ERROR), the size of every replica in it, offset lag,
+                                           future (AlterReplicaLogDirs) logs; v3+ a top-level error; v4+ the
+                                           volume's total and usable bytes (KIP-827); v5+ whether the dir is
+                                           cordoned. Flexible from v2
+DescribeCluster              60  0-2       brokers with host, port and rack, the controller id, the cluster id;
+                                           v2+ fenced brokers on request. Flexible at every version
+DescribeConfigs              32  0-4       configs of topics (resource type 2) and brokers (4): value, source,
+                                           read-only, sensitive, synonyms (v1+), type and documentation (v3+).
+                                           Flexible from v4
+ListPartitionReassignments   46  0         the reassignments running: per partition its replicas (the target,
+                                           then the replicas being removed), those being added and removed.
+                                           Flexible
+==========================  ===  ========  ====================================================================
 
 Example: broker 3's answer to DescribeLogDirs v5 (all topics) decodes as ``LogDirsAnswer(error=0,
 log_dirs=[LogDir(error=0, path=".../data-0", replicas=[ReplicaLog("kc-big", 2, 264828, 0, False), ...],
@@ -33,12 +37,12 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kassign.kafka.connection import (API_DESCRIBE_CLUSTER, API_DESCRIBE_CONFIGS, API_DESCRIBE_LOG_DIRS,
-                                      API_METADATA)
+                                      API_LIST_PARTITION_REASSIGNMENTS, API_METADATA)
 from kassign.kafka.flexible import FlexReader, FlexWriter, is_flexible
 from kassign.kafka.wire import MalformedResponse
 
 VERSIONS = {API_DESCRIBE_LOG_DIRS: (0, 5), API_DESCRIBE_CLUSTER: (0, 2), API_DESCRIBE_CONFIGS: (0, 4),
-            API_METADATA: (1, 13)}
+            API_LIST_PARTITION_REASSIGNMENTS: (0, 0), API_METADATA: (1, 13)}
 NO_OPERATIONS = -(1 << 31)
 KAFKA_STORAGE_ERROR = 56
 _PARTITION = struct.Struct(">iqq?")  # a DescribeLogDirs partition: index, size, offset lag, is future
@@ -377,8 +381,85 @@ def encode_describe_configs(version: int, resources: Sequence[ConfigResource], t
     return w.tags().bytes()
 
 
+# -- ListPartitionReassignments -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OngoingReassignment:
+    topic: str
+    partition: int
+    replicas: list[int]  # the target, then the replicas being removed
+    adding: list[int]
+    removing: list[int]
+
+
+@dataclass
+class ReassignmentsAnswer:
+    error: int
+    message: str | None
+    reassignments: list[OngoingReassignment]
+    throttle_ms: int = 0
+
+
+def encode_list_partition_reassignments_request(version: int, topics: Sequence[tuple[str, Sequence[int]]] | None = None,
+                                                timeout_ms: int = 60000) -> bytes:
+    """``topics``: (topic, partitions) pairs to ask about, or None for every reassignment running."""
+    w = _writer(API_LIST_PARTITION_REASSIGNMENTS, version).int32(timeout_ms)
+    w.array(topics, lambda w, t: (w.string(t[0]), w.array(t[1], FlexWriter.int32), w.tags()))
+    return w.tags().bytes()
+
+
+def decode_list_partition_reassignments_request(r: FlexReader, version: int) -> tuple[list[tuple[str, list[int]]] | None, int]:
+    timeout = r.int32()
+
+    def topic(r: FlexReader) -> tuple[str, list[int]]:
+        name, parts = r.text(), r.int32s()
+        r.tags()
+        return name, parts
+
+    topics = r.nullable_array(topic, 2)
+    r.tags()
+    return topics, timeout
+
+
+def decode_list_partition_reassignments(r: FlexReader, version: int) -> ReassignmentsAnswer:
+    throttle, error, message = r.int32(), r.int16(), r.string()
+
+    def topic(r: FlexReader) -> list[OngoingReassignment]:
+        name = r.text()
+
+        def partition(r: FlexReader) -> OngoingReassignment:
+            index, replicas, adding, removing = r.int32(), r.int32s(), r.int32s(), r.int32s()
+            r.tags()
+            return OngoingReassignment(name, index, replicas, adding, removing)
+
+        parts = r.array(partition, 8)
+        r.tags()
+        return parts
+
+    found = [p for parts in r.array(topic, 3) for p in parts]
+    r.tags()
+    return ReassignmentsAnswer(error, message, found, throttle)
+
+
+def encode_list_partition_reassignments(version: int, answer: ReassignmentsAnswer) -> bytes:
+    w = _writer(API_LIST_PARTITION_REASSIGNMENTS, version).int32(answer.throttle_ms).int16(answer.error)
+    w.string(answer.message)
+    by_topic: dict[str, list[OngoingReassignment]] = {}
+    for item in answer.reassignments:
+        by_topic.setdefault(item.topic, []).append(item)
+    w.array(by_topic.items(), lambda w, t: (
+        w.string(t[0]),
+        w.array(t[1], lambda w, p: (w.int32(p.partition), w.array(p.replicas, FlexWriter.int32),
+                                    w.array(p.adding, FlexWriter.int32), w.array(p.removing, FlexWriter.int32),
+                                    w.tags())),
+        w.tags()))
+    return w.tags().bytes()
+
+
 DECODERS = {API_DESCRIBE_LOG_DIRS: decode_describe_log_dirs, API_DESCRIBE_CLUSTER: decode_describe_cluster,
-            API_DESCRIBE_CONFIGS: decode_describe_configs}
+            API_DESCRIBE_CONFIGS: decode_describe_configs,
+            API_LIST_PARTITION_REASSIGNMENTS: decode_list_partition_reassignments}
 REQUEST_DECODERS = {API_DESCRIBE_LOG_DIRS: decode_describe_log_dirs_request,
                     API_DESCRIBE_CLUSTER: decode_describe_cluster_request,
-                    API_DESCRIBE_CONFIGS: decode_describe_configs_request}
+                    API_DESCRIBE_CONFIGS: decode_describe_configs_request,
+                    API_LIST_PARTITION_REASSIGNMENTS: decode_list_partition_reassignments_request}

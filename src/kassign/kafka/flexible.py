@@ -53,6 +53,7 @@ FLEXIBLE_FROM = {
     32: 4,   # DescribeConfigs
     35: 2,   # DescribeLogDirs
     36: 2,   # SaslAuthenticate
+    46: 0,   # ListPartitionReassignments
     60: 0,   # DescribeCluster
     69: 0,   # ConsumerGroupDescribe
     77: 0,   # ShareGroupDescribe
