@@ -325,7 +325,8 @@ def test_running_reassignments_are_said():
     assert inputs.reassignments[0] == {"topic": "kc-move", "partition": 0, "replicas": [3, 2, 1], "adding": [3],
                                        "removing": [1]}
     assert len(inputs.reassignments) == 3
-    assert any(n.startswith("3 partition(s) being reassigned now: kc-move-0, kc-move-1, kc-move-2") for n in inputs.notes)
+    said = "3 partition(s) being reassigned now: kc-move-0, kc-move-1, kc-move-2"
+    assert any(n.startswith(said) for n in inputs.notes)
     assert inputs.to_json()["reassignments"] == inputs.reassignments
 
 
@@ -335,3 +336,10 @@ def test_a_cluster_that_cannot_list_reassignments_is_said():
         inputs = read_cluster(replay.bootstrap, timeout=5)
     assert inputs.reassignments is None and inputs.sources["reassignments"]["told"] is False
     assert any("does not speak ListPartitionReassignments" in n for n in inputs.notes)
+
+
+def test_a_bad_capacity_document_is_refused_before_connecting():
+    from kassign.replicas.capacity import CapacityError
+
+    with pytest.raises(CapacityError, match=r"^capacity: default\.max_replicas must be a positive whole number"):
+        read_cluster("127.0.0.1:1", timeout=1, capacity={"default": {"max_replicas": 0}})

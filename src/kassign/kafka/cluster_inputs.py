@@ -330,6 +330,7 @@ def read_cluster(bootstrap: str, config: Mapping[str, str] | None = None, timeou
     window = parse_window(sample) if sample is not None else None
     if capacity is not None and not isinstance(capacity, (Mapping, str, Path)):
         raise KassignError(f"capacity must be a document (dict) or a file path, got {type(capacity).__name__}")
+    document = None if capacity is None else parse_capacity(capacity)  # a bad file costs no connection
     wanted = None if topics is None else list(dict.fromkeys(topics))
     if wanted is not None and not all(isinstance(t, str) and t for t in wanted):
         raise LiveClusterError("topics must be topic names (non-empty text)")
@@ -339,10 +340,8 @@ def read_cluster(bootstrap: str, config: Mapping[str, str] | None = None, timeou
         if meta.error:
             raise LiveClusterError(f"{answered_by} refused Metadata: {P.error_name(meta.error)}")
         inputs = _placement(bootstrap, meta, wanted)
-        if capacity is not None:  # checked before any further call: a bad file costs no time
-            document = parse_capacity(capacity, inputs.brokers)
-        else:
-            document = None
+        if document is not None:  # before any further call
+            document.check_brokers(inputs.brokers)
         inputs.capacity_document = document
         inputs.sources["placement"] = {"api": "Metadata", "version": version, "broker": answered_by,
                                        "read_at": read_at, "topics": sorted(inputs.sizes)}
@@ -549,7 +548,8 @@ def _sizes_and_disks(inputs: ClusterInputs, snap: _Snapshot, allow_offline: bool
         inputs.notes.append(f"{len(missing)} partition(s) whose leader's replica no broker described "
                             f"({', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}): size taken from its "
                             "largest replica that was described, 0 where none was")
-    inputs.sources["sizes"] = {"api": "DescribeLogDirs", "versions": {str(b): v for b, v in sorted(snap.versions.items())},
+    versions = {str(b): v for b, v in sorted(snap.versions.items())}
+    inputs.sources["sizes"] = {"api": "DescribeLogDirs", "versions": versions,
                                "brokers": sorted(snap.answers), "rule": "a partition's size is its leader's replica's"}
     inputs.sources["disk"] = {"api": "DescribeLogDirs", "told": sorted(b for b, d in inputs.disks.items()
                                                                         if d.total_bytes is not None),

@@ -408,7 +408,8 @@ def encode_list_partition_reassignments_request(version: int, topics: Sequence[t
     return w.tags().bytes()
 
 
-def decode_list_partition_reassignments_request(r: FlexReader, version: int) -> tuple[list[tuple[str, list[int]]] | None, int]:
+def decode_list_partition_reassignments_request(r: FlexReader,
+                                                version: int) -> tuple[list[tuple[str, list[int]]] | None, int]:
     timeout = r.int32()
 
     def topic(r: FlexReader) -> tuple[str, list[int]]:

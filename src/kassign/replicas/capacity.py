@@ -67,6 +67,17 @@ class Capacity:
     brokers: dict[int, BrokerCapacity]
     source: str  # "FILE" or "a dict"
 
+    def check_brokers(self, brokers: Iterable[int]) -> None:
+        """Refuse entries for brokers the cluster does not have (a typing mistake would otherwise leave the real
+        broker without its limits)."""
+        known = set(brokers)
+        strangers = sorted(set(self.brokers) - known)
+        if strangers:
+            where = "capacity" if self.source == "a dict" else f"capacity file {self.source!r}"
+            raise CapacityError(f"{where}: unknown broker id{'s' if len(strangers) > 1 else ''} "
+                                f"{', '.join(map(str, strangers))} (the cluster's brokers: "
+                                f"{', '.join(map(str, sorted(known)))})")
+
     def for_broker(self, broker: int) -> BrokerCapacity:
         return self.brokers.get(broker, BrokerCapacity()).over(self.default)
 
@@ -157,11 +168,7 @@ def parse_capacity(document: Mapping[str, Any] | str | Path, brokers: Iterable[i
         if broker in entries:
             raise CapacityError(f"{where}: broker {broker} is given twice")
         entries[broker] = _entry(value, f"{where}: brokers.{broker}")
+    capacity = Capacity(default, entries, source)
     if brokers is not None:
-        known = set(brokers)
-        strangers = sorted(set(entries) - known)
-        if strangers:
-            raise CapacityError(f"{where}: unknown broker id{'s' if len(strangers) > 1 else ''} "
-                                f"{', '.join(map(str, strangers))} (the cluster's brokers: "
-                                f"{', '.join(map(str, sorted(known)))})")
-    return Capacity(default, entries, source)
+        capacity.check_brokers(brokers)
+    return capacity
