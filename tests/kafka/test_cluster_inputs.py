@@ -122,14 +122,15 @@ def test_sample_measures_growth_and_estimates_what_retention_cut(cluster):
     assert grown[-1] == 1.0
     window = inputs.window_s
     assert 1.0 <= window < 3
-    assert inputs.rates["kc-big"][0] == pytest.approx(500_000 / window)
+    # each rate is over its broker's own two answers, a few milliseconds from the window of the whole read
+    assert inputs.rates["kc-big"][0] == pytest.approx(500_000 / window, rel=0.02)
     # kc-move-3 (leader 1): its log start moved, so the rate is 10 offsets at the log's bytes per offset
     size, end, start = inputs.sizes["kc-move"][3], 308 + 10, 200
     leader = inputs.leaders["kc-move"][3]
     after = decoded(f"describe-log-dirs-broker-{leader}.json")
     size_after = next(r.size for d in after.log_dirs for r in d.replicas if (r.topic, r.partition) == ("kc-move", 3))
     assert size == size_after  # the first read's size
-    assert inputs.rates["kc-move"][3] == pytest.approx(10 * (size - 200_000) / (end - start) / window)
+    assert inputs.rates["kc-move"][3] == pytest.approx(10 * (size - 200_000) / (end - start) / window, rel=0.02)
     assert ("kc-move", 3) in inputs.rates_estimated
     assert inputs.rates["kc-small"] == {0: 0.0, 1: 0.0}  # nothing written
     rate = inputs.rates["kc-big"][0]

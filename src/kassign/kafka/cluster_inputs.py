@@ -17,14 +17,14 @@ broker that answered):
   unless ``allow_offline_dirs``; then it is said and left out. A broker that does not answer is refused.
 - **write rates** (``sample`` seconds, at least 1): the sizes (DescribeLogDirs) and the end offsets (ListOffsets,
   latest and earliest, from each leader) are read twice, ``sample`` seconds apart, and a partition's rate is the
-  growth of its leader replica's bytes on disk divided by the time measured between the two reads. Bytes on disk
-  are what replication copies and what fills the disks, batch headers included, so they are taken over a record
-  count. Where the log shrank or its start offset moved during the window (retention deleted a segment, the
+  growth of its leader replica's bytes on disk divided by the time measured between that broker's two answers. Bytes
+  on disk are what replication copies and what fills the disks, batch headers included, so they are taken over a
+  record count. Where the log shrank or its start offset moved during the window (retention deleted a segment, the
   cleaner compacted it), the size difference undercounts: the rate is then the offsets written during the window
   times the log's bytes per offset at the second read, and the partition is listed in ``rates_estimated``. A
-  partition's rate reaches every broker holding a replica (the leader from producers, each follower by
-  replication): ``bytes_in`` per broker; ``leader_bytes_in`` is the leaders' share, ``replication_out`` what
-  each leader sends its followers.
+  partition's rate reaches every broker holding a replica (the leader from producers, each follower by replication):
+  ``bytes_in`` per broker; ``leader_bytes_in`` is the leaders' share, ``replication_out`` what each leader sends its
+  followers.
 - **capacity**: the ``--capacity`` document (:mod:`kassign.replicas.capacity`); a broker's ``disk_bytes`` comes
   from DescribeLogDirs where the document gives none, and ``capacity_sources`` says which.
 
@@ -310,6 +310,7 @@ class _Snapshot:
     at: float  # time.monotonic() when the read began
     versions: dict[int, int]
     answers: dict[int, C.LogDirsAnswer]
+    when: dict[int, float] = field(default_factory=dict)  # per broker: when its DescribeLogDirs answer came
     ends: dict[TopicPartition, int] = field(default_factory=dict)
     starts: dict[TopicPartition, int] = field(default_factory=dict)
 
@@ -445,6 +446,7 @@ def _snapshot(cluster: Cluster, addresses: Mapping[int, tuple[str, int]], inputs
             raise LiveClusterError(f"broker {broker} ({host}:{port}) refused DescribeLogDirs: "
                                    f"{P.error_name(answer.error)}")
         snap.versions[broker], snap.answers[broker] = version, answer
+        snap.when[broker] = time.monotonic()
     if with_offsets:
         by_leader: dict[int, dict[str, list[int]]] = {}
         for topic, parts in inputs.leaders.items():
@@ -568,7 +570,7 @@ def _wait(window: float, progress: Callable[[float, float], None] | None) -> Non
 
 
 def _rates(inputs: ClusterInputs, first: _Snapshot, second: _Snapshot, asked: float) -> None:
-    window = second.at - first.at
+    overall = second.at - first.at
     before, after = _replicas_by_partition(first), _replicas_by_partition(second)
     rates: dict[str, dict[int, float]] = {t: {} for t in inputs.sizes}
     estimated: list[TopicPartition] = []
@@ -582,6 +584,8 @@ def _rates(inputs: ClusterInputs, first: _Snapshot, second: _Snapshot, asked: fl
         end0, end1 = first.ends.get(key), second.ends.get(key)
         start0, start1 = first.starts.get(key), second.starts.get(key)
         grown = None if holder is None else b1[holder] - b0[holder]
+        # the time between the two answers of the broker whose replica is measured (brokers answer one by one)
+        window = second.when[holder] - first.when[holder] if holder is not None else overall
         if end0 is not None and end1 is not None and end1 == end0:
             rates[topic][p] = 0.0  # nothing written: a size change is the cleaner's or retention's
             continue
@@ -607,12 +611,12 @@ def _rates(inputs: ClusterInputs, first: _Snapshot, second: _Snapshot, asked: fl
         if leader is not None:
             leader_in[leader] = leader_in.get(leader, 0.0) + rate
             out[leader] = out.get(leader, 0.0) + rate * (len(replicas) - 1)
-    inputs.rates, inputs.rates_estimated, inputs.window_s = rates, estimated, window
+    inputs.rates, inputs.rates_estimated, inputs.window_s = rates, estimated, overall
     inputs.bytes_in, inputs.leader_bytes_in, inputs.replication_out = bytes_in, leader_in, out
     if estimated:
         inputs.notes.append(f"{len(estimated)} partition(s) lost bytes during the sample (retention or compaction): "
                             "their rate is the offsets written times the log's bytes per offset")
-    inputs.sources["rates"] = {"api": ["DescribeLogDirs", "ListOffsets"], "asked_s": asked, "window_s": window,
+    inputs.sources["rates"] = {"api": ["DescribeLogDirs", "ListOffsets"], "asked_s": asked, "window_s": overall,
                                "rule": "growth of the leader replica's bytes on disk over the measured window",
                                "estimated": len(estimated),
                                "list_offsets": "latest and earliest, from each partition's leader"}
