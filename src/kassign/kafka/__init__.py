@@ -16,4 +16,8 @@ tagged fields of flexible versions), ``groups_protocol`` (ApiVersions with featu
 DescribeGroups, OffsetFetch, ConsumerGroupDescribe, ShareGroupDescribe, DescribeShareGroupOffsets,
 StreamsGroupDescribe), ``topics_protocol`` (Metadata and Fetch up to their newest versions) and
 ``groups`` (``describe_group``, ``share_start_offsets``, ``release_hints``).
+
+Balancing a live cluster: ``cluster_protocol`` (DescribeLogDirs, DescribeCluster, DescribeConfigs, every version)
+and ``cluster_inputs`` (``read_cluster``: placement, racks, in-sync replicas, replica sizes, disks, sampled write
+rates and the capacity document, each with where it came from).
 """

@@ -50,7 +50,11 @@ FLEXIBLE_FROM = {
     16: 3,   # ListGroups
     17: 1 << 15,  # SaslHandshake: never
     18: 3,   # ApiVersions
+    32: 4,   # DescribeConfigs
+    35: 2,   # DescribeLogDirs
     36: 2,   # SaslAuthenticate
+    46: 0,   # ListPartitionReassignments
+    60: 0,   # DescribeCluster
     69: 0,   # ConsumerGroupDescribe
     77: 0,   # ShareGroupDescribe
     89: 0,   # StreamsGroupDescribe
