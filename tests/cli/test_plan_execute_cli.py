@@ -90,3 +90,27 @@ def test_cancel_from_the_plan_file(tmp_path):
         assert not cluster.ongoing and cluster.configs[(2, "kc-move")] == {}
     assert result.returncode == 0, result.stderr
     assert "cancelled 1 running move(s): kc-move-0" in result.stdout
+
+
+def test_json_and_plan_file_fields_are_in_the_reference(tmp_path):
+    from tests.docs.reference import fields, undocumented
+
+    section = fields("outputs.md", "kassign plan --execute, --verify, --cancel")
+    out = tmp_path / "plan.json"
+    with ReassigningCluster(polls=1) as cluster:
+        executed = run("--bootstrap-server", cluster.bootstrap, "--topic", "kc-move", "--brokers", BROKERS, "--out",
+                       str(out), "--execute", "--throttle", "1000", "--json")
+        verified = run("--bootstrap-server", cluster.bootstrap, "--verify", str(out), "--json")
+        cluster._start(("kc-move", 0), [3, 2])
+        cluster.polls = 1000
+        cancelled = run("--bootstrap-server", cluster.bootstrap, "--cancel", str(out), "--json")
+    for result in (executed, verified, cancelled):
+        assert result.returncode in (0, 1), result.stderr
+    executed_doc = json.loads(executed.stdout)
+    assert undocumented({k: v for k, v in executed_doc.items() if k != "plan"}, section) == []
+    assert undocumented(executed_doc["plan"], fields("outputs.md", "kassign plan")) == []
+    assert undocumented(json.loads(verified.stdout), section) == []
+    assert undocumented(json.loads(cancelled.stdout), section) == []
+    state = json.loads(out.read_text())
+    assert undocumented({"kassign_execution": state["kassign_execution"]},
+                        fields("formats.md", "Execution state in a plan file")) == []
