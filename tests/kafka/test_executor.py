@@ -265,3 +265,40 @@ def test_plan_file_errors_are_one_line(tmp_path):
         E.read_plan(bad)
     with pytest.raises(KassignError, match=r"cannot read plan"):
         E.read_plan(tmp_path / "missing.json")
+
+
+def test_cluster_unreachable_for_a_while_then_back(tmp_path):
+    path = write_plan(tmp_path)
+    with ReassigningCluster(polls=3) as cluster:
+        seen = []
+
+        def outage(progress):
+            seen.extend(progress.lines)
+            if progress.running and not seen.count("outage"):
+                seen.append("outage")
+                cluster.down = True
+                threading.Timer(9.0, lambda: setattr(cluster, "down", False)).start()
+
+        record = E.execute(path, cluster.bootstrap, poll_s=0.05, progress=outage, timeout=1)
+    assert record["runs"][-1]["ended"] == "finished"
+    assert {rec["state"] for rec in record["moves"].values()} == {"done"}
+    assert any(line.startswith("the cluster does not answer") for line in seen)
+
+
+def test_cluster_unreachable_too_long_is_one_line_then_resumes(tmp_path):
+    path = write_plan(tmp_path)
+    with ReassigningCluster(polls=1000) as cluster:
+        def outage(progress):
+            if progress.running:
+                cluster.down = True
+
+        with pytest.raises(KassignError, match=r"^the cluster did not answer for 1 s .*the moves started go on without "
+                                               r"kassign.*run the same --execute again to resume"):
+            E.execute(path, cluster.bootstrap, poll_s=0.05, progress=outage, timeout=1, patience_s=1)
+        state = json.loads(path.read_text())[E.STATE_KEY]
+        assert state["runs"][-1]["ended"] == "unreachable"
+        assert {rec["state"] for rec in state["moves"].values()} == {"running"}
+        cluster.down = False
+        cluster.finish_all()
+        record = E.execute(path, cluster.bootstrap, poll_s=0.05)
+    assert {rec["state"] for rec in record["moves"].values()} == {"done"} and len(record["runs"]) == 2

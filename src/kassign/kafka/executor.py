@@ -459,8 +459,10 @@ class Executor:
     def __init__(self, admin: Admin, plan: PlanFile, *, concurrency: int = 5, throttle: int | None = None,
                  force: bool = False, disk_limit: float = DEFAULT_DISK_LIMIT, poll_s: float = 1.0,
                  progress: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, patience_s: float = 300.0) -> None:
         self.admin, self.plan = admin, plan
+        self.patience_s = patience_s
+        self.halted = False
         self.concurrency, self.throttle, self.force = concurrency, throttle, force
         self.disk_limit, self.poll_s = disk_limit, poll_s
         self.progress = progress
@@ -715,37 +717,66 @@ class Executor:
                                left, self.lines))
         self.lines = []
 
+    def _poll(self, state: dict[str, Any]) -> str | None:
+        """One poll: finished moves, new starts, bytes copied, the state saved. Returns how the run ends, or None
+        to poll again."""
+        listed = self.admin.reassignments()
+        running = {(r.topic, r.partition): r for r in listed}
+        if self._finish_running(running):
+            self.halted = True
+        if self.stop.is_set():
+            return "stopped"
+        if self.halted:
+            return "halted"
+        chosen = self._eligible(state)
+        if chosen:
+            self._start(chosen, listed)
+        self._measure()
+        state["updated_at"] = _now()
+        self.plan.save()
+        self._report()
+        recs = state["moves"].values()
+        if not any(rec["state"] in (RUNNING, WAITING) for rec in recs):
+            return "finished"
+        if not any(rec["state"] == RUNNING for rec in recs) and not chosen:
+            # nothing runs and nothing may start: only a disk that filled up from outside can do this
+            self._say("no waiting move fits its brokers' disks now (something else filled them); stopped")
+            return "blocked"
+        return None
+
     def run(self) -> dict[str, Any]:
         """Polls until every move is finished or ``stop`` is set; then finishes (throttle, leaders, check) when
-        nothing runs. Returns the execution record (the plan file's state)."""
+        nothing runs. A cluster that stops answering is retried at every poll for ``patience_s`` seconds; then the
+        run ends with one line (the moves started go on without kassign). Returns the execution record (the plan
+        file's state)."""
         state = self._state()
-        halted = False
-        ended = "finished"
+        self.halted = False
+        lost_since: float | None = None
         while True:
             began = time.monotonic()
-            listed = self.admin.reassignments()
-            running = {(r.topic, r.partition): r for r in listed}
-            halted = self._finish_running(running) or halted
-            if self.stop.is_set():
-                ended = "stopped"
-                break
-            if halted:
-                ended = "halted"
-                break
-            chosen = self._eligible(state)
-            if chosen:
-                self._start(chosen, listed)
-            self._measure()
-            state["updated_at"] = _now()
-            self.plan.save()
-            self._report()
-            recs = state["moves"].values()
-            if not any(rec["state"] in (RUNNING, WAITING) for rec in recs):
-                break
-            if not any(rec["state"] == RUNNING for rec in recs) and not chosen:
-                # nothing runs and nothing may start: only a disk that filled up from outside can do this
-                ended = "blocked"
-                self._say("no waiting move fits its brokers' disks now (something else filled them); stopped")
+            try:
+                ended = self._poll(state)
+                if lost_since is not None:
+                    self._say(f"the cluster answers again after {began - lost_since:.0f} s")
+                    lost_since = None
+            except G.MalformedAnswer:
+                raise
+            except LiveClusterError as err:  # not answering (authorization and bad input are other errors)
+                if lost_since is None:
+                    lost_since = began
+                    self._say(f"the cluster does not answer ({err}); retrying every poll for up to "
+                              f"{self.patience_s:.0f} s")
+                    self._report()
+                if time.monotonic() - lost_since > self.patience_s:
+                    state["runs"][-1].update({"ended_at": _now(), "ended": "unreachable"})
+                    state["updated_at"] = _now()
+                    self.plan.save()
+                    raise KassignError(f"the cluster did not answer for {self.patience_s:.0f} s ({err}); the moves "
+                                       f"started go on without kassign, and {str(self.plan.path)!r} holds where things "
+                                       "stood: run the same --execute again to resume, or --verify / --cancel it") \
+                        from None
+                ended = None
+            if ended is not None:
                 break
             pause = self.poll_s - (time.monotonic() - began)
             while pause > 0 and not self.stop.is_set():
@@ -824,7 +855,7 @@ def execute(plan_path: str | Path, bootstrap: str, *, config: Mapping[str, str] 
             concurrency: int = 5, throttle: int | None = None, force: bool = False,
             disk_limit: float = DEFAULT_DISK_LIMIT, poll_s: float = 1.0,
             progress: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-            on_prepared: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+            on_prepared: Callable[[dict[str, Any]], None] | None = None, patience_s: float = 300.0) -> dict[str, Any]:
     """Carry out the plan in ``plan_path`` (see the module's rule); returns the execution record."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise KassignError(f"--concurrency must be a whole number of moves, at least 1, got {concurrency!r}")
@@ -837,7 +868,7 @@ def execute(plan_path: str | Path, bootstrap: str, *, config: Mapping[str, str] 
     plan = read_plan(plan_path)
     with Admin(bootstrap, config, timeout) as admin:
         runner = Executor(admin, plan, concurrency=concurrency, throttle=throttle, force=force,
-                          disk_limit=disk_limit, poll_s=poll_s, progress=progress, stop=stop)
+                          disk_limit=disk_limit, poll_s=poll_s, progress=progress, stop=stop, patience_s=patience_s)
         runner.prepare()
         if on_prepared is not None:
             on_prepared(plan.document[STATE_KEY])
