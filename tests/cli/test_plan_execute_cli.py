@@ -114,3 +114,29 @@ def test_json_and_plan_file_fields_are_in_the_reference(tmp_path):
     state = json.loads(out.read_text())
     assert undocumented({"kassign_execution": state["kassign_execution"]},
                         fields("formats.md", "Execution state in a plan file")) == []
+
+
+def test_ctrl_c_leaves_the_running_moves_and_says_what_to_run(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "plan.json"
+    out.write_text(json.dumps({"version": 1, "partitions": [{"topic": "kc-move", "partition": 0, "replicas": [3, 2]},
+                                                            {"topic": "kc-move", "partition": 1, "replicas": [1, 3]}]}))
+    with ReassigningCluster(polls=1000) as cluster:
+        child = subprocess.Popen([sys.executable, "-m", "kassign.cli.main", "plan", "--bootstrap-server",
+                                  cluster.bootstrap, "--out", str(out), "--execute", "--concurrency", "1",
+                                  "--throttle", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not cluster.ongoing and time.monotonic() < deadline:
+            time.sleep(0.1)
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=60)
+        running = set(cluster.ongoing)
+        throttled = cluster.configs.get((2, "kc-move"))
+    assert child.returncode == 130, stderr
+    assert running and throttled  # the running move goes on, with its throttle
+    assert f"--verify {out}" in stderr and f"--cancel {out}" in stderr
+    state = json.loads(out.read_text())["kassign_execution"]
+    assert sorted(rec["state"] for rec in state["moves"].values()) == ["running", "waiting"]
+    assert state["runs"][-1]["ended"] == "stopped"

@@ -302,3 +302,59 @@ def test_cluster_unreachable_too_long_is_one_line_then_resumes(tmp_path):
         cluster.finish_all()
         record = E.execute(path, cluster.bootstrap, poll_s=0.05)
     assert {rec["state"] for rec in record["moves"].values()} == {"done"} and len(record["runs"]) == 2
+
+
+def test_docstring_example_reorder_joins_the_throttle_and_gets_its_leader(tmp_path):
+    path = write_plan(tmp_path, extra={("kc-move", 3): [3, 1]})
+    with ReassigningCluster() as cluster:
+        sets = []
+        original = cluster._configs_set
+
+        def spy(version, body):
+            resources, _ = R.decode_incremental_alter_configs_request(FlexReader(body, version >= 1), version)
+            sets.extend(resources)
+            return original(version, body)
+
+        for broker in cluster.brokers.values():
+            broker.answers[44] = spy
+        record = E.execute(path, cluster.bootstrap, throttle=100000, poll_s=0.01)
+    topic = next(r for r in sets if r.resource_type == R.TOPIC and r.changes[0].operation == R.SET)
+    assert [(c.name, c.value) for c in topic.changes] == [
+        ("leader.replication.throttled.replicas", "0:1,0:2,1:2,1:3,2:1,2:3,3:1,3:3"),
+        ("follower.replication.throttled.replicas", "0:3,1:1,2:2")]
+    assert record["batches"] == [["kc-move-3", "kc-move-0", "kc-move-1", "kc-move-2"]]
+    assert record["elected"]["asked"] == ["kc-move-3"] and record["in_sync"]["checked"] == 4
+
+
+def test_cancel_request_is_the_captured_one(tmp_path):
+    path = write_plan(tmp_path, {("kc-move", 2): [2, 1]})
+    with ReassigningCluster(polls=1000, running={("kc-move", 2): [2, 1]}) as cluster:
+        E.cancel(path, cluster.bootstrap, timeout=20)
+        served = set(cluster.served)
+        sent = [body for k, _, body in requests(cluster, 45)]
+        replicas = cluster.replicas[("kc-move", 2)]
+    assert captured_body("alter-partition-reassignments-cancel.json") in sent
+    assert "alter-partition-reassignments-cancel.json" in served and replicas == [1, 3]
+
+
+def test_elect_and_refused_moves_are_the_captured_requests_and_answers():
+    with ReassigningCluster() as cluster:
+        before = load("elect-leaders-preferred.json")["decoded"]["before"]
+        for name, facts in before.items():
+            topic, _, p = name.rpartition("-")
+            cluster.replicas[(topic, int(p))] = facts["replicas"]
+            cluster.leaders[(topic, int(p))] = facts["leader"]
+        with E.Admin(cluster.bootstrap, timeout=20) as admin:
+            admin.metadata(["kc-move"])
+            answer = admin.elect([("kc-move", 1), ("kc-move", 2), ("kc-move", 3), ("kc-big", 0), ("kc-big", 1),
+                                  ("kc-small", 1)])
+            refused = admin.alter([R.Reassignment("kc-no-such-topic", 0, [1, 2]),
+                                   R.Reassignment("kc-small", 0, [1, 99])])
+        sent = {body for k, _, body in requests(cluster) if k in (43, 45)}
+        served = set(cluster.served)
+    assert captured_body("elect-leaders-preferred.json") in sent
+    assert captured_body("alter-partition-reassignments-errors.json") in sent
+    assert {"elect-leaders-preferred.json", "alter-partition-reassignments-errors.json"} <= served
+    assert [r.error for r in answer.results] == [0, 0, 0, 0, 84, 0]
+    assert [(r.error, R.error_name(r.error)) for r in refused.results] == [
+        (3, "UNKNOWN_TOPIC_OR_PARTITION"), (39, "INVALID_REPLICA_ASSIGNMENT")]

@@ -142,9 +142,14 @@ def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurren
     else:
         _print_record(record, out)
     if ended != "finished":
-        how = (f"kassign plan --verify {out} --bootstrap-server {kwargs['bootstrap_server']} (where it stands), "
+        why = {"stopped": "Ctrl-C", "halted": "a move was cancelled or replaced by someone else",
+               "blocked": "no waiting move fits its brokers' disks"}.get(ended, ended)
+        running = sum(rec["state"] == "running" for rec in record["moves"].values())
+        waiting = sum(rec["state"] == "waiting" for rec in record["moves"].values())
+        how = (f"kassign plan --bootstrap-server {kwargs['bootstrap_server']} --verify {out} (where it stands), "
                f"--cancel {out} (stop the running moves), or the same --execute again (resume)")
-        click.echo(f"kassign: stopped ({ended}): moves left running; {how}", err=True)
+        click.echo(f"kassign: stopped ({why}): {running} move(s) still running on the cluster, {waiting} not "
+                   f"started; {how}", err=True)
         return 130 if ended == "stopped" else 1
     return 1 if failed or behind else 0
 
