@@ -358,3 +358,32 @@ def test_elect_and_refused_moves_are_the_captured_requests_and_answers():
     assert [r.error for r in answer.results] == [0, 0, 0, 0, 84, 0]
     assert [(r.error, R.error_name(r.error)) for r in refused.results] == [
         (3, "UNKNOWN_TOPIC_OR_PARTITION"), (39, "INVALID_REPLICA_ASSIGNMENT")]
+
+
+def test_disk_limit_makes_a_full_broker_give_before_it_takes(tmp_path):
+    # broker 3 made 100 MB fuller than the others, its limit 1 MB above that: kc-move 0's copy onto it (2118143
+    # bytes) fits only once kc-move 1 [2, 3] -> [2, 1] has taken as much off it; concurrency would allow both at once
+    import dataclasses
+
+    total, used = 270553174016, 270553174016 - 77403480064 + 100_000_000
+    path = write_plan(tmp_path, {("kc-move", 0): [3, 2], ("kc-move", 1): [2, 1]})
+    together = []
+    with ReassigningCluster(polls=2) as cluster:
+        cluster.dirs[3] = [dataclasses.replace(d, usable_bytes=d.usable_bytes - 100_000_000) for d in cluster.dirs[3]]
+
+        def watch(progress):
+            together.append(len(cluster.ongoing))
+
+        record = E.execute(path, cluster.bootstrap, disk_limit=(used + 1_000_000) / total, poll_s=0.01,
+                           progress=watch)
+    assert record["batches"] == [["kc-move-1"], ["kc-move-0"]] and max(together) == 1
+    assert {rec["state"] for rec in record["moves"].values()} == {"done"}
+
+
+def test_disk_limit_no_order_can_keep_is_one_line_before_anything_changes(tmp_path):
+    total, used = 270553174016, 270553174016 - 77403480064
+    path = write_plan(tmp_path, {("kc-move", 0): [3, 2]})
+    with ReassigningCluster() as cluster:
+        with pytest.raises(KassignError, match=r"^no order of the moves keeps broker 3 within its disk limit"):
+            E.execute(path, cluster.bootstrap, disk_limit=(used + 1000) / total, throttle=1000, poll_s=0.01)
+        assert not [r for r in requests(cluster) if r[0] in WRITES]

@@ -173,7 +173,7 @@ def _run_with_progress(E: Any, out: Path, kwargs: dict[str, Any], throttle: int 
         if quiet:
             return E.execute(out, kwargs["bootstrap_server"], config=_config(kwargs.get("command_config")),
                              timeout=kwargs.get("timeout", 10.0), concurrency=concurrency, throttle=throttle,
-                             force=force, stop=stop)
+                             force=force, stop=stop, disk_limit=_disk_limit(kwargs))
         with Progress(TextColumn("moving"), BarColumn(), DownloadColumn(),
                       TextColumn("{task.fields[moves]}"), TextColumn("{task.fields[left]}"),
                       console=console(), transient=False) as bar:
@@ -192,10 +192,18 @@ def _run_with_progress(E: Any, out: Path, kwargs: dict[str, Any], throttle: int 
 
             return E.execute(out, kwargs["bootstrap_server"], config=_config(kwargs.get("command_config")),
                              timeout=kwargs.get("timeout", 10.0), concurrency=concurrency, throttle=throttle,
-                             force=force, stop=stop, progress=progress)
+                             force=force, stop=stop, progress=progress, disk_limit=_disk_limit(kwargs))
     finally:
         if in_main and previous is not None:
             signal.signal(signal.SIGINT, previous)
+
+
+def _disk_limit(kwargs: dict[str, Any]) -> float:
+    """The plan's disk limit (a fraction of each broker's disk): the planning command's own where it has one."""
+    from kassign.kafka.executor import DEFAULT_DISK_LIMIT
+
+    value = kwargs.get("disk_limit")
+    return DEFAULT_DISK_LIMIT if value is None else value
 
 
 def _duration(seconds: float) -> str:

@@ -23,8 +23,8 @@ The rule, step by step (``execute``):
    used within one poll of freeing up. Before a start, the throttle (when asked) is SET as Kafka's tool sets it
    (:mod:`kassign.replicas.execute.throttle`: lists covering everything running then on the topics this plan moves,
    rates on the brokers involved; a reassignment this plan did not start, on a topic it does not move, is left
-   alone), then AlterPartitionReassignments starts the moves. The plan file is rewritten (atomically) whenever
-   a move changes state.
+   alone), then AlterPartitionReassignments starts the moves. The plan file is rewritten (atomically) at every
+   poll.
 4. **Finish.** When no move waits or runs: the throttle is removed (DELETE, on the topics and brokers where this
    plan set it, except those of a reassignment still running that this plan did not start), a preferred leader
    election (ElectLeaders) for the moved partitions whose planned leader is not their leader, and a check that
