@@ -163,9 +163,17 @@ def _spoken(connection: BrokerConnection, api_key: int, versions: Mapping[int, t
 
 def _refused(code: int, what: str) -> None:
     if code in P.AUTHORIZATION:
-        raise KassignError(f"not authorized to {what} ({R.error_name(code)}): the principal needs the ACLs that "
+        raise NotAuthorized(f"not authorized to {what} ({R.error_name(code)}): the principal needs the ACLs that "
                            "kafka-reassign-partitions.sh needs (ALTER and DESCRIBE on the cluster, DESCRIBE_CONFIGS "
                            "and ALTER_CONFIGS on the topics)")
+
+
+class NotAuthorized(KassignError):
+    """The broker refused a call for lack of an ACL."""
+
+
+def _authorization(err: Exception) -> bool:
+    return isinstance(err, NotAuthorized)
 
 
 class Admin:
@@ -204,6 +212,8 @@ class Admin:
         raise LiveClusterError(f"cannot reach {self.cluster.bootstrap}: {last}")
 
     def _node(self, broker: int, work: Callable[[BrokerConnection, float], Any]) -> Any:
+        if broker not in self.addresses:
+            raise LiveClusterError(f"broker {broker} is not in {self.cluster.bootstrap}'s metadata (down or removed)")
         host, port = self.addresses[broker]
         return self.cluster.call(("node", broker), host, port, work)
 
@@ -600,30 +610,39 @@ class Executor:
         return chosen
 
     def _start(self, names: list[str], view_running: list[C.OngoingReassignment]) -> None:
+        """The throttle (when asked), then AlterPartitionReassignments for ``names``. A refusal while nothing of this
+        plan runs removes the throttle this run set before it goes up (nothing is left behind)."""
         state = self._state()
-        if self.throttle is not None:
-            # everything running on the topics this plan moves (as Kafka's tool counts it); a reassignment this plan
-            # did not start on a topic it does not move is left alone, throttle and all (--force)
-            ours = {self.moves[n].topic for n, rec in state["moves"].items() if rec["state"] == RUNNING} | \
-                {self.moves[n].topic for n in names}
-            running = [Running(r.topic, r.partition, tuple(r.replicas), tuple(r.adding), tuple(r.removing))
-                       for r in view_running if r.topic in ours]
-            starting = {(self.moves[n].topic, self.moves[n].partition): list(self.moves[n].target) for n in names}
-            current = {(self.moves[n].topic, self.moves[n].partition): list(self.moves[n].current) for n in names}
-            throttle = throttle_for(running, starting, current, self.throttle)
-            self.admin.alter_configs(config_changes(throttle.changes()))
-            record = state["throttle_set"]
-            record["topics"] = sorted(set(record["topics"]) | set(throttle.topics))
-            record["brokers"] = sorted(set(record["brokers"]) | set(throttle.brokers))
-            record["rate"], record["removed_at"] = self.throttle, None
+        record = state["throttle_set"]
         try:
+            if self.throttle is not None:
+                # everything running on the topics this plan moves (as Kafka's tool counts it); a reassignment this
+                # plan did not start on a topic it does not move is left alone, throttle and all (--force)
+                ours = {self.moves[n].topic for n, rec in state["moves"].items() if rec["state"] == RUNNING} | \
+                    {self.moves[n].topic for n in names}
+                running = [Running(r.topic, r.partition, tuple(r.replicas), tuple(r.adding), tuple(r.removing))
+                           for r in view_running if r.topic in ours]
+                starting = {(self.moves[n].topic, self.moves[n].partition): list(self.moves[n].target) for n in names}
+                current = {(self.moves[n].topic, self.moves[n].partition): list(self.moves[n].current) for n in names}
+                throttle = throttle_for(running, starting, current, self.throttle)
+                # recorded before it is sent: a change half made is removed like a whole one
+                record["topics"] = sorted(set(record["topics"]) | set(throttle.topics))
+                record["brokers"] = sorted(set(record["brokers"]) | set(throttle.brokers))
+                record["rate"], record["removed_at"] = self.throttle, None
+                self.admin.alter_configs(config_changes(throttle.changes()))
             answer = self.admin.alter([R.Reassignment(self.moves[n].topic, self.moves[n].partition,
                                                       list(self.moves[n].target)) for n in names])
-        except KassignError:
+        except KassignError as err:
+            if isinstance(err, LiveClusterError) and not _authorization(err):
+                raise  # not answering: the next poll tries again
             if not any(rec["state"] == RUNNING for rec in state["moves"].values()):
-                record = state["throttle_set"]
                 if record["topics"] or record["brokers"]:  # nothing of this plan runs: leave nothing behind
-                    remove_throttle(self.admin, self.plan, record)
+                    try:
+                        remove_throttle(self.admin, self.plan, record)
+                    except KassignError:
+                        pass  # what could not be set cannot be deleted either; the rest was
+                    record["topics"], record["brokers"] = [], []
+                    record["removed_at"] = _now()
                 self.plan.save()
             raise
         errors = {f"{r.topic}-{r.partition}": r for r in answer.results if r.error}
