@@ -10,7 +10,8 @@ captured DescribeLogDirs), the reassignments running, the topic and broker confi
   unknown topics and brokers get the captured per-partition errors (3, 39) with their messages.
 - ListPartitionReassignments lists the running ones (replicas: the target, then those being removed).
 - IncrementalAlterConfigs SETs and DELETEs configs; DescribeConfigs answers them (only those set, as Kafka lists
-  the throttle configs). ``deny`` = {api keys} makes those answer an authorization error instead.
+  the throttle configs). ``deny`` = {api keys} makes those answer an authorization error instead (``"44:broker"``:
+  IncrementalAlterConfigs of broker resources only).
 - ElectLeaders moves leadership to the first replica (84 ELECTION_NOT_NEEDED where it already leads).
 - Metadata, DescribeLogDirs and DescribeCluster are built from the state.
 - ``down = True``: every connection is closed at its first request (the cluster unreachable) until set back.
@@ -217,7 +218,7 @@ class ReassigningCluster:
         resources, validate = R.decode_incremental_alter_configs_request(FlexReader(body, version >= 1), version)
         results = []
         for res in resources:
-            if 44 in self.deny:
+            if 44 in self.deny or ("44:broker" in self.deny and res.resource_type == R.BROKER):
                 code = AUTH["topic"] if res.resource_type == R.TOPIC else AUTH["cluster"]
                 results.append(R.ResourceResult(code, "Authorization failed.", res.resource_type, res.name))
                 continue

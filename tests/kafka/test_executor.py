@@ -387,3 +387,15 @@ def test_disk_limit_no_order_can_keep_is_one_line_before_anything_changes(tmp_pa
         with pytest.raises(KassignError, match=r"^no order of the moves keeps broker 3 within its disk limit"):
             E.execute(path, cluster.bootstrap, disk_limit=(used + 1000) / total, throttle=1000, poll_s=0.01)
         assert not [r for r in requests(cluster) if r[0] in WRITES]
+
+
+def test_throttle_half_set_is_removed_when_the_brokers_refuse(tmp_path):
+    path = write_plan(tmp_path)
+    with ReassigningCluster(deny={"44:broker"}) as cluster:
+        with pytest.raises(KassignError, match=r"^not authorized to change the configs of broker 1"):
+            E.execute(path, cluster.bootstrap, throttle=1000, poll_s=0.01)
+        topic_sets = [body for k, _, body in requests(cluster, 44)]
+        assert len(topic_sets) >= 2 and not requests(cluster, 45)
+        assert cluster.configs[(R.TOPIC, "kc-move")] == {}  # set, then removed
+    state = json.loads(path.read_text())[E.STATE_KEY]
+    assert state["throttle_set"]["topics"] == [] and state["throttle_set"]["removed_at"]
