@@ -14,7 +14,8 @@ captured DescribeLogDirs), the reassignments running, the topic and broker confi
   IncrementalAlterConfigs of broker resources only).
 - ElectLeaders moves leadership to the first replica (84 ELECTION_NOT_NEEDED where it already leads).
 - Metadata, DescribeLogDirs and DescribeCluster are built from the state.
-- ``down = True``: every connection is closed at its first request (the cluster unreachable) until set back.
+- ``down = True``: every connection is closed at its first request (the cluster unreachable) until set back;
+  ``down_brokers``: the same for those brokers alone (killed).
 
 Where the answer built is the captured one (the same request in the same state: starting the three captured moves,
 listing them while they run, setting and clearing the captured throttle, ...), the captured bytes are served and the
@@ -80,10 +81,11 @@ class ReassigningCluster:
         self.meta = dataclasses.replace(self.meta, brokers=[dataclasses.replace(b, port=ports[b.node_id])
                                                             for b in self.meta.brokers])
         self.down = False  # True: every request's connection is closed, as a cluster that is unreachable
+        self.down_brokers: set[int] = set()  # those brokers' connections closed, as brokers killed
         for node, broker in self.brokers.items():
             answers = {3: self._metadata, 46: self._list, 45: self._alter, 44: self._configs_set,
                        32: self._configs_get, 43: self._elect, 35: self._log_dirs(node), 60: self._cluster}
-            broker.answers.update({key: self._unless_down(handler) for key, handler in answers.items()})
+            broker.answers.update({key: self._unless_down(handler, node) for key, handler in answers.items()})
         for key, target in (running or {}).items():
             self._start(key, target)
 
@@ -98,9 +100,9 @@ class ReassigningCluster:
         self.stop()
 
     # -- helpers
-    def _unless_down(self, handler):
+    def _unless_down(self, handler, node: int):
         def answer(version: int, body: bytes) -> bytes | None:
-            return None if self.down else handler(version, body)
+            return None if self.down or node in self.down_brokers else handler(version, body)
         return answer
 
     def _served(self, name: str, built: bytes, version: int, request: bytes | None = None) -> bytes:

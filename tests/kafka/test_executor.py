@@ -399,3 +399,18 @@ def test_throttle_half_set_is_removed_when_the_brokers_refuse(tmp_path):
         assert cluster.configs[(R.TOPIC, "kc-move")] == {}  # set, then removed
     state = json.loads(path.read_text())[E.STATE_KEY]
     assert state["throttle_set"]["topics"] == [] and state["throttle_set"]["removed_at"]
+
+
+def test_destination_broker_killed_and_restarted_mid_move(tmp_path):
+    path = write_plan(tmp_path, {("kc-move", 0): [3, 2]})
+    with ReassigningCluster(polls=6) as cluster:
+        def kill(progress):
+            if progress.running and not kill.done:
+                kill.done = True
+                cluster.down_brokers.add(3)
+                threading.Timer(2.0, cluster.down_brokers.clear).start()
+
+        kill.done = False
+        record = E.execute(path, cluster.bootstrap, poll_s=0.05, timeout=1, progress=kill)
+    assert record["runs"][-1]["ended"] == "finished" and record["moves"]["kc-move-0"]["state"] == "done"
+    assert record["in_sync"] == {"checked": 1, "not_in_sync": []}
