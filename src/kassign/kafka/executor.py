@@ -554,7 +554,8 @@ class Executor:
             key = (topic, int(p))
             now = view.replicas.get(key)
             ours = view.running.get(key)
-            if rec["state"] in (RUNNING, WAITING, CANCELLED, FAILED) or (rec["state"] == SKIPPED and name not in skipped):
+            again = rec["state"] == SKIPPED and name not in skipped  # the reassignment it waited for is over
+            if rec["state"] in (RUNNING, WAITING, CANCELLED, FAILED) or again:
                 if ours is not None and _target_of(ours) == rec["to"]:
                     rec["state"] = RUNNING
                 elif now == rec["to"]:
@@ -650,7 +651,8 @@ class Executor:
             rec = state["moves"][name]
             if name in errors:
                 r = errors[name]
-                rec["state"], rec["error"] = FAILED, f"{R.error_name(r.error)}" + (f": {r.message}" if r.message else "")
+                rec["state"] = FAILED
+                rec["error"] = R.error_name(r.error) + (f": {r.message}" if r.message else "")
                 self._say(f"{name}: not started: {rec['error']}")
                 continue
             rec["state"], rec["started_at"] = RUNNING, _now()

@@ -21,8 +21,9 @@ already above it may stay there, never go higher: its limit is then its bytes no
    batch carries a similar share of the bytes and of each broker's moves;
 4. where disk is tight, a batch first takes the moves that free space on a broker whose remaining incoming moves
    do not all fit yet, and a move that does not fit waits for a later batch. If no remaining move fits at all, the
-   moves (up to 12 of them) are searched exhaustively for an order, one at a time; failing that, the plan cannot be
-   carried out within the limits: one line naming the broker and the move that would take it over.
+   moves are ordered one at a time instead: up to 12 moves, every order is searched; more, the smallest move that
+   fits goes next. Where that finds no order, one line names the broker and the move that would take it over
+   (for up to 12 moves: no order exists).
 
 Worked example: concurrency 1, brokers 1 and 2 with a 100-byte limit, broker 1 holding 90 bytes; move a (60 bytes)
 takes t-0 [2] -> [1], move b (50 bytes) takes t-1 [1] -> [2]. a alone would put broker 1 at 150; b first frees
@@ -143,10 +144,13 @@ def plan_batches(moves: Iterable[Move], concurrency: int = 5, disks: Mapping[int
     preferred = _deal(work, concurrency, max(least, 1))
     batches = _build(work, preferred, concurrency, used, limit)
     searched = False
-    if batches is None:
-        order = _search(work, used, limit) if len(work) <= EXHAUSTIVE_UP_TO else None
+    if batches is None:  # one move at a time: every order where there are few, else the smallest that fits first
+        exhaustive = len(work) <= EXHAUSTIVE_UP_TO
+        order = _search(work, used, limit) if exhaustive else None
         if order is None:
-            raise KassignError(_stuck_line(work, used, limit, concurrency))
+            order, left, state = _sequential(work, used, limit)
+            if left:
+                raise KassignError(_stuck_line(left, state, limit, exhaustive))
         batches, searched = [[m] for m in order], True
     if free:
         if batches:
@@ -291,13 +295,15 @@ def _search(work: list[Move], used: dict[int, int], limit: dict[int, int | None]
     return None if order is None else [work[i] for i in order]
 
 
-def _stuck_line(work: list[Move], used: dict[int, int], limit: dict[int, int | None], concurrency: int) -> str:
-    """The one line for a plan no order carries out within the disk limits: the broker that blocks the smallest
-    move once every move that fits has been done (the greedy order's end state)."""
+def _sequential(work: list[Move], used: dict[int, int], limit: dict[int, int | None]) -> tuple[list[Move], list[Move],
+                                                                                             dict[int, int]]:
+    """One move at a time, smallest first, each that fits as soon as it fits, until none does: (the order, the moves
+    left, the disks then)."""
     state = dict(used)
-    waiting = sorted(work, key=lambda m: m.size)
+    waiting = sorted(work, key=lambda m: (m.size, m.topic, m.partition))
+    order: list[Move] = []
     progress = True
-    while progress:
+    while progress and waiting:
         progress = False
         for m in list(waiting):
             if all(limit.get(b) is None or state.get(b, 0) + m.size <= limit[b] for b in m.adding):  # type: ignore
@@ -306,13 +312,23 @@ def _stuck_line(work: list[Move], used: dict[int, int], limit: dict[int, int | N
                 for b in m.removing:
                     state[b] = state.get(b, 0) - m.size
                 waiting.remove(m)
+                order.append(m)
                 progress = True
-    m = waiting[0] if waiting else min(work, key=lambda m: m.size)
-    broker = next(b for b in m.adding if limit.get(b) is not None and state.get(b, 0) + m.size > limit[b])  # type: ignore
-    how = "no order of the moves" if len(work) <= EXHAUSTIVE_UP_TO else "kassign finds no order of the moves that"
-    return (f"{how} keeps broker {broker} within its disk limit ({limit[broker]:,} bytes): moving {m.name} "
-            f"({m.size:,} bytes) onto it needs {state.get(broker, 0) + m.size - limit[broker]:,} bytes more "  # type: ignore
-            "than it has once every move that frees space there is done; raise the limit or plan fewer moves onto it")
+    return order, waiting, state
+
+
+def _stuck_line(waiting: list[Move], state: dict[int, int], limit: dict[int, int | None], searched: bool) -> str:
+    """The one line for a plan no order carries out within the disk limits: the broker that blocks the smallest
+    move left once every move that fits has been done (one at a time, smallest first)."""
+    m = waiting[0]
+    broker = next(b for b in m.adding if limit.get(b) is not None
+                  and state.get(b, 0) + m.size > limit[b])  # type: ignore[operator]
+    cap = limit[broker]
+    assert cap is not None
+    how = "no order of the moves" if searched else "kassign finds no order of the moves that"
+    return (f"{how} keeps broker {broker} within its disk limit ({cap:,} bytes): moving {m.name} "
+            f"({m.size:,} bytes) onto it needs {state.get(broker, 0) + m.size - cap:,} bytes more than it has once "
+            "every move that frees space there is done; raise the limit or plan fewer moves onto it")
 
 
 def _peaks(batches: list[list[Move]], used: dict[int, int], limit: dict[int, int | None]) -> dict[int, int]:
