@@ -23,8 +23,8 @@ The rule, step by step (``execute``):
    used within one poll of freeing up. Before a start, the throttle (when asked) is SET as Kafka's tool sets it
    (:mod:`kassign.replicas.execute.throttle`: lists covering everything running then on the topics this plan moves,
    rates on the brokers involved; a reassignment this plan did not start, on a topic it does not move, is left
-   alone), then AlterPartitionReassignments starts the moves. The plan file is rewritten (atomically) at every
-   poll.
+   alone), then AlterPartitionReassignments starts the moves. The plan file is rewritten (atomically) whenever a
+   move changes state.
 4. **Finish.** When no move waits or runs: the throttle is removed (DELETE, on the topics and brokers where this
    plan set it, except those of a reassignment still running that this plan did not start), a preferred leader
    election (ElectLeaders) for the moved partitions whose planned leader is not their leader, and a check that
@@ -473,6 +473,7 @@ class Executor:
         self.admin, self.plan = admin, plan
         self.patience_s = patience_s
         self.halted = False
+        self.dirty = False
         self.concurrency, self.throttle, self.force = concurrency, throttle, force
         self.disk_limit, self.poll_s = disk_limit, poll_s
         self.progress = progress
@@ -659,6 +660,7 @@ class Executor:
             for b in self.moves[name].adding:
                 if b in self.accounted:
                     self.accounted[b] += self.moves[name].size
+        self.dirty = True
         started = [n for n in names if n not in errors]
         if started:
             self._say(f"started {len(started)} move(s): {', '.join(started[:6])}{' ...' if len(started) > 6 else ''}")
@@ -676,6 +678,7 @@ class Executor:
             return False
         view = _view(self.admin, self.plan) if gone else None
         halted = False
+        self.dirty = True
         for name in gone + replaced:
             m, rec = self.moves[name], state["moves"][name]
             now = view.replicas.get((m.topic, m.partition)) if view else None
@@ -753,8 +756,10 @@ class Executor:
         if chosen:
             self._start(chosen, listed)
         self._measure()
-        state["updated_at"] = _now()
-        self.plan.save()
+        if self.dirty:  # a move changed state (a 10,000-move state is a few MB: not rewritten at every poll)
+            state["updated_at"] = _now()
+            self.plan.save()
+            self.dirty = False
         self._report()
         recs = state["moves"].values()
         if not any(rec["state"] in (RUNNING, WAITING) for rec in recs):
