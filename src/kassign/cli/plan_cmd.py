@@ -291,3 +291,10 @@ def _print_summary(summary: dict, kafka: dict, files: dict, seed: int) -> None:
     print_table("what moves", ["", "kassign plan", "Kafka --generate"], [list(m) for m in metrics], notes=notes)
     if not files:
         console().print("note: no --out given, nothing written (dry run)")
+
+
+# Carrying a plan out: --execute, --verify PLAN, --cancel PLAN, --throttle, --concurrency, --force (kept apart, in
+# kassign.cli.plan_execute, so that planning options and execution options change independently).
+from kassign.cli.plan_execute import execution_options  # noqa: E402
+
+command = execution_options(command)

@@ -37,6 +37,7 @@ API_LIST_GROUPS, API_CONSUMER_GROUP_DESCRIBE, API_SHARE_GROUP_DESCRIBE = 16, 69,
 API_STREAMS_GROUP_DESCRIBE, API_DESCRIBE_SHARE_GROUP_OFFSETS = 89, 90
 API_DESCRIBE_CONFIGS, API_DESCRIBE_LOG_DIRS, API_DESCRIBE_CLUSTER = 32, 35, 60
 API_LIST_PARTITION_REASSIGNMENTS = 46
+API_ELECT_LEADERS, API_INCREMENTAL_ALTER_CONFIGS, API_ALTER_PARTITION_REASSIGNMENTS = 43, 44, 45
 API_NAMES = {API_FETCH: "Fetch", API_LIST_OFFSETS: "ListOffsets", API_METADATA: "Metadata",
              API_OFFSET_FETCH: "OffsetFetch", API_FIND_COORDINATOR: "FindCoordinator", API_DESCRIBE_GROUPS: "DescribeGroups",
              API_SASL_HANDSHAKE: "SaslHandshake", API_API_VERSIONS: "ApiVersions",
@@ -45,7 +46,9 @@ API_NAMES = {API_FETCH: "Fetch", API_LIST_OFFSETS: "ListOffsets", API_METADATA: 
              API_STREAMS_GROUP_DESCRIBE: "StreamsGroupDescribe",
              API_DESCRIBE_SHARE_GROUP_OFFSETS: "DescribeShareGroupOffsets", API_DESCRIBE_CONFIGS: "DescribeConfigs",
              API_DESCRIBE_LOG_DIRS: "DescribeLogDirs", API_DESCRIBE_CLUSTER: "DescribeCluster",
-             API_LIST_PARTITION_REASSIGNMENTS: "ListPartitionReassignments"}
+             API_LIST_PARTITION_REASSIGNMENTS: "ListPartitionReassignments", API_ELECT_LEADERS: "ElectLeaders",
+             API_INCREMENTAL_ALTER_CONFIGS: "IncrementalAlterConfigs",
+             API_ALTER_PARTITION_REASSIGNMENTS: "AlterPartitionReassignments"}
 MAX_RESPONSE = 1 << 30  # a bigger "size" is not a Kafka response (HTTP's "HTTP" reads as 1.2e9)
 _SIZE = struct.Struct(">i")
 _correlation = itertools.count(1)

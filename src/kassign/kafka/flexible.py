@@ -53,6 +53,9 @@ FLEXIBLE_FROM = {
     32: 4,   # DescribeConfigs
     35: 2,   # DescribeLogDirs
     36: 2,   # SaslAuthenticate
+    43: 2,   # ElectLeaders
+    44: 1,   # IncrementalAlterConfigs
+    45: 0,   # AlterPartitionReassignments
     46: 0,   # ListPartitionReassignments
     60: 0,   # DescribeCluster
     69: 0,   # ConsumerGroupDescribe
