@@ -78,6 +78,10 @@ import numpy as np
 from kassign.core.limits import is_whole_number
 from kassign.replicas.plan._bytes import balance_bytes
 from kassign.replicas.plan._describe import parse_describe
+from kassign.replicas.plan._goals import GOALS, build_context, cheap_bound, check_fraction, holding, means, measure
+from kassign.replicas.plan._goals import inputs as goal_inputs
+from kassign.replicas.plan._goals import row as goal_row
+from kassign.replicas.plan._lexi import fits, solve_goals
 from kassign.replicas.plan._exact import Instance, improve, limit_for, moved_bound, over, unreachable_reason
 from kassign.replicas.plan._document import document, kafka_generate, order_replicas, split_batches
 from kassign.replicas.plan._model import PlanError, Problem, build_problem
@@ -88,7 +92,7 @@ from kassign.replicas.plan._solve import ReplicaStage, layout, solve_leaders, so
 __all__ = ["PlanError", "ReassignmentPlan", "human_bytes", "kafka_generate_document", "parse_describe",
            "plan_reassignment"]
 
-OPTIONS = ("max_moves", "exclude", "batches", "tolerance")
+OPTIONS = ("max_moves", "exclude", "batches")
 
 
 class ReassignmentPlan(dict):
@@ -116,7 +120,9 @@ def _whole(value: Any, name: str, least: int) -> int:
     return int(value)
 
 
-def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **options: Any) -> ReassignmentPlan:
+def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: Any = None, capacity: Any = None,
+                      goals: Any = None, disk: Any = None, disk_limit: float = 0.8, tolerance: float = 0.05,
+                      **options: Any) -> ReassignmentPlan:
     """Plan a reassignment (see the module docstring for the objectives and why they hold).
 
     ``current``: kafka-reassign-partitions.sh's JSON (dict or text): ``{"version": 1,
@@ -125,9 +131,19 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
     (``{(topic, partition): bytes}``, ``{topic: [bytes, ...]}`` or a table with topic, partition,
     bytes such as the pipeline's partition_load); turns on byte balancing.
 
+    Goals (``_goals``, ``_lexi``): ``rates`` (``{topic: {partition: bytes in per second}}``, the
+    forms ``sizes`` takes), ``capacity`` (``{"default": {...}, "brokers": {"ID": {...}}}`` with any of
+    ``disk_bytes``, ``network_in_bytes_per_s``, ``network_out_bytes_per_s``, ``max_replicas``), ``disk``
+    (per broker as its log dirs report it: ``{id: {"total_bytes": T, "usable_bytes": U}}``, or ``{id:
+    T}``; a capacity's ``disk_bytes`` overrides ``T``), ``goals`` (goal names, in order; default every goal
+    in force, in the table's order), ``disk_limit`` (the fraction of a broker's disk it may fill, in (0,
+    1]). Given any of ``rates``, ``capacity``, ``goals`` or ``disk``, the plan optimises the goals in
+    order; without them it is exactly the plan of the objectives above. Either way ``summary["goals"]``
+    measures every goal in force before and after.
+
     Options: ``max_moves`` (at most this many replica moves), ``exclude`` (broker ids to drain),
-    ``batches`` (split into this many steps), ``tolerance`` (bytes: largest broker at most
-    this fraction above the mean, default 0.05).
+    ``batches`` (split into this many steps); ``tolerance`` (bytes, and bytes in: largest broker at
+    most this fraction above the mean, default 0.05).
 
     Returns the proposed document (a ``ReassignmentPlan``, a dict) listing every partition of
     ``current`` with its replication factor ([reassignment documents](formats.md#reassignment-documents)); its
@@ -141,21 +157,39 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
     if max_moves is not None:
         max_moves = _whole(max_moves, "max_moves", 0)
     batches = _whole(options.get("batches", 1), "batches", 1)
-    tolerance = options.get("tolerance", 0.05)
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 10:
         raise PlanError(f"tolerance must be a fraction >= 0 such as 0.05, got {tolerance!r}")
     exclude = options.get("exclude") or ()
     if is_whole_number(exclude):
         exclude = [int(exclude)]
+    disk_limit = check_fraction(disk_limit, "disk_limit")
     problem = build_problem(current, brokers, exclude, sizes)
     lay = layout(problem)
     stage = ReplicaStage(problem, lay)
+    ctx = build_context(problem, lay, stage.cap, stage.low, rates=rates, capacity=capacity, disk=disk, goals=goals,
+                        disk_limit=disk_limit, tolerance=float(tolerance))
+    with_goals = any(x is not None for x in (rates, capacity, goals, disk))
+    window = stage.window()  # raises when the racks cannot hold some replication factor
     info: dict[str, Any] = {}
-    if problem.sizes is None:
-        assign, info = solve_replicas(stage, max_moves)
+    outcome = None
+    if with_goals and fits(ctx):
+        outcome = solve_goals(ctx, max_moves)
+        h = outcome.plan.h
+        assign = np.full((problem.num_partitions, problem.current.shape[1]), -1, np.int64)
+        rows, cols = np.nonzero(h)
+        slot = np.arange(len(rows)) - (np.cumsum(np.bincount(rows, minlength=len(h))) - h.sum(axis=1))[rows]
+        assign[rows, slot] = cols
+        leaders = outcome.plan.leaders
+        counts = h.sum(axis=0)
+        leader_counts = np.bincount(leaders, minlength=len(problem.targets))
+        info = {"window": [int(counts.min()), int(counts.max())]}
+        leader_info = {"window": [int(leader_counts.min()), int(leader_counts.max())]}
     else:
-        assign, info = _bytes_plan(problem, stage, max_moves, float(tolerance))
-    leaders, leader_info = solve_leaders(assign, stage.pref[:, 0], len(problem.targets))
+        if problem.sizes is None:
+            assign, info = solve_replicas(stage, max_moves)
+        else:
+            assign, info = _bytes_plan(problem, stage, max_moves, float(tolerance))
+        leaders, leader_info = solve_leaders(assign, stage.pref[:, 0], len(problem.targets))
     targets = problem.targets
     final_ids = np.where(assign >= 0, targets[np.maximum(assign, 0)], -1)
     leader_ids = targets[leaders]
@@ -173,10 +207,44 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
         summary["moves_for_optimal_window"] = info["optimal_moves"]
     if max_moves is not None:
         summary["max_moves"] = max_moves
-    if problem.sizes is not None:
+    if problem.sizes is not None and outcome is None:
         summary.update({k: v for k, v in info.items() if k.startswith("bytes_") or k == "tolerance"})
+    _goal_rows(summary, ctx, assign, leaders, outcome, info, window, with_goals)
+    summary["inputs"] = goal_inputs(ctx, disk)
+    summary["notes"] += ctx.notes
     plan.summary = summary
     return plan
+
+
+def _goal_rows(summary: dict, ctx: Any, assign: np.ndarray, leaders: np.ndarray, outcome: Any, info: dict,
+               window: tuple[int, int], with_goals: bool) -> None:
+    """``summary["goals"]``: each goal in force, before and after, with its proven bound (``_goals``)."""
+    h = holding(ctx, assign)
+    rows = []
+    for goal in ctx.goals:
+        before = measure(ctx, goal, ctx.held, ctx.leader_now)
+        after = measure(ctx, goal, h, leaders)
+        if outcome is not None:
+            bound = outcome.bounds.get(goal)
+        else:
+            bound = cheap_bound(ctx, goal)
+            if goal == "replicas":  # exact: the count window of every valid plan (_bounds)
+                bound = float(window[1] - window[0])
+            elif goal == "disk" and info.get("bytes_least_max") is not None:
+                bound = info["bytes_least_max"] / means(ctx)["disk"]
+        if bound is not None and bound > after:  # a counting bound can only be as good as a plan
+            bound = after
+        rows.append(goal_row(ctx, goal, before, after, bound))
+        if GOALS[goal] == "hard" and after > 1 + 1e-9:
+            raise PlanError(f"{goal} is not met by the plan the fast stages found ({after:.3f} of the limit), and the "
+                            f"input ({ctx.problem.num_partitions} partitions x {ctx.n} brokers) is too large for the "
+                            "exact goal stage; not proven impossible")
+    summary["goals"] = rows
+    if outcome is not None:
+        summary["goals_solver"] = outcome.solver
+        summary["goals_optimal"] = dict(outcome.optimal)
+    else:
+        summary["goals_solver"] = "flow" if ctx.sizes is None else "flow+bytes"
 
 
 def _bytes_plan(problem: Problem, stage: ReplicaStage, max_moves: int | None,
