@@ -374,7 +374,7 @@ def _keep(prog: Program, goal: str, value: float, plan: Plan) -> None:
     before = prog.columns
     cost = build(prog)  # its rows and columns stay; the objective becomes a row
     idx = np.flatnonzero(cost)
-    prog.add(np.zeros(len(idx), np.int64), idx, cost[idx], np.array([-np.inf]), np.array([value + 1e-6]))
+    prog.add(np.zeros(len(idx), np.int64), idx, cost[idx], np.array([-np.inf]), np.array([value + 0.5]))
     assert prog.columns > before
     prog.checks.append(lambda pl: measure(ctx, goal, pl.h, pl.leaders) <= value + 1e-9)
 
