@@ -318,7 +318,7 @@ def _print_summary(summary: dict, kafka: dict, files: dict, seed: int) -> None:
                         kafka["bytes_max_over_mean_after"]))
     notes = [f"replica spread now {summary['replica_spread_before']}, leader spread now "
              f"{summary['leader_spread_before']} (over the target brokers)"]
-    if sized:
+    if sized and "bytes_limit" in summary:
         limit = summary.get("bytes_limit")
         reached = summary.get("bytes_within_tolerance")
         bound = summary.get("bytes_moved_bound")

@@ -388,14 +388,15 @@ def is_met(ctx: Context, goal: str, after: float, bound: float | None) -> bool:
 
 
 def row(ctx: Context, goal: str, before: float, after: float, bound: float | None) -> dict[str, Any]:
-    def r(x: float | None) -> float | int | None:
-        if x is None:
+    def r(x: float | None, down: bool = False) -> float | int | None:
+        if x is None or not math.isfinite(x):
             return None
         if goal in SPREAD:
             return int(round(x))
-        return round(x, 6) if math.isfinite(x) else None
+        # six decimals; a bound rounded down, so that it stays a bound
+        return math.floor(x * 1e6 + 1e-9) / 1e6 if down else round(x, 6)
     return {"name": goal, "kind": GOALS[goal], "met": bool(is_met(ctx, goal, after, bound)), "before": r(before),
-            "after": r(after), "bound": r(bound)}
+            "after": r(after), "bound": r(bound, down=True)}
 
 
 def cheap_bound(ctx: Context, goal: str) -> float | None:

@@ -67,7 +67,8 @@ from kassign.replicas.plan._model import PlanError
 @dataclass
 class Settings:
     variables: int = 60_000  # largest program (2 x partitions x brokers binaries)
-    nodes: int = 2_000  # branch-and-bound nodes per stage
+    nodes: int = 500  # branch-and-bound nodes per stage
+    bound_nodes: int = 60  # nodes of a program run for its bound alone (the root's cuts do most of it)
     seconds: float = 2.0  # wall clock per stage (a safety net; node limits keep answers repeatable)
     total: float = 20.0  # wall clock for all stages of one plan
 
@@ -449,9 +450,11 @@ def solve_goals(ctx: Context, budget: int | None) -> Outcome:
     for goal in ctx.hard:
         add_hard(base, goal)
     for goal in ctx.hard:
-        out.bounds[goal] = _hard_bound(base, goal, left())
+        out.bounds[goal] = _hard_bound(base, goal, left(), SETTINGS.bound_nodes)
         out.optimal[goal] = True  # a constraint: met by construction
     for i, goal in enumerate(ctx.soft):
+        if goal in RATIO:  # integer programs of this kind are slow to find plans: a descent first
+            best = descend(prog, goal, best, deadline)
         build, to_unit = _minmax(prog, goal)
         stage = prog.solve(build, SETTINGS.nodes, left())
         now = measure(ctx, goal, best.h, best.leaders)
@@ -463,7 +466,7 @@ def solve_goals(ctx: Context, budget: int | None) -> Outcome:
         if i == 0:  # nothing kept yet: the stage's own proof holds over every valid plan
             out.bounds[goal] = lower
         else:  # a program over the hard goals alone
-            free = base.solve(build, SETTINGS.nodes, left())
+            free = base.solve(build, SETTINGS.bound_nodes, left())
             out.bounds[goal] = to_unit(free.dual) if free.dual is not None else None
         _keep(prog, goal, now, best)
     for name in ("moves", "bytes moved", "leader changes"):
@@ -480,7 +483,87 @@ def solve_goals(ctx: Context, budget: int | None) -> Outcome:
     return out
 
 
-def _hard_bound(prog: Program, goal: str, seconds: float) -> float | None:
+def descend(prog: Program, goal: str, plan: Plan, deadline: float) -> Plan:
+    """Lower a ratio goal's largest broker by single steps that keep every constraint of the program (its
+    checks): move a replica off the largest broker, hand a leadership to another replica, or swap two
+    replicas; each step lowers (largest, brokers at it, sum of squares), so the descent ends. A heuristic:
+    it gives the stage's program a plan to beat, it proves nothing."""
+    ctx = prog.ctx
+    w, _ = _weights(ctx, goal)
+    key = _KEY[goal]
+
+    def score(pl: Plan) -> tuple[int, int, float]:
+        v = loads(ctx, pl.h, pl.leaders)[key]
+        top = int(v.max())
+        return top, int((v == top).sum()), float((v.astype(np.float64) ** 2).sum())
+
+    def ok(pl: Plan) -> bool:
+        return all(check(pl) for check in prog.checks)
+
+    best, current = plan, score(plan)
+    for _ in range(4 * ctx.problem.num_partitions + 20):
+        if time.monotonic() > deadline:
+            break
+        v = loads(ctx, best.h, best.leaders)[key]
+        heavy = int(np.argmax(v))
+        light = np.argsort(v, kind="stable")
+        if key == "leader_in":
+            mine = np.flatnonzero(best.leaders == heavy)
+        else:
+            mine = np.flatnonzero(best.h[:, heavy])
+        mine = mine[np.argsort(-w[mine], kind="stable")]
+        found = None
+        for p in mine:
+            if w[p] == 0:
+                break
+            for b in light:
+                if b == heavy:
+                    continue
+                h = best.h.copy()
+                leaders = best.leaders.copy()
+                if h[p, b]:  # b holds p already: hand it the leadership (leader goals only)
+                    if key != "leader_in":
+                        continue
+                    leaders[p] = b
+                else:
+                    h[p, heavy], h[p, b] = False, True
+                    if leaders[p] == heavy:
+                        leaders[p] = b
+                cand = Plan(h, leaders)
+                sc = score(cand)
+                if sc < current and ok(cand):
+                    found = (cand, sc)
+                    break
+            if found:
+                break
+        if found is None and key != "leader_in":  # swaps: p off the heavy broker, q back from a light one
+            for p in mine[:8]:
+                for b in light[:4]:
+                    if b == heavy or best.h[p, b]:
+                        continue
+                    others = np.flatnonzero(best.h[:, b] & ~best.h[:, heavy] & (w < w[p]))
+                    for q in others[np.argsort(w[others], kind="stable")][:8]:
+                        h = best.h.copy()
+                        leaders = best.leaders.copy()
+                        h[p, heavy], h[p, b], h[q, b], h[q, heavy] = False, True, False, True
+                        leaders[p] = b if leaders[p] == heavy else leaders[p]
+                        leaders[q] = heavy if leaders[q] == b else leaders[q]
+                        cand = Plan(h, leaders)
+                        sc = score(cand)
+                        if sc < current and ok(cand):
+                            found = (cand, sc)
+                            break
+                    if found:
+                        break
+                if found:
+                    break
+        if found is None:
+            break
+        best, current = found
+    return best
+
+
+def _hard_bound(prog: Program, goal: str, seconds: float, nodes: int) -> float | None:
     """The least largest use / limit over the plans meeting the hard goals (a lower bound where cut short)."""
     ctx = prog.ctx
     if goal == "rack":
@@ -505,7 +588,7 @@ def _hard_bound(prog: Program, goal: str, seconds: float) -> float | None:
         cost[r] = 1.0
         return cost
 
-    stage = prog.solve(build, SETTINGS.nodes, seconds)
+    stage = prog.solve(build, nodes, seconds)
     if stage.dual is None:
         return None
     # The optimum is some broker's whole use over its limit, and at least the dual bound d: at least
