@@ -267,7 +267,8 @@ def _print_goals(summary: dict) -> None:
     optimal = summary.get("goals_optimal", {})
     rows = [[row["name"], row["kind"], _goal_figure(row, row["before"]), _goal_figure(row, row["after"]),
              _goal_figure(row, row["bound"]), "yes" if row["met"] else "NO",
-             "yes" if optimal.get(row["name"]) else "-"] for row in summary["goals"]]
+             "limit kept" if row["kind"] == "hard" else "yes" if optimal.get(row["name"]) else "-"]
+            for row in summary["goals"]]
     notes = []
     tail = [k for k in ("fewest moves", "fewest bytes moved", "fewest leader changes") if k in optimal]
     if tail:

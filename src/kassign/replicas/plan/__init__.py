@@ -224,8 +224,11 @@ def _goal_rows(summary: dict, ctx: Any, assign: np.ndarray, leaders: np.ndarray,
     for goal in ctx.goals:
         before = measure(ctx, goal, ctx.held, ctx.leader_now)
         after = measure(ctx, goal, h, leaders)
-        if outcome is not None:
+        if outcome is not None:  # the program's bound, or counting's where that is better
             bound = outcome.bounds.get(goal)
+            floor = cheap_bound(ctx, goal)
+            if floor is not None and (bound is None or floor > bound):
+                bound = floor
         else:
             bound = cheap_bound(ctx, goal)
             if goal == "replicas":  # exact: the count window of every valid plan (_bounds)
