@@ -78,7 +78,7 @@ import numpy as np
 from kassign.core.limits import is_whole_number
 from kassign.replicas.plan._bytes import balance_bytes
 from kassign.replicas.plan._describe import parse_describe
-from kassign.replicas.plan._goals import GOALS, build_context, cheap_bound, check_fraction, holding, means, measure
+from kassign.replicas.plan._goals import GOALS, build_context, cheap_bound, check_fraction, means, measure
 from kassign.replicas.plan._goals import inputs as goal_inputs
 from kassign.replicas.plan._goals import row as goal_row
 from kassign.replicas.plan._lexi import fits, solve_goals
@@ -219,11 +219,10 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
 def _goal_rows(summary: dict, ctx: Any, assign: np.ndarray, leaders: np.ndarray, outcome: Any, info: dict,
                window: tuple[int, int], with_goals: bool) -> None:
     """``summary["goals"]``: each goal in force, before and after, with its proven bound (``_goals``)."""
-    h = holding(ctx, assign)
     rows = []
     for goal in ctx.goals:
-        before = measure(ctx, goal, ctx.held, ctx.leader_now)
-        after = measure(ctx, goal, h, leaders)
+        before = measure(ctx, goal, ctx.now, ctx.leader_now)
+        after = measure(ctx, goal, assign, leaders)
         if outcome is not None:  # the program's bound, or counting's where that is better
             bound = outcome.bounds.get(goal)
             floor = cheap_bound(ctx, goal)

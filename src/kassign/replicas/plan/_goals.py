@@ -194,9 +194,17 @@ class Context:
     net_in: np.ndarray
     net_out: np.ndarray
     goals: list[str] = field(default_factory=list)  # in force, in order
-    held: np.ndarray | None = None  # bool[P, n]: holds now
+    now: np.ndarray | None = None  # int64[P, W]: current replicas as target indexes (-1: none or not a target)
     leader_now: np.ndarray | None = None  # int64[P]: target index of the current leader, -1
     notes: list[str] = field(default_factory=list)
+    _held: np.ndarray | None = None
+
+    @property
+    def held(self) -> np.ndarray:
+        """bool[P, n]: which target brokers hold each partition now (built on first use: the programs')."""
+        if self._held is None:
+            self._held = holding(self, self.now)
+        return self._held
 
     @property
     def hard(self) -> list[str]:
@@ -221,15 +229,12 @@ def build_context(problem: Problem, layout: Any, cap: np.ndarray, low: np.ndarra
             problem.notes.append(f"{missing} partition(s) have no rate and count as 0 bytes/s")
     P = problem.num_partitions
     pref = problem.target_index()
-    held = np.zeros((P, n), bool)
-    rows, cols = np.nonzero(pref >= 0)
-    held[rows, pref[rows, cols]] = True
     ctx = Context(problem, n, bool(layout.rack_aware and layout.num_groups > 1), layout.group_of_broker,
                   layout.num_groups, cap, low, problem.sizes, rate_arr, disk_limit, tolerance,
                   np.full(n, NONE, np.int64), np.zeros(n, np.int64), np.full(n, NONE, np.int64),
                   np.full(n, NONE, np.int64), np.full(n, NONE, np.int64), np.full(n, NONE, np.int64),
-                  held=held, leader_now=pref[:, 0].copy())
-    load_now = held.astype(np.int64).T @ problem.sizes if problem.sizes is not None else np.zeros(n, np.int64)
+                  now=pref, leader_now=pref[:, 0].copy())
+    load_now = loads(ctx, pref, ctx.leader_now)["bytes"] if problem.sizes is not None else np.zeros(n, np.int64)
     for i, b in enumerate(problem.targets.tolist()):
         figures = {**caps[None], **caps.get(b, {})}
         if b in disks:
@@ -277,40 +282,59 @@ def build_context(problem: Problem, layout: Any, cap: np.ndarray, low: np.ndarra
 
 def holding(ctx: Context, assign: np.ndarray) -> np.ndarray:
     """bool[P, n] from an assignment of target indexes (-1: empty slot)."""
+    p, b = entries(assign)
     h = np.zeros((assign.shape[0], ctx.n), bool)
-    rows, cols = np.nonzero(assign >= 0)
-    h[rows, assign[rows, cols]] = True
+    h[p, b] = True
     return h
 
 
-def loads(ctx: Context, h: np.ndarray, leaders: np.ndarray) -> dict[str, np.ndarray]:
+def entries(placement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(partition, target broker) of every replica: from a holding matrix (bool[P, n]) or an assignment
+    (int64[P, W] of target indexes, -1 for none)."""
+    if placement.dtype == bool:
+        return np.nonzero(placement)
+    rows, cols = np.nonzero(placement >= 0)
+    return rows, placement[rows, cols]
+
+
+def loads(ctx: Context, placement: np.ndarray, leaders: np.ndarray) -> dict[str, np.ndarray]:
     """Per target broker: replicas, leaders, bytes, bytes in, leader writes (int64)."""
-    hi = h.astype(np.int64)
+    p, b = entries(placement)
+    n = ctx.n
     led = leaders >= 0
-    out = {"replicas": hi.sum(axis=0),
-           "leaders": np.bincount(leaders[led], minlength=ctx.n).astype(np.int64)}
-    if ctx.sizes is not None:
-        out["bytes"] = ctx.sizes @ hi
+    out = {"replicas": np.bincount(b, minlength=n).astype(np.int64),
+           "leaders": np.bincount(leaders[led], minlength=n).astype(np.int64)}
+    if ctx.sizes is not None:  # float64 sums are exact below 2**53; larger totals are summed in integers
+        out["bytes"] = _sum_by(b, ctx.sizes[p], n)
     if ctx.rates is not None:
-        out["in"] = ctx.rates @ hi
-        out["leader_in"] = np.bincount(leaders[led], weights=ctx.rates[led], minlength=ctx.n).astype(np.int64)
+        out["in"] = _sum_by(b, ctx.rates[p], n)
+        out["leader_in"] = _sum_by(leaders[led], ctx.rates[led], n)
     return out
 
 
-def topic_spread(ctx: Context, h: np.ndarray) -> int:
-    topic_of = ctx.problem.topic_of
-    per = np.zeros((len(ctx.problem.topics), ctx.n), np.int64)
-    np.add.at(per, topic_of, h.astype(np.int64))
+def _sum_by(index: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Sums of whole numbers per broker: by float64 bincount where every sum is exact (below 2**53)."""
+    if float(values.sum(dtype=np.float64)) < 2.0**53:
+        return np.bincount(index, weights=values, minlength=n).astype(np.int64)
+    out = np.zeros(n, np.int64)
+    np.add.at(out, index, values)
+    return out
+
+
+def topic_spread(ctx: Context, placement: np.ndarray) -> int:
+    p, b = entries(placement)
+    T = len(ctx.problem.topics)
+    per = np.bincount(ctx.problem.topic_of[p] * ctx.n + b, minlength=T * ctx.n).reshape(T, ctx.n)
     return int((per.max(axis=1) - per.min(axis=1)).sum())
 
 
-def rack_measure(ctx: Context, h: np.ndarray) -> float:
+def rack_measure(ctx: Context, placement: np.ndarray) -> float:
     if not ctx.rack_aware:
         return 1.0
     G = ctx.num_groups
-    per = np.zeros((h.shape[0], G), np.int64)
-    for g in range(G):
-        per[:, g] = h[:, ctx.group_of_broker == g].sum(axis=1)
+    p, b = entries(placement)
+    P = ctx.problem.num_partitions
+    per = np.bincount(p * G + ctx.group_of_broker[b], minlength=P * G).reshape(P, G)
     rf = ctx.problem.rf
     most = per.max(axis=1) / (-(-rf // G))
     used = (per > 0).sum(axis=1)
@@ -340,7 +364,8 @@ def means(ctx: Context) -> dict[str, float]:
 
 
 def measure(ctx: Context, goal: str, h: np.ndarray, leaders: np.ndarray, load: dict | None = None) -> float:
-    """The goal's one number for a placement (``h``: bool[P, n]; ``leaders``: target index, -1)."""
+    """The goal's one number for a placement (``h``: bool[P, n] or int64[P, W] target indexes; ``leaders``:
+    target index, -1)."""
     load = loads(ctx, h, leaders) if load is None else load
     if goal == "rack":
         return rack_measure(ctx, h)
