@@ -441,3 +441,20 @@ def test_bad_goal_input_is_one_line(kwargs, message):
     with pytest.raises(PlanError) as err:
         kassign.plan_reassignment(SIX, [0, 1, 2], **kwargs)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_inputs_too_large_for_the_programs_use_the_fast_stages_and_check_hard_goals(monkeypatch):
+    from kassign.replicas.plan import _lexi
+
+    monkeypatch.setattr(_lexi.SETTINGS, "variables", 10)
+    plan = kassign.plan_reassignment(SIX, [0, 1, 2], capacity={"default": {"max_replicas": 4}})
+    assert plan.summary["goals_solver"] == "flow" and "goals_optimal" not in plan.summary
+    rows = {r["name"]: r for r in plan.summary["goals"]}
+    assert rows["replica-capacity"]["met"] and rows["replicas"]["bound"] == 0
+    # the count stage puts 4 on each broker; a limit of 4 on broker 2 and 3 elsewhere is not proven impossible
+    # by it (it is: 12 > 10), and the error says which goal the fast stages missed, in one line
+    with pytest.raises(PlanError) as err:
+        kassign.plan_reassignment(SIX, [0, 1, 2], capacity={"default": {"max_replicas": 3},
+                                                            "brokers": {"2": {"max_replicas": 4}}})
+    assert "replica-capacity is not met by the plan the fast stages found" in str(err.value)
+    assert "not proven impossible" in str(err.value)

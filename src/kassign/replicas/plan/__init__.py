@@ -67,6 +67,13 @@ lower bound on the bytes moved (``bytes_moved_bound``). ``max_moves``
 gives the smallest spread reachable within that many moves, then the fewest moves (exact:
 convex in the window's position, monotone in its width). ``exclude`` drains brokers. ``batches``
 splits the changed partitions into steps that each run on their own.
+
+Goals (``rates``, ``capacity``, ``disk``, ``goals``): what operators balance beyond counts. ``_goals``
+names them, reads their inputs and measures each one (the summary's ``goals``: before, after and a
+proven bound); ``_lexi`` optimises them in order by integer programs, hard goals (rack, disk
+capacity, replicas per broker, network in) as constraints throughout, each soft goal kept at what it
+reached while the next is optimised, then the fewest moves, bytes moved and leader changes. Without
+those inputs the plan is exactly the one above, and its goals are measured with counting bounds.
 """
 
 from __future__ import annotations
