@@ -180,7 +180,7 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
     info: dict[str, Any] = {}
     outcome = None
     if with_goals and fits(ctx):
-        outcome = solve_goals(ctx, max_moves)
+        outcome = solve_goals(ctx, max_moves, _seed(problem, stage, max_moves, float(tolerance)))
         h = outcome.plan.h
         assign = np.full((problem.num_partitions, problem.current.shape[1]), -1, np.int64)
         rows, cols = np.nonzero(h)
@@ -254,6 +254,27 @@ def _goal_rows(summary: dict, ctx: Any, assign: np.ndarray, leaders: np.ndarray,
         summary["goals_optimal"] = dict(outcome.optimal)
     else:
         summary["goals_solver"] = "flow" if ctx.sizes is None else "flow+bytes"
+
+
+def _seed(problem: Problem, stage: ReplicaStage, max_moves: int | None,
+          tolerance: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fast stages' plan (counts: the flow; bytes: the flow and the greedy balancer), leaders by the
+    leader flow: a start for the goal programs. None where it cannot be made (a move budget too small)."""
+    try:
+        if problem.sizes is None:
+            assign, _ = solve_replicas(stage, max_moves)
+        else:
+            assign = stage.solve(0, problem.num_partitions)
+            if assign is None or (max_moves is not None and stage.moves(assign) > max_moves):
+                return None
+            n = len(problem.targets)
+            balance_bytes(assign, stage.pref, problem.sizes, stage.cap, stage.low, stage.layout.group_of_broker,
+                          n, limit_for(problem.sizes, problem.rf, n, tolerance),
+                          -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8)
+    except PlanError:
+        return None
+    leaders, _ = solve_leaders(assign, stage.pref[:, 0], len(problem.targets))
+    return assign, leaders
 
 
 def _bytes_plan(problem: Problem, stage: ReplicaStage, max_moves: int | None,

@@ -59,8 +59,8 @@ import numpy as np
 
 from kassign.core.units import human_bytes
 from kassign.replicas.plan._exact import _quiet_native_stdout
-from kassign.replicas.plan._goals import (GOALS, HARD, NONE, RATIO, Context, is_met, loads, measure, means,
-                                          ratio_limit, topic_spread)
+from kassign.replicas.plan._goals import (GOALS, HARD, NONE, RATIO, Context, holding, is_met, loads, measure,
+                                          means, ratio_limit, topic_spread)
 from kassign.replicas.plan._model import PlanError
 
 
@@ -223,9 +223,10 @@ class Program:
         return True
 
     # -- solving
-    def solve(self, cost_extra: Callable[["Program"], np.ndarray], nodes: int, seconds: float) -> Stage:
-        """Minimise the objective ``cost_extra`` builds (it may add rows and columns, removed after)."""
-        from scipy.optimize import Bounds, LinearConstraint, milp
+    def solve(self, cost_extra: Callable[["Program"], np.ndarray], nodes: int, seconds: float,
+              start: Plan | None = None) -> Stage:
+        """Minimise the objective ``cost_extra`` builds (it may add rows and columns, removed after), from the
+        plan ``start`` where given (handed to HiGHS as a partial solution of x and y)."""
         from scipy.sparse import coo_array
 
         mark = self.snapshot()
@@ -242,33 +243,85 @@ class Program:
                 hi.append(b.hi)
                 top += count
             matrix = coo_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                               shape=(top, self.columns)).tocsr()
+                               shape=(top, self.columns))
             full = np.zeros(self.columns)
             full[:len(cost)] = cost
+            hint = None
+            if start is not None:
+                y = np.zeros((self.P, self.n))
+                y[np.arange(self.P), start.leaders] = 1.0
+                hint = np.concatenate([start.h.reshape(-1).astype(np.float64), y.reshape(-1)])
             with _quiet_native_stdout():
-                result = milp(full, constraints=LinearConstraint(matrix, np.concatenate(lo), np.concatenate(hi)),
-                              integrality=np.concatenate(self.col_int),
-                              bounds=Bounds(np.concatenate(self.col_lower), np.concatenate(self.col_upper)),
-                              options={"time_limit": max(seconds, 0.01), "node_limit": int(nodes),
-                                       "mip_rel_gap": 0.0, "disp": False})
-            dual = getattr(result, "mip_dual_bound", None)
-            dual = float(dual) if dual is not None and np.isfinite(dual) else None
-            if result.status == 2:
+                status, x, dual, fun = run_program(full, matrix, np.concatenate(lo), np.concatenate(hi),
+                                                   np.concatenate(self.col_lower), np.concatenate(self.col_upper),
+                                                   np.concatenate(self.col_int), hint, seconds, nodes)
+            if status == 2:
                 return Stage(None, False, True, None)
             plan = None
-            if result.x is not None and result.status in (0, 1):
-                x = result.x
+            if x is not None and status in (0, 1):
                 h = (x[:self.nx] > 0.5).reshape(self.P, self.n)
-                y = x[self.nx:2 * self.nx].reshape(self.P, self.n)
-                plan = Plan(h, np.argmax(y, axis=1).astype(np.int64))
+                yv = x[self.nx:2 * self.nx].reshape(self.P, self.n)
+                plan = Plan(h, np.argmax(yv, axis=1).astype(np.int64))
                 if not all(check(plan) for check in self.checks):
                     plan = None
-            optimal = plan is not None and result.status == 0
-            if result.status == 0 and dual is None:
-                dual = float(result.fun)
+            optimal = plan is not None and status == 0
+            if status == 0 and dual is None and fun is not None:
+                dual = float(fun)
             return Stage(plan, optimal, False, dual)
         finally:
             self.restore(mark)
+
+
+def run_program(cost: np.ndarray, matrix: Any, row_lo: np.ndarray, row_hi: np.ndarray, col_lo: np.ndarray,
+                col_hi: np.ndarray, integrality: np.ndarray, hint: np.ndarray | None, seconds: float,
+                nodes: int) -> tuple[int, np.ndarray | None, float | None, float | None]:
+    """HiGHS on one program: ``(status, x, dual bound, objective)``, status 0 optimal, 1 stopped at a limit with
+    a solution, 2 infeasible, 3 nothing known. HiGHS as scipy bundles it, driven directly so that a known plan
+    can be handed over as a start; scipy's ``milp`` (no start) where that interface is missing."""
+    try:
+        import scipy.optimize._highspy._core as core
+    except ImportError:  # pragma: no cover - another scipy layout
+        core = None
+    if core is not None and hasattr(core, "_Highs"):
+        csc = matrix.tocsc()
+        lp = core.HighsLp()
+        lp.num_col_, lp.num_row_ = len(cost), len(row_lo)
+        lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = len(cost), len(row_lo)
+        lp.a_matrix_.format_ = core.MatrixFormat.kColwise
+        lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, col_lo, col_hi
+        lp.row_lower_, lp.row_upper_ = row_lo, row_hi
+        lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = csc.indptr, csc.indices, csc.data
+        lp.integrality_ = [core.HighsVarType(int(i)) for i in integrality]
+        highs = core._Highs()
+        for key, value in (("output_flag", False), ("time_limit", float(max(seconds, 0.01))),
+                           ("mip_max_nodes", int(nodes)), ("mip_rel_gap", 0.0), ("random_seed", 0)):
+            highs.setOptionValue(key, value)
+        if highs.passModel(lp) != core.HighsStatus.kError:
+            if hint is not None:
+                highs.setSolution(len(hint), np.arange(len(hint), dtype=np.int32), hint)
+            if highs.run() != core.HighsStatus.kError:
+                model = highs.getModelStatus()
+                info = highs.getInfo()
+                dual = float(info.mip_dual_bound)
+                dual = dual if np.isfinite(dual) else None
+                if model == core.HighsModelStatus.kInfeasible:
+                    return 2, None, None, None
+                value = float(info.objective_function_value)
+                x = np.asarray(highs.getSolution().col_value, np.float64) if np.isfinite(value) else None
+                if model == core.HighsModelStatus.kOptimal:
+                    return 0, x, dual, value
+                return (1 if x is not None and len(x) == len(cost) else 3), x, dual, value
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    result = milp(cost, constraints=LinearConstraint(matrix.tocsr(), row_lo, row_hi), integrality=integrality,
+                  bounds=Bounds(col_lo, col_hi), options={"time_limit": max(seconds, 0.01), "node_limit": int(nodes),
+                                                          "mip_rel_gap": 0.0, "disp": False})
+    dual = getattr(result, "mip_dual_bound", None)
+    dual = float(dual) if dual is not None and np.isfinite(dual) else None
+    if result.status == 2:
+        return 2, None, None, None
+    status = 0 if result.status == 0 else 1 if result.x is not None else 3
+    return status, result.x, dual, (float(result.fun) if result.x is not None else None)
 
 
 # -- goals as objectives and as kept constraints -----------------------------------------------------------------
@@ -427,7 +480,7 @@ def fits(ctx: Context) -> bool:
     return 2 * ctx.problem.num_partitions * ctx.n <= SETTINGS.variables
 
 
-def solve_goals(ctx: Context, budget: int | None) -> Outcome:
+def solve_goals(ctx: Context, budget: int | None, seed: tuple[np.ndarray, np.ndarray] | None = None) -> Outcome:
     """The plan (see the module docstring); raises PlanError when a hard goal cannot be met."""
     deadline = time.monotonic() + SETTINGS.total
 
@@ -437,26 +490,35 @@ def solve_goals(ctx: Context, budget: int | None) -> Outcome:
     prog = Program(ctx, budget)
     for goal in ctx.hard:
         add_hard(prog, goal)
-    moves_build, _ = _tiebreak(prog, "moves")
-    first = prog.solve(moves_build, SETTINGS.nodes, left())
-    if first.infeasible:
-        raise PlanError(_why_not(ctx, budget))
-    if first.plan is None:
-        raise PlanError(f"no plan meeting the hard goals ({', '.join(ctx.hard) or 'valid placement'}) was found "
-                        "within the search limits; not proven impossible")
-    best = first.plan
+    given = None
+    if seed is not None:  # the count or byte stages' plan: a start, and the plan to beat where it is valid
+        given = Plan(holding(ctx, seed[0]), seed[1].astype(np.int64))
+        if not all(check(given) for check in prog.checks):
+            given = None
+    if given is None:
+        moves_build, _ = _tiebreak(prog, "moves")
+        first = prog.solve(moves_build, SETTINGS.nodes, left())
+        if first.infeasible:
+            raise PlanError(_why_not(ctx, budget))
+        if first.plan is None:
+            raise PlanError(f"no plan meeting the hard goals ({', '.join(ctx.hard) or 'valid placement'}) was "
+                            "found within the search limits; not proven impossible")
+        given = first.plan
+    best = given
     out = Outcome(best)
     base = Program(ctx, budget)  # the hard goals alone: bounds over every valid plan
     for goal in ctx.hard:
         add_hard(base, goal)
     for goal in ctx.hard:
-        out.bounds[goal] = _hard_bound(base, goal, left(), SETTINGS.bound_nodes)
+        out.bounds[goal] = _hard_bound(base, goal, left(), SETTINGS.bound_nodes, best)
         out.optimal[goal] = True  # a constraint: met by construction
     for i, goal in enumerate(ctx.soft):
         if goal in RATIO:  # integer programs of this kind are slow to find plans: a descent first
             best = descend(prog, goal, best, deadline)
+        elif goal == "leaders":
+            best = hand_over(prog, best, deadline)
         build, to_unit = _minmax(prog, goal)
-        stage = prog.solve(build, SETTINGS.nodes, left())
+        stage = prog.solve(build, SETTINGS.nodes, left(), best)
         now = measure(ctx, goal, best.h, best.leaders)
         if stage.plan is not None and measure(ctx, goal, stage.plan.h, stage.plan.leaders) <= now:
             best = stage.plan
@@ -466,7 +528,7 @@ def solve_goals(ctx: Context, budget: int | None) -> Outcome:
         if i == 0:  # nothing kept yet: the stage's own proof holds over every valid plan
             out.bounds[goal] = lower
         else:  # a program over the hard goals alone
-            free = base.solve(build, SETTINGS.bound_nodes, left())
+            free = base.solve(build, SETTINGS.bound_nodes, left(), best)
             out.bounds[goal] = to_unit(free.dual) if free.dual is not None else None
         _keep(prog, goal, now, best)
     for name in ("moves", "bytes moved", "leader changes"):
@@ -474,7 +536,7 @@ def solve_goals(ctx: Context, budget: int | None) -> Outcome:
         if tb is None:
             continue
         build, value_of = tb
-        stage = prog.solve(build, SETTINGS.nodes, left())
+        stage = prog.solve(build, SETTINGS.nodes, left(), best)
         if stage.plan is not None and value_of(stage.plan) <= value_of(best):
             best = stage.plan
         out.optimal[f"fewest {name}"] = bool(stage.optimal and value_of(stage.plan) <= value_of(best))
@@ -563,7 +625,42 @@ def descend(prog: Program, goal: str, plan: Plan, deadline: float) -> Plan:
     return best
 
 
-def _hard_bound(prog: Program, goal: str, seconds: float, nodes: int) -> float | None:
+def hand_over(prog: Program, plan: Plan, deadline: float) -> Plan:
+    """Even out leader counts by handing leaderships to other replicas of the same partitions (replica sets
+    unchanged), each step lowering (max - min, brokers at the max, sum of squares) and keeping every
+    constraint of the program. A heuristic start for the leaders stage, as ``descend`` is for the others."""
+    ctx = prog.ctx
+
+    def score(leaders: np.ndarray) -> tuple[int, int, int]:
+        c = np.bincount(leaders, minlength=ctx.n)
+        return int(c.max() - c.min()), int((c == c.max()).sum()), int((c * c).sum())
+
+    best, current = plan, score(plan.leaders)
+    for _ in range(2 * ctx.problem.num_partitions + 10):
+        if time.monotonic() > deadline or current[0] <= 1:
+            break
+        counts = np.bincount(best.leaders, minlength=ctx.n)
+        found = None
+        for p in np.flatnonzero(best.leaders == int(np.argmax(counts))):
+            for b in sorted(np.flatnonzero(best.h[p]), key=lambda x: counts[x]):
+                if counts[b] + 1 >= counts[best.leaders[p]]:
+                    break
+                leaders = best.leaders.copy()
+                leaders[p] = b
+                sc = score(leaders)
+                cand = Plan(best.h, leaders)
+                if sc < current and all(check(cand) for check in prog.checks):
+                    found = (cand, sc)
+                    break
+            if found:
+                break
+        if found is None:
+            break
+        best, current = found
+    return best
+
+
+def _hard_bound(prog: Program, goal: str, seconds: float, nodes: int, start: Plan) -> float | None:
     """The least largest use / limit over the plans meeting the hard goals (a lower bound where cut short)."""
     ctx = prog.ctx
     if goal == "rack":
@@ -588,7 +685,7 @@ def _hard_bound(prog: Program, goal: str, seconds: float, nodes: int) -> float |
         cost[r] = 1.0
         return cost
 
-    stage = prog.solve(build, nodes, seconds)
+    stage = prog.solve(build, nodes, seconds, start)
     if stage.dual is None:
         return None
     # The optimum is some broker's whole use over its limit, and at least the dual bound d: at least
