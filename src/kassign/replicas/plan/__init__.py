@@ -94,7 +94,7 @@ from kassign.replicas.plan._document import document, kafka_generate, order_repl
 from kassign.replicas.plan._model import PlanError, Problem, build_problem
 from kassign.replicas.plan._report import figures
 from kassign.core.units import human_bytes
-from kassign.replicas.plan._solve import ReplicaStage, layout, solve_leaders, solve_replicas
+from kassign.replicas.plan._solve import ReplicaStage, layout, solve_leaders, solve_replicas, solve_replicas_capped
 
 __all__ = ["PlanError", "ReassignmentPlan", "human_bytes", "kafka_generate_document", "parse_describe",
            "plan_reassignment"]
@@ -192,7 +192,9 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
         info = {"window": [int(counts.min()), int(counts.max())]}
         leader_info = {"window": [int(leader_counts.min()), int(leader_counts.max())]}
     else:
-        if problem.sizes is None:
+        if with_goals and problem.sizes is None and max_moves is None and "replica-capacity" in ctx.goals:
+            assign, info = solve_replicas_capped(stage, ctx.max_replicas)  # exact: the flow with per-broker caps
+        elif problem.sizes is None:
             assign, info = solve_replicas(stage, max_moves)
         else:
             assign, info = _bytes_plan(problem, stage, max_moves, float(tolerance))
@@ -237,7 +239,9 @@ def _goal_rows(summary: dict, ctx: Any, assign: np.ndarray, leaders: np.ndarray,
                 bound = floor
         else:
             bound = cheap_bound(ctx, goal)
-            if goal == "replicas":  # exact: the count window of every valid plan (_bounds)
+            if goal == "replicas" and info.get("window_exact"):  # exact: the capped flow's window
+                bound = float(info["window"][1] - info["window"][0])
+            elif goal == "replicas":  # exact without caps, a lower bound with them: the window of _bounds
                 bound = float(window[1] - window[0])
             elif goal == "disk" and info.get("bytes_least_max") is not None:
                 bound = info["bytes_least_max"] / means(ctx)["disk"]

@@ -24,6 +24,11 @@ divisor, scaled by a power of two so that no row's figure is above about 2**24: 
 tolerances then stay far below one unit, and every answer is checked again in integers (valid,
 every hard goal, every goal kept) before it is used; one that fails counts as no answer.
 
+Starts: the plan of the count and byte stages (``_solve``, ``_bytes``) is the first plan to beat where it
+meets the hard goals (else a first program finds one, or proves none exists); every program is handed the
+best plan known as a start (HiGHS as scipy bundles it, driven directly: scipy's ``milp`` takes no start);
+``descend`` and ``hand_over`` lower the byte, rate and leader goals by single steps before their programs.
+
 What is proven: a stage that HiGHS finishes (zero gap) is optimal for its goal given the goals
 before it (the summary's ``goals_optimal``); one cut short by its node or time limit keeps the
 best plan known (the previous stage's plan always satisfies the stage) and its dual bound. A
