@@ -64,8 +64,8 @@ import numpy as np
 
 from kassign.core.units import human_bytes
 from kassign.replicas.plan._exact import _quiet_native_stdout
-from kassign.replicas.plan._goals import (GOALS, HARD, NONE, RATIO, Context, holding, is_met, loads, measure,
-                                          means, ratio_limit, topic_spread)
+from kassign.replicas.plan._goals import (GOALS, HARD, NONE, RATIO, Context, cheap_bound, holding, is_met, loads,
+                                          measure, means, ratio_limit, topic_spread)
 from kassign.replicas.plan._model import PlanError
 
 
@@ -73,7 +73,7 @@ from kassign.replicas.plan._model import PlanError
 class Settings:
     variables: int = 60_000  # largest program (2 x partitions x brokers binaries)
     nodes: int = 500  # branch-and-bound nodes per stage
-    bound_nodes: int = 60  # nodes of a program run for its bound alone (the root's cuts do most of it)
+    bound_nodes: int = 1  # nodes of a program run for its bound alone: the root (its LP and cuts)
     seconds: float = 2.0  # wall clock per stage (a safety net; node limits keep answers repeatable)
     total: float = 20.0  # wall clock for all stages of one plan
 
@@ -530,12 +530,16 @@ def solve_goals(ctx: Context, budget: int | None, seed: tuple[np.ndarray, np.nda
             now = measure(ctx, goal, best.h, best.leaders)
         lower = to_unit(stage.dual) if stage.dual is not None else None
         out.optimal[goal] = lower is not None and lower >= now - 1e-9
+        floor = cheap_bound(ctx, goal)
         if i == 0:  # nothing kept yet: the stage's own proof holds over every valid plan
             out.bounds[goal] = lower
+        elif floor is not None and floor >= now - 1e-9:  # counting already proves the plan's value the best
+            out.bounds[goal] = floor
         else:  # a program over the hard goals alone
             free = base.solve(build, SETTINGS.bound_nodes, left(), best)
             out.bounds[goal] = to_unit(free.dual) if free.dual is not None else None
         _keep(prog, goal, now, best)
+    best = undo_moves(prog, best, max(deadline, time.monotonic() + 2.0))
     for name in ("moves", "bytes moved", "leader changes"):
         tb = _tiebreak(prog, name)
         if tb is None:
@@ -627,6 +631,35 @@ def descend(prog: Program, goal: str, plan: Plan, deadline: float) -> Plan:
         if found is None:
             break
         best, current = found
+    return best
+
+
+def undo_moves(prog: Program, plan: Plan, deadline: float) -> Plan:
+    """Send moved replicas back to a broker that holds them now, one at a time, wherever every constraint of
+    the program (hard goals, every goal kept) still holds: fewer moves before the fewest-moves program, which
+    starts from the result. A heuristic; the program decides what is proven."""
+    ctx = prog.ctx
+    held = ctx.held
+    best = plan
+    changed = True
+    while changed and time.monotonic() < deadline:
+        changed = False
+        moved = np.argwhere(best.h & ~held)
+        if ctx.sizes is not None:  # the largest first: most bytes saved
+            moved = moved[np.argsort(-ctx.sizes[moved[:, 0]], kind="stable")]
+        for p, b in moved:
+            if time.monotonic() > deadline:
+                break
+            for a in np.flatnonzero(held[p] & ~best.h[p]):
+                h = best.h.copy()
+                h[p, b], h[p, a] = False, True
+                leaders = best.leaders.copy()
+                if leaders[p] == b:
+                    leaders[p] = a
+                cand = Plan(h, leaders)
+                if all(check(cand) for check in prog.checks):
+                    best, changed = cand, True
+                    break
     return best
 
 
