@@ -544,6 +544,7 @@ def solve_goals(ctx: Context, budget: int | None, seed: tuple[np.ndarray, np.nda
         if goal in RATIO:  # integer programs of this kind are slow to find plans: a descent first
             best = descend(prog, goal, best, deadline)
         elif goal == "leaders":
+            best = _leader_flow(prog, best)
             best = hand_over(prog, best, deadline)
         build, to_unit = _minmax(prog, goal)
         stage = prog.solve(build, SETTINGS.nodes, left(), best)
@@ -693,6 +694,25 @@ def undo_moves(prog: Program, plan: Plan, deadline: float) -> Plan:
                     best, changed = cand, True
                     break
     return best
+
+
+def _leader_flow(prog: Program, plan: Plan) -> Plan:
+    """The leader flow (``_solve.solve_leaders``: the smallest leader spread for these replica sets, then the
+    fewest changes; exact for fixed sets) as a candidate, taken where it keeps every constraint and is better."""
+    from kassign.replicas.plan._solve import solve_leaders
+
+    ctx = prog.ctx
+    width = int(ctx.problem.rf.max())
+    assign = np.full((prog.P, width), -1, np.int64)
+    rows, cols = np.nonzero(plan.h)
+    first = np.cumsum(plan.h.sum(axis=1)) - plan.h.sum(axis=1)
+    assign[rows, np.arange(len(rows)) - first[rows]] = cols
+    leaders, _ = solve_leaders(assign, ctx.leader_now, ctx.n)
+    cand = Plan(plan.h, leaders.astype(np.int64))
+    if measure(ctx, "leaders", cand.h, cand.leaders) < measure(ctx, "leaders", plan.h, plan.leaders) and \
+            all(check(cand) for check in prog.checks):
+        return cand
+    return plan
 
 
 def hand_over(prog: Program, plan: Plan, deadline: float) -> Plan:
