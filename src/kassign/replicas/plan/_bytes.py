@@ -39,6 +39,10 @@ Broker 0 must shed one more byte; its smallest replica has 2, which would put br
 no swap lowers the larger load: it stops one byte over. The packing 6 + 3 + 2 = 11, 4 + 4 + 3 =
 11 exists; the integer program finds it (moving 4, 4 and 3: 11 bytes, the optimum).
 
+With a disk-capacity goal each broker also has a room (bytes it may never exceed): no step puts a
+receiver above its room, and the broker furthest above min(limit, room) is balanced first, to any
+receiver that stays within its own; without rooms every step is as described above.
+
 Hot path: one numba loop over int64 arrays (per-broker lists of replica slots).
 """
 

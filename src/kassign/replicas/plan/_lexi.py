@@ -39,9 +39,12 @@ is a flow-free integer program: the count goals alone (``replicas``, ``leaders``
 ``topic-spread`` under caps) have totally unimodular special cases, but with the others in the
 same program they do not, so none is claimed exact unless its stage finished.
 
-Size: the program has ``2 x partitions x brokers`` binary variables; above
-``SETTINGS.variables`` the plan comes from the count and byte stages (``_solve``, ``_bytes``,
-``_exact``), its hard goals are checked, and bounds come from counting (``_goals.cheap_bound``).
+Size: the program has ``2 x partitions x brokers`` binary variables (x alone until a leader goal
+or the leader tie-break is reached); above ``SETTINGS.variables`` the plan comes from the count and
+byte stages (``_solve``, ``_bytes``, ``_exact``), its hard goals are checked, and bounds come from
+counting (``_goals.cheap_bound``). There ``max_replicas`` is exact (``_solve.solve_replicas_capped``:
+the count flow with per-broker caps) and disk-capacity is a room per broker in the greedy byte
+stage, which it never exceeds.
 
 Worked example (``tests/replicas/test_plan_goals.py`` has it): brokers 0, 1, 2 without racks,
 ``max_replicas`` 4 each, six partitions of rf 2 on brokers 0 and 1, sizes 1 to 6 bytes. Stage
