@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +177,44 @@ def test_bad_input_exits_2_with_one_line(tmp_path, current_file, args, message):
     assert result.stderr.startswith("kassign: error: ") and result.stderr.count("\n") == 1, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_goals_from_capacity_and_rates_files(tmp_path, current_file):
+    capacity = tmp_path / "capacity.json"
+    capacity.write_text(json.dumps({"default": {"max_replicas": 8, "network_in_bytes_per_s": 400},
+                                    "brokers": {"3": {"max_replicas": 7}}}))
+    rates = tmp_path / "rates.json"
+    rates.write_text(json.dumps({"orders": {str(p): 10 * (p + 1) for p in range(12)},
+                                 "audit": {str(p): 5 for p in range(4)}}))
+    result = run("--current", str(current_file), "--brokers", BROKERS, "--capacity", str(capacity), "--rates",
+                 str(rates), "--goals", "replica-capacity,network-capacity,network-in,replicas,leaders", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    summary = document["summary"]
+    assert [g["name"] for g in summary["goals"]] == ["rack", "replica-capacity", "network-capacity", "network-in",
+                                                     "replicas", "leaders"]
+    assert all(g["met"] for g in summary["goals"] if g["kind"] == "hard")
+    assert summary["inputs"]["capacity"]["3"] == {"max_replicas": 7, "network_in_bytes_per_s": 400}
+    assert summary["inputs"]["rates"]["orders"]["11"] == 120
+    check_valid(document["proposed"], CURRENT, API_BROKERS)
+    replicas = Counter(b for e in document["proposed"]["partitions"] for b in e["replicas"])
+    assert replicas[3] <= 7 and max(replicas.values()) <= 8  # 44 replicas on 6 brokers
+    table = run("--current", str(current_file), "--brokers", BROKERS, "--capacity", str(capacity))
+    assert table.returncode == 0 and "goals, in order" in table.stdout and "replica-capacity" in table.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--disk-limit", "0"], "disk_limit must be a fraction in (0, 1]"),
+    (["--goals", "replicas,fastest"], "unknown goal 'fastest'"),
+    (["--capacity", "{bad"], "--capacity"),
+    (["--capacity", '{"brokers": {"42": {"max_replicas": 3}}}'], "broker 42 is unknown"),
+    (["--capacity", '{"default": {"max_replicas": 1}}'], "replica-capacity cannot be met"),
+])
+def test_goal_input_errors_are_one_line_and_exit_2(tmp_path, current_file, args, message):
+    if args[0] == "--capacity":
+        path = tmp_path / "capacity.json"
+        path.write_text(args[1])
+        args = ["--capacity", str(path)]
+    result = run("--current", str(current_file), "--brokers", BROKERS, *args)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr

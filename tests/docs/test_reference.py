@@ -226,6 +226,15 @@ def test_plan_json_fields_are_in_the_reference(tmp_path):
     assert_named(counts, "kassign plan")
     for name in ("plan.json", "plan-rollback.json"):
         assert_named(json.loads((tmp_path / name).read_text()), "Reassignment documents", page="formats.md")
+    capacity = tmp_path / "capacity.json"
+    capacity.write_text(json.dumps({"default": {"max_replicas": 6, "network_out_bytes_per_s": 9},
+                                    "brokers": {"1": {"disk_bytes": 10_000}}}))
+    rates = tmp_path / "rates.json"
+    rates.write_text(json.dumps({"events": {str(p): 10 + p for p in range(12)}}))
+    goals = kassign("plan", "--current", str(DOC_EXAMPLES / "events.json"), "--brokers", "0,1,2,3,4,5", "--sizes",
+                    str(sizes), "--rates", str(rates), "--capacity", str(capacity), "--json")
+    assert goals["summary"]["goals_solver"] == "milp" and goals["summary"]["inputs"]["rates"]
+    assert_named(goals, "kassign plan")
 
 
 SIMULATIONS = {

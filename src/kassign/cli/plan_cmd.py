@@ -36,6 +36,12 @@ Order of goals: valid (distinct brokers, min(rf, racks) racks per partition); re
 as even as possible; the fewest replica moves; leaders as even as possible, then the fewest
 leader changes. With --sizes: bytes per broker within --tolerance of the mean instead of
 counts, moving few bytes.
+
+\b
+With --capacity, --rates or --goals: goals in order, hard ones (rack, disk-capacity,
+replica-capacity, network-capacity) never traded for soft ones (disk, replicas,
+topic-spread, network-in, leader-bytes-in, leaders), then the fewest moves, bytes moved and
+leader changes; a table shows each goal before -> after and the best any plan could reach.
 """
 
 
@@ -52,13 +58,13 @@ def _read_json(path: str, what: str) -> Any:
     return load_json(text, f"{what} {path!r}")
 
 
-def read_sizes(path: str) -> Any:
+def read_sizes(path: str, what: str = "sizes") -> Any:
     """Bytes per partition from the pipeline's partition_load (a Parquet directory or file), a
     CSV with topic,partition,bytes, or JSON ({topic: [bytes...]}, {topic: {partition: bytes}} or
     a list of {"topic", "partition", "bytes"})."""
     source = Path(path)
     if not source.exists():
-        raise KassignError(f"--sizes {path!r} does not exist")
+        raise KassignError(f"--{what} {path!r} does not exist")
     suffix = source.suffix.lower()
     try:
         if source.is_dir() or suffix == ".parquet":
@@ -70,13 +76,13 @@ def read_sizes(path: str) -> Any:
 
             return pcsv.read_csv(source)
     except Exception as err:  # pyarrow raises several types for unreadable input
-        raise KassignError(f"cannot read sizes from {path!r}: {' '.join(str(err).split())}") from None
-    data = _read_json(path, "sizes file")
+        raise KassignError(f"cannot read {what} from {path!r}: {' '.join(str(err).split())}") from None
+    data = _read_json(path, f"{what} file")
     if isinstance(data, list):
         result = {}
         for row in data:
             if not isinstance(row, dict) or not {"topic", "partition", "bytes"} <= set(row):
-                raise KassignError(f"sizes file {path!r}: each list entry needs topic, partition and bytes")
+                raise KassignError(f"{what} file {path!r}: each list entry needs topic, partition and bytes")
             result[(row["topic"], row["partition"])] = row["bytes"]
         return result
     return data
@@ -134,6 +140,16 @@ def _read_cluster(bootstrap: str, topics: tuple[str, ...], command_config: str |
               help="Bytes per partition: the pipeline's partition_load directory, Parquet, CSV or JSON.")
 @click.option("--tolerance", type=float, default=0.05, show_default=True,
               help="With --sizes: largest broker at most this fraction above the mean.")
+@click.option("--rates", "rates_path", metavar="FILE",
+              help="Bytes in per second per partition (JSON {topic: {partition: bytes_per_s}}; as --sizes reads).")
+@click.option("--capacity", "capacity_path", metavar="FILE",
+              help='Broker capacity (JSON {"default": {"disk_bytes", "network_in_bytes_per_s", '
+                   '"network_out_bytes_per_s", "max_replicas"}, "brokers": {"ID": {...}}}).')
+@click.option("--goals", "goals", default=None, metavar="GOAL,...",
+              help="Goals in order (default every goal in force): rack, disk-capacity, replica-capacity, "
+                   "network-capacity, disk, replicas, topic-spread, network-in, leader-bytes-in, leaders.")
+@click.option("--disk-limit", type=float, default=0.8, show_default=True,
+              help="disk-capacity: the fraction of its disk a broker may fill after the plan.")
 @click.option("--max-moves", type=int, default=None, help="At most this many replica moves.")
 @click.option("--batches", type=int, default=1, show_default=True, help="Split the plan into N steps.")
 @click.option("--exclude", default=None, metavar="IDS", help="Brokers to drain (comma-separated ids).")
@@ -157,7 +173,8 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
             tolerance: float, max_moves: int | None, batches: int, exclude: str | None, out_path: str | None,
             rollback_path: str | None, kafka_seed: int, plot_path: str | None, as_json: bool,
             bootstrap_server: str | None = None, topics: tuple[str, ...] = (), command_config: str | None = None,
-            timeout: float = 10.0, kafka_version: str | None = None) -> None:
+            timeout: float = 10.0, kafka_version: str | None = None, rates_path: str | None = None,
+            capacity_path: str | None = None, goals: str | None = None, disk_limit: float = 0.8) -> None:
     sources = [s for s in (current_path, describe_path, bootstrap_server) if s]
     if len(sources) != 1:
         raise KassignError("give the current assignment with exactly one of --current FILE.json, --describe-file FILE "
@@ -183,9 +200,16 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
     options: dict[str, Any] = {"batches": batches, "exclude": _parse_ids(exclude)}
     if max_moves is not None:
         options["max_moves"] = max_moves
-    if sizes is not None:
+    if sizes is not None or rates_path:
         options["tolerance"] = tolerance
-    plan = plan_reassignment(current, broker_list, sizes=sizes, **options)
+    goal_options: dict[str, Any] = {}
+    if rates_path:
+        goal_options["rates"] = read_sizes(rates_path, "rates")
+    if capacity_path:
+        goal_options["capacity"] = _read_json(capacity_path, "--capacity")
+    if goals is not None:
+        goal_options["goals"] = goals
+    plan = plan_reassignment(current, broker_list, sizes=sizes, disk_limit=disk_limit, **goal_options, **options)
     problem = plan.problem
     if release is None:
         release = (DEFAULT_KAFKA_VERSION, "default", f"no cluster to ask; Kafka {DEFAULT_KAFKA_VERSION}, the default")
@@ -224,6 +248,34 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
         emit_json(document)
         return
     _print_summary(plan.summary, kafka, files, kafka_seed)
+    if goal_options:
+        _print_goals(plan.summary)
+
+
+def _goal_figure(row: dict, value: Any) -> str:
+    """A goal's number in its own unit: hard goals as a share of the limit, ratio goals as x the mean."""
+    if value is None:
+        return "-"
+    if row["kind"] == "hard":
+        return "rule kept" if row["name"] == "rack" and value == 1 else f"{value:.1%} of limit"
+    if row["name"] in ("disk", "network-in", "leader-bytes-in"):
+        return f"{value:.3f}x mean"
+    return str(value)
+
+
+def _print_goals(summary: dict) -> None:
+    optimal = summary.get("goals_optimal", {})
+    rows = [[row["name"], row["kind"], _goal_figure(row, row["before"]), _goal_figure(row, row["after"]),
+             _goal_figure(row, row["bound"]), "yes" if row["met"] else "NO",
+             "limit kept" if row["kind"] == "hard" else "yes" if optimal.get(row["name"]) else "-"]
+            for row in summary["goals"]]
+    notes = []
+    tail = [k for k in ("fewest moves", "fewest bytes moved", "fewest leader changes") if k in optimal]
+    if tail:
+        notes.append("then " + ", ".join(f"{k} ({'proven' if optimal[k] else 'not proven'})" for k in tail))
+    notes.append(f"solver: {summary.get('goals_solver')}; best possible: no plan meeting the hard goals does better")
+    print_table("goals, in order", ["goal", "kind", "now", "plan", "best possible", "met", "proven optimal"], rows,
+                notes=notes)
 
 
 def _print_summary(summary: dict, kafka: dict, files: dict, seed: int) -> None:
@@ -267,7 +319,7 @@ def _print_summary(summary: dict, kafka: dict, files: dict, seed: int) -> None:
                         kafka["bytes_max_over_mean_after"]))
     notes = [f"replica spread now {summary['replica_spread_before']}, leader spread now "
              f"{summary['leader_spread_before']} (over the target brokers)"]
-    if sized:
+    if sized and "bytes_limit" in summary:
         limit = summary.get("bytes_limit")
         reached = summary.get("bytes_within_tolerance")
         bound = summary.get("bytes_moved_bound")

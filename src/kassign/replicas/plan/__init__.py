@@ -67,10 +67,18 @@ lower bound on the bytes moved (``bytes_moved_bound``). ``max_moves``
 gives the smallest spread reachable within that many moves, then the fewest moves (exact:
 convex in the window's position, monotone in its width). ``exclude`` drains brokers. ``batches``
 splits the changed partitions into steps that each run on their own.
+
+Goals (``rates``, ``capacity``, ``disk``, ``goals``): what operators balance beyond counts. ``_goals``
+names them, reads their inputs and measures each one (the summary's ``goals``: before, after and a
+proven bound); ``_lexi`` optimises them in order by integer programs, hard goals (rack, disk
+capacity, replicas per broker, network in) as constraints throughout, each soft goal kept at what it
+reached while the next is optimised, then the fewest moves, bytes moved and leader changes. Without
+those inputs the plan is exactly the one above, and its goals are measured with counting bounds.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -78,17 +86,22 @@ import numpy as np
 from kassign.core.limits import is_whole_number
 from kassign.replicas.plan._bytes import balance_bytes
 from kassign.replicas.plan._describe import parse_describe
+from kassign.replicas.plan._goals import GOALS, build_context, cheap_bound, check_fraction, means, measure
+from kassign.replicas.plan._goals import inputs as goal_inputs
+from kassign.replicas.plan._goals import row as goal_row
+from kassign.replicas.plan._lexi import fits, solve_goals
 from kassign.replicas.plan._exact import Instance, improve, limit_for, moved_bound, over, unreachable_reason
 from kassign.replicas.plan._document import document, kafka_generate, order_replicas, split_batches
 from kassign.replicas.plan._model import PlanError, Problem, build_problem
 from kassign.replicas.plan._report import figures
 from kassign.core.units import human_bytes
-from kassign.replicas.plan._solve import ReplicaStage, layout, solve_leaders, solve_replicas
+from kassign.replicas.plan._solve import ReplicaStage, layout, solve_leaders, solve_replicas, solve_replicas_capped
 
 __all__ = ["PlanError", "ReassignmentPlan", "human_bytes", "kafka_generate_document", "parse_describe",
            "plan_reassignment"]
 
-OPTIONS = ("max_moves", "exclude", "batches", "tolerance")
+OPTIONS = ("max_moves", "exclude", "batches")
+ROOMLESS = np.int64(1) << np.int64(62)  # no disk room set: no broker's bytes come near it
 
 
 class ReassignmentPlan(dict):
@@ -116,7 +129,9 @@ def _whole(value: Any, name: str, least: int) -> int:
     return int(value)
 
 
-def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **options: Any) -> ReassignmentPlan:
+def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: Any = None, capacity: Any = None,
+                      goals: Any = None, disk: Any = None, disk_limit: float = 0.8, tolerance: float = 0.05,
+                      **options: Any) -> ReassignmentPlan:
     """Plan a reassignment (see the module docstring for the objectives and why they hold).
 
     ``current``: kafka-reassign-partitions.sh's JSON (dict or text): ``{"version": 1,
@@ -125,9 +140,19 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
     (``{(topic, partition): bytes}``, ``{topic: [bytes, ...]}`` or a table with topic, partition,
     bytes such as the pipeline's partition_load); turns on byte balancing.
 
+    Goals (``_goals``, ``_lexi``): ``rates`` (``{topic: {partition: bytes in per second}}``, the
+    forms ``sizes`` takes), ``capacity`` (``{"default": {...}, "brokers": {"ID": {...}}}`` with any of
+    ``disk_bytes``, ``network_in_bytes_per_s``, ``network_out_bytes_per_s``, ``max_replicas``), ``disk``
+    (per broker as its log dirs report it: ``{id: {"total_bytes": T, "usable_bytes": U}}``, or ``{id:
+    T}``; a capacity's ``disk_bytes`` overrides ``T``), ``goals`` (goal names, in order; default every goal
+    in force, in the table's order), ``disk_limit`` (the fraction of a broker's disk it may fill, in (0,
+    1]). Given any of ``rates``, ``capacity``, ``goals`` or ``disk``, the plan optimises the goals in
+    order; without them it is exactly the plan of the objectives above. Either way ``summary["goals"]``
+    measures every goal in force before and after.
+
     Options: ``max_moves`` (at most this many replica moves), ``exclude`` (broker ids to drain),
-    ``batches`` (split into this many steps), ``tolerance`` (bytes: largest broker at most
-    this fraction above the mean, default 0.05).
+    ``batches`` (split into this many steps); ``tolerance`` (bytes, and bytes in: largest broker at
+    most this fraction above the mean, default 0.05).
 
     Returns the proposed document (a ``ReassignmentPlan``, a dict) listing every partition of
     ``current`` with its replication factor ([reassignment documents](formats.md#reassignment-documents)); its
@@ -141,21 +166,42 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
     if max_moves is not None:
         max_moves = _whole(max_moves, "max_moves", 0)
     batches = _whole(options.get("batches", 1), "batches", 1)
-    tolerance = options.get("tolerance", 0.05)
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 10:
         raise PlanError(f"tolerance must be a fraction >= 0 such as 0.05, got {tolerance!r}")
     exclude = options.get("exclude") or ()
     if is_whole_number(exclude):
         exclude = [int(exclude)]
+    disk_limit = check_fraction(disk_limit, "disk_limit")
     problem = build_problem(current, brokers, exclude, sizes)
     lay = layout(problem)
     stage = ReplicaStage(problem, lay)
+    ctx = build_context(problem, lay, stage.cap, stage.low, rates=rates, capacity=capacity, disk=disk, goals=goals,
+                        disk_limit=disk_limit, tolerance=float(tolerance))
+    with_goals = any(x is not None for x in (rates, capacity, goals, disk))
+    window = stage.window()  # raises when the racks cannot hold some replication factor
     info: dict[str, Any] = {}
-    if problem.sizes is None:
-        assign, info = solve_replicas(stage, max_moves)
+    outcome = None
+    if with_goals and fits(ctx):
+        outcome = solve_goals(ctx, max_moves, _seed(problem, stage, max_moves, float(tolerance), disk_room(ctx)))
+        h = outcome.plan.h
+        assign = np.full((problem.num_partitions, problem.current.shape[1]), -1, np.int64)
+        rows, cols = np.nonzero(h)
+        slot = np.arange(len(rows)) - (np.cumsum(np.bincount(rows, minlength=len(h))) - h.sum(axis=1))[rows]
+        assign[rows, slot] = cols
+        leaders = outcome.plan.leaders
+        counts = h.sum(axis=0)
+        leader_counts = np.bincount(leaders, minlength=len(problem.targets))
+        info = {"window": [int(counts.min()), int(counts.max())]}
+        leader_info = {"window": [int(leader_counts.min()), int(leader_counts.max())]}
     else:
-        assign, info = _bytes_plan(problem, stage, max_moves, float(tolerance))
-    leaders, leader_info = solve_leaders(assign, stage.pref[:, 0], len(problem.targets))
+        if with_goals and problem.sizes is None and max_moves is None and "replica-capacity" in ctx.goals:
+            assign, info = solve_replicas_capped(stage, ctx.max_replicas)  # exact: the flow with per-broker caps
+        elif problem.sizes is None:
+            assign, info = solve_replicas(stage, max_moves)
+        else:
+            assign, info = _bytes_plan(problem, stage, max_moves, float(tolerance),
+                                       disk_room(ctx) if with_goals else None)
+        leaders, leader_info = solve_leaders(assign, stage.pref[:, 0], len(problem.targets))
     targets = problem.targets
     final_ids = np.where(assign >= 0, targets[np.maximum(assign, 0)], -1)
     leader_ids = targets[leaders]
@@ -173,16 +219,89 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, **option
         summary["moves_for_optimal_window"] = info["optimal_moves"]
     if max_moves is not None:
         summary["max_moves"] = max_moves
-    if problem.sizes is not None:
+    if problem.sizes is not None and outcome is None:
         summary.update({k: v for k, v in info.items() if k.startswith("bytes_") or k == "tolerance"})
+    _goal_rows(summary, ctx, assign, leaders, outcome, info, window, with_goals)
+    summary["inputs"] = goal_inputs(ctx, disk)
+    summary["notes"] += ctx.notes
     plan.summary = summary
     return plan
 
 
+def _goal_rows(summary: dict, ctx: Any, assign: np.ndarray, leaders: np.ndarray, outcome: Any, info: dict,
+               window: tuple[int, int], with_goals: bool) -> None:
+    """``summary["goals"]``: each goal in force, before and after, with its proven bound (``_goals``)."""
+    rows = []
+    for goal in ctx.goals:
+        before = measure(ctx, goal, ctx.now, ctx.leader_now)
+        after = measure(ctx, goal, assign, leaders)
+        if outcome is not None:  # the program's bound, or counting's where that is better
+            bound = outcome.bounds.get(goal)
+            floor = cheap_bound(ctx, goal)
+            if floor is not None and (bound is None or floor > bound):
+                bound = floor
+        else:
+            bound = cheap_bound(ctx, goal)
+            if goal == "replicas" and info.get("window_exact"):  # exact: the capped flow's window
+                bound = float(info["window"][1] - info["window"][0])
+            elif goal == "replicas":  # exact without caps, a lower bound with them: the window of _bounds
+                bound = float(window[1] - window[0])
+            elif goal == "disk" and info.get("bytes_least_max") is not None:
+                bound = info["bytes_least_max"] / means(ctx)["disk"]
+        if bound is not None and bound > after:  # a counting bound can only be as good as a plan
+            bound = after
+        rows.append(goal_row(ctx, goal, before, after, bound))
+        if GOALS[goal] == "hard" and after > 1 + 1e-9:
+            raise PlanError(f"{goal} is not met by the plan the fast stages found ({after:.3f} of the limit), and the "
+                            f"input ({ctx.problem.num_partitions} partitions x {ctx.n} brokers) is too large for the "
+                            "exact goal stage; not proven impossible")
+    summary["goals"] = rows
+    if outcome is not None:
+        summary["goals_solver"] = outcome.solver
+        summary["goals_optimal"] = dict(outcome.optimal)
+    else:
+        summary["goals_solver"] = "flow" if ctx.sizes is None else "flow+bytes"
+
+
+def disk_room(ctx: Any) -> np.ndarray:
+    """Per target broker: the planned bytes it may hold under disk-capacity (its limit less its other bytes);
+    ``ROOMLESS`` where the goal sets none."""
+    room = np.full(ctx.n, ROOMLESS, np.int64)
+    if "disk-capacity" in ctx.goals:
+        on = ctx.disk_room >= 0
+        room[on] = np.maximum(ctx.disk_room[on] - ctx.disk_other[on], 0)
+    return room
+
+
+def _seed(problem: Problem, stage: ReplicaStage, max_moves: int | None, tolerance: float,
+          room: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fast stages' plan (counts: the flow; bytes: the flow and the greedy balancer), leaders by the
+    leader flow: a start for the goal programs. None where it cannot be made (a move budget too small)."""
+    try:
+        if problem.sizes is None:
+            assign, _ = solve_replicas(stage, max_moves)
+        else:
+            assign = stage.solve(0, problem.num_partitions)
+            if assign is None or (max_moves is not None and stage.moves(assign) > max_moves):
+                return None
+            n = len(problem.targets)
+            balance_bytes(assign, stage.pref, problem.sizes, stage.cap, stage.low, stage.layout.group_of_broker,
+                          n, limit_for(problem.sizes, problem.rf, n, tolerance),
+                          -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8, room)
+    except PlanError:
+        return None
+    leaders, _ = solve_leaders(assign, stage.pref[:, 0], len(problem.targets))
+    return assign, leaders
+
+
 def _bytes_plan(problem: Problem, stage: ReplicaStage, max_moves: int | None,
-                tolerance: float) -> tuple[np.ndarray, dict]:
+                tolerance: float, room: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     """The valid placement with the fewest moves, greedy byte balancing from it (``_bytes``),
-    then the integer programs (``_exact``): exact where they fit, an improvement otherwise."""
+    then the integer programs (``_exact``): exact where they fit, an improvement otherwise.
+
+    ``room`` (per broker, goals too large for the goal programs): bytes no broker may exceed (disk-capacity).
+    The greedy stage never exceeds it; the programs do not know it, so their plan is taken only where it
+    stays within it (else the greedy plan, and the summary says ``bytes_solver: "heuristic"``)."""
     P = problem.num_partitions
     start = stage.solve(0, P)
     if start is None:  # pragma: no cover - an open window always admits a flow
@@ -194,11 +313,16 @@ def _bytes_plan(problem: Problem, stage: ReplicaStage, max_moves: int | None,
     n = len(problem.targets)
     limit = limit_for(problem.sizes, problem.rf, n, tolerance)
     heuristic = start.copy()
+    roomy = room is None or bool((room == ROOMLESS).all())
     balance_bytes(heuristic, stage.pref, problem.sizes, stage.cap, stage.low, stage.layout.group_of_broker,
-                  n, limit, -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8)
+                  n, limit, -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8,
+                  np.full(n, ROOMLESS, np.int64) if room is None else room)
     inst = Instance(problem.sizes, problem.rf, stage.pref, stage.cap, stage.low, stage.layout.group_of_broker,
                     stage.layout.num_groups, n, max_moves)
     result = improve(inst, start, heuristic, limit)
+    if not roomy and (inst.loads(result.assign) > room).any():  # the programs do not know the disk room
+        result = replace(result, assign=heuristic, solver="heuristic", optimal=False,
+                         reachable=False if result.reachable is False else None, least_max=None, least_over=None)
     assign = result.assign
     loads = inst.loads(assign)
     top = int(loads.max())

@@ -194,15 +194,15 @@ def build_problem(current: Any, brokers: Iterable[Any], exclude: Iterable[Any] =
     return problem
 
 
-def _size_value(key: Any, value: Any) -> int:
+def _size_value(key: Any, value: Any, what: str = "sizes") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise PlanError(f"sizes: {key!r} -> {value!r} is not a number of bytes")
+        raise PlanError(f"{what}: {key!r} -> {value!r} is not a number of bytes")
     if not math.isfinite(float(value)) or value < 0:
-        raise PlanError(f"sizes: {key!r} -> {value!r}; sizes must be finite and >= 0")
+        raise PlanError(f"{what}: {key!r} -> {value!r}; {what} must be finite and >= 0")
     return int(round(float(value)))
 
 
-def _size_pairs(sizes: Any) -> Iterable[tuple[tuple[str, int], int]]:
+def _size_pairs(sizes: Any, what: str = "sizes") -> Iterable[tuple[tuple[str, int], int]]:
     columns = getattr(sizes, "column_names", None)
     if columns is None and hasattr(sizes, "columns") and hasattr(sizes, "to_dict"):
         columns = list(sizes.columns)  # pandas
@@ -218,7 +218,7 @@ def _size_pairs(sizes: Any) -> Iterable[tuple[tuple[str, int], int]]:
             yield (topic, partition), 0 if size is None else size
         return
     if not isinstance(sizes, Mapping):
-        raise PlanError("sizes must map (topic, partition) -> bytes, topic -> [bytes per partition], or be a "
+        raise PlanError(f"{what} must map (topic, partition) -> bytes, topic -> [bytes per partition], or be a "
                         "table with columns topic, partition, bytes")
     for key, value in sizes.items():
         if isinstance(key, tuple) and len(key) == 2:
@@ -231,21 +231,21 @@ def _size_pairs(sizes: Any) -> Iterable[tuple[tuple[str, int], int]]:
                 try:
                     number = int(partition)
                 except (TypeError, ValueError):
-                    raise PlanError(f"sizes: topic {key!r}: {partition!r} is not a partition number") from None
+                    raise PlanError(f"{what}: topic {key!r}: {partition!r} is not a partition number") from None
                 yield (key, number), size
         else:
-            raise PlanError(f"sizes: {key!r} -> {value!r} is neither (topic, partition) -> bytes nor "
+            raise PlanError(f"{what}: {key!r} -> {value!r} is neither (topic, partition) -> bytes nor "
                             "topic -> [bytes per partition]")
 
 
-def align_sizes(problem: Problem, sizes: Any) -> tuple[np.ndarray, int]:
+def align_sizes(problem: Problem, sizes: Any, what: str = "sizes") -> tuple[np.ndarray, int]:
     """Bytes per partition, in the problem's partition order; partitions not mentioned are 0."""
     index = {(problem.topics[t], int(p)): i for i, (t, p) in enumerate(zip(problem.topic_of, problem.partition_of))}
     result = np.zeros(problem.num_partitions, np.int64)
     given = np.zeros(problem.num_partitions, bool)
-    for (topic, partition), value in _size_pairs(sizes):
+    for (topic, partition), value in _size_pairs(sizes, what):
         i = index.get((topic, partition))
-        size = _size_value((topic, partition), value)
+        size = _size_value((topic, partition), value, what)
         if i is not None:
             result[i] = size
             given[i] = True
