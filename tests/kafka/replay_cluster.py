@@ -1,7 +1,7 @@
 """A whole cluster replayed for ``kassign describe-group``: a group of each type as a Kafka 4.3.1 broker described it
 (the captures of ``shared/captures/kafka-4.3.1/``; a classic group's DescribeGroups answer is built here, with its
 members' Subscription and Assignment bytes, and needs no capture), and around it the answers a describe needs
-that were not captured for that group, built here: Metadata (v1-v8) naming the group's topics, ListOffsets (v1-v5), Fetch
+that were not captured for that group, built here: Metadata (v1-v13) naming the group's topics, ListOffsets (v1-v5), Fetch
 (v4-v10, the high watermark only) and OffsetFetch (v1-v5, the group's committed offsets).
 
 Example::
@@ -45,7 +45,17 @@ def _list_groups(group: str, protocol_type: str, state: str, kind: str) -> bytes
 
 def _metadata(port: int, topics: dict[str, int]):
     def answer(version: int, body: bytes) -> bytes:
-        assert 1 <= version <= 8, version
+        assert 1 <= version <= 13, version
+        if version >= 9:  # the flexible versions (the captured ApiVersions offers up to v13), same facts
+            from kassign.kafka import topics_protocol as TP
+            from tests.kafka.replay_balance import encode_metadata_answer
+
+            parts = {name: [TP.MetadataPartition(0, p, 1, 0, [1], [1], []) for p in range(count)]
+                     for name, count in topics.items()}
+            listed = [TP.MetadataTopic(0, name, "AAAAAAAAAAAAAAAAAAAAAA", False, parts[name])
+                      for name in sorted(topics)]
+            return encode_metadata_answer(version, TP.MetadataAnswer([TP.MetadataBroker(1, "127.0.0.1", port, None)],
+                                                                     "replayed", 1, listed))
         w = FlexWriter(False)
         if version >= 3:
             w.int32(0)

@@ -112,22 +112,34 @@ def _arrow(before: Any, after: Any) -> str:
     return f"{before} -> {after}" if before != after else f"{after}"
 
 
-def _read_cluster(bootstrap: str, topics: tuple[str, ...], command_config: str | None, timeout: float,
-                  release: tuple[str, str, str] | None) -> tuple[dict, tuple[str, str, str]]:
-    """The current assignment as the cluster's metadata has it (kafka-reassign-partitions.sh's shape), and the
-    release to compare with: ``release`` as given, else the one its broker's ApiVersions names."""
+def _read_live(bootstrap: str, topics: tuple[str, ...], command_config: str | None, timeout: float,
+               release: tuple[str, str, str] | None, sample: str | None, capacity_path: str | None,
+               move_under_replicated: bool, quiet: bool) -> tuple[Any, tuple[str, str, str]]:
+    """The planner's inputs read from the cluster (``kassign.cli.plan_live``), what was read said on the terminal,
+    and the release to compare with: ``release`` as given, else the one its broker's ApiVersions names."""
     if timeout <= 0:
         raise KassignError(f"--timeout must be positive, got {timeout:g}")
-    from kassign.kafka import metadata as live
+    from kassign.cli.plan_live import read_live_inputs
+    from kassign.kafka import metadata as meta
+    from kassign.kafka.cluster_inputs import rich_progress
 
-    config = live.read_command_config(command_config) if command_config else None
-    current = live.current_assignment(bootstrap, list(topics) or None, config=config, timeout=timeout)
+    config = meta.read_command_config(command_config) if command_config else None
+    if sample is not None and not quiet:
+        with rich_progress() as update:
+            live = read_live_inputs(bootstrap, config, timeout, list(topics), sample, capacity_path,
+                                    move_under_replicated, progress=update)
+    else:
+        live = read_live_inputs(bootstrap, config, timeout, list(topics), sample, capacity_path,
+                                move_under_replicated)
+    if not quiet:
+        for line in live.cluster.lines():
+            console().print(f"read: {line}", highlight=False, markup=False)
     if release is None:
         from kassign.kafka.live_group import choose_release, open_cluster
 
         with open_cluster(bootstrap, config, min(timeout, 3600)) as cluster:
             release = choose_release(cluster, None)
-    return current, release
+    return live, release
 
 
 @click.command("plan", help=HELP)
@@ -135,7 +147,8 @@ def _read_cluster(bootstrap: str, topics: tuple[str, ...], command_config: str |
 @click.option("--describe-file", "describe_path", metavar="FILE",
               help="Current assignment as kafka-topics.sh --describe prints it (instead of --current).")
 @click.option("--brokers", "-b", required=True, metavar="ID[:RACK],...",
-              help="Brokers that should hold replicas afterwards (added ones included, removed ones left out).")
+              help="Brokers that should hold replicas afterwards (added ones included, removed ones left out); with "
+                   "--bootstrap-server, default: the cluster's brokers.")
 @click.option("--sizes", "sizes_path", metavar="DIR|FILE",
               help="Bytes per partition: the pipeline's partition_load directory, Parquet, CSV or JSON.")
 @click.option("--tolerance", type=float, default=0.05, show_default=True,
@@ -169,24 +182,39 @@ def _read_cluster(bootstrap: str, topics: tuple[str, ...], command_config: str |
               help="With --bootstrap-server: the topics to plan (repeatable; default all).")
 @click.option("--command-config", default=None, metavar="FILE", help="Client properties (security settings) for --bootstrap-server.")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the cluster.")
+@click.option("--sample", default=None, metavar="DURATION",
+              help="With --bootstrap-server: measure each partition's write rate over this window (e.g. 30s; at "
+                   "least 1s) by reading sizes and end offsets twice; turns on the network goals.")
+@click.option("--move-under-replicated", is_flag=True,
+              help="With --bootstrap-server: plan under-replicated partitions too (by default they stay where they "
+                   "are, and are said).")
 def command(current_path: str | None, describe_path: str | None, brokers: str, sizes_path: str | None,
             tolerance: float, max_moves: int | None, batches: int, exclude: str | None, out_path: str | None,
             rollback_path: str | None, kafka_seed: int, plot_path: str | None, as_json: bool,
             bootstrap_server: str | None = None, topics: tuple[str, ...] = (), command_config: str | None = None,
             timeout: float = 10.0, kafka_version: str | None = None, rates_path: str | None = None,
-            capacity_path: str | None = None, goals: str | None = None, disk_limit: float = 0.8) -> None:
+            capacity_path: str | None = None, goals: str | None = None, disk_limit: float = 0.8,
+            sample: str | None = None, move_under_replicated: bool = False) -> None:
     sources = [s for s in (current_path, describe_path, bootstrap_server) if s]
     if len(sources) != 1:
         raise KassignError("give the current assignment with exactly one of --current FILE.json, --describe-file FILE "
                            "or --bootstrap-server HOST:PORT")
     if topics and not bootstrap_server:
         raise KassignError("--topic selects topics of a live cluster: it needs --bootstrap-server")
+    for name, given in (("--sample", sample is not None), ("--move-under-replicated", move_under_replicated)):
+        if given and not bootstrap_server:
+            raise KassignError(f"{name} reads a live cluster: it needs --bootstrap-server")
+    if not brokers and not bootstrap_server:
+        raise KassignError("missing option --brokers: the brokers that should hold replicas afterwards")
+    live = None
     release = (release_for(kafka_version, "classic").label, "given", "as given (--kafka-version)") \
         if kafka_version is not None else None
     if current_path:
         current = _read_json(current_path, "--current")
     elif bootstrap_server:
-        current, release = _read_cluster(bootstrap_server, topics, command_config, timeout, release)
+        live, release = _read_live(bootstrap_server, topics, command_config, timeout, release, sample,
+                                   capacity_path, move_under_replicated, as_json)
+        current = live.current
     else:
         try:  # `kafka-topics.sh --describe ... | kassign plan --describe-file -` works too
             text = sys.stdin.read() if describe_path == "-" else Path(describe_path).read_text()  # type: ignore[arg-type]
@@ -195,22 +223,30 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
         except UnicodeDecodeError:
             raise KassignError(f"--describe-file {describe_path!r} is not UTF-8 text") from None
         current = parse_describe(text)
-    broker_list = parse_broker_list(brokers)
-    sizes = read_sizes(sizes_path) if sizes_path else None
+    broker_list = parse_broker_list(brokers) if brokers else live.brokers  # type: ignore[union-attr]
+    sizes = read_sizes(sizes_path) if sizes_path else (live.sizes if live is not None else None)
     options: dict[str, Any] = {"batches": batches, "exclude": _parse_ids(exclude)}
     if max_moves is not None:
         options["max_moves"] = max_moves
-    if sizes is not None or rates_path:
+    live_rates = live.rates if live is not None and not rates_path else None
+    if sizes is not None or rates_path or live_rates is not None:
         options["tolerance"] = tolerance
     goal_options: dict[str, Any] = {}
     if rates_path:
         goal_options["rates"] = read_sizes(rates_path, "rates")
+    elif live_rates is not None:
+        goal_options["rates"] = live_rates
+    if live is not None and live.disk is not None:
+        goal_options["disk"] = live.disk
     if capacity_path:
         goal_options["capacity"] = _read_json(capacity_path, "--capacity")
     if goals is not None:
         goal_options["goals"] = goals
     plan = plan_reassignment(current, broker_list, sizes=sizes, disk_limit=disk_limit, **goal_options, **options)
     problem = plan.problem
+    if live is not None:
+        plan.summary.setdefault("inputs", {})["cluster"] = live.inputs_json()
+        plan.summary["notes"] = list(live.notes) + list(plan.summary.get("notes", []))
     if release is None:
         release = (DEFAULT_KAFKA_VERSION, "default", f"no cluster to ask; Kafka {DEFAULT_KAFKA_VERSION}, the default")
     kafka = figures(problem, kafka_generate(problem, kafka_seed, release[0]))

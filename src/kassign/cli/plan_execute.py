@@ -92,9 +92,7 @@ def execution_options(command: click.Command) -> click.Command:
                 return _verify(verify_path, kwargs)
             return _cancel(cancel_path, kwargs)
         if not execute:
-            if not kwargs.get("brokers"):
-                raise KassignError("missing option --brokers: the brokers that should hold replicas afterwards")
-            return inner(**kwargs)
+            return inner(**kwargs)  # it asks for --brokers where no cluster names them
         return _execute(inner, kwargs, throttle, DEFAULT_CONCURRENCY if concurrency is None else concurrency, force)
 
     command.callback = callback
@@ -123,8 +121,6 @@ def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurren
         if not as_json:
             show.print(f"resuming {out}: an earlier run wrote it (to plan afresh, name another --out file)")
     else:
-        if not kwargs.get("brokers"):
-            raise KassignError("missing option --brokers: the brokers that should hold replicas afterwards")
         if as_json:
             captured = io.StringIO()
             with contextlib.redirect_stdout(captured):

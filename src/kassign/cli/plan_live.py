@@ -8,7 +8,10 @@ ListPartitionReassignments, and with ``--sample`` the sizes and end offsets twic
   under-replicated now (fewer in-sync replicas than replicas): moving a replica of a partition that is already
   short of copies risks it, so such a partition is left where it is and said, unless ``--move-under-replicated``;
 - ``brokers``: the cluster's brokers with their racks, unless ``--brokers`` names the target brokers;
-- ``sizes``: each partition's leader replica's bytes; ``rates``: bytes written per second when sampled;
+- ``sizes``: each partition's leader replica's bytes; ``rates``: bytes written per second when sampled. A
+  cluster whose brokers do not speak DescribeLogDirs at all (some Kafka-compatible servers) is planned on counts,
+  and the terminal and ``inputs`` say that sizes and disks were not read; a broker that speaks it and fails to
+  answer is an error;
 - ``disk``: each broker's volume size and free bytes (DescribeLogDirs v4 and later), so that what else fills the
   disk counts against its limit; ``capacity``: the ``--capacity`` file, checked against the cluster's broker ids
   before anything else is read.
@@ -26,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kassign.kafka.cluster_inputs import ClusterInputs, read_cluster
+from kassign.kafka.cluster_inputs import ClusterInputs, LogDirsNotSpokenError, read_cluster
 
 __all__ = ["LivePlanInputs", "read_live_inputs"]
 
@@ -37,7 +40,7 @@ class LivePlanInputs:
 
     current: dict[str, Any]
     brokers: list[tuple[int, str | None]]
-    sizes: dict[str, dict[int, int]]
+    sizes: dict[str, dict[int, int]] | None  # None: the brokers do not speak DescribeLogDirs
     rates: dict[str, dict[int, float]] | None
     disk: dict[int, dict[str, int]] | None
     capacity: dict[str, Any] | None
@@ -56,10 +59,18 @@ def read_live_inputs(bootstrap: str, config: dict[str, str] | None, timeout: flo
                      sample: str | None, capacity_path: str | None, move_under_replicated: bool,
                      progress: Callable[[float, float], None] | None = None) -> LivePlanInputs:
     """Read the cluster once (see the module's rule); raises a one-line ``KassignError`` where it cannot."""
-    cluster = read_cluster(bootstrap, config, timeout, topics or None, sample, capacity_path, progress=progress)
+    notes: list[str] = []
+    try:
+        cluster = read_cluster(bootstrap, config, timeout, topics or None, sample, capacity_path, progress=progress)
+        sized = True
+    except LogDirsNotSpokenError as err:
+        if sample is not None:
+            raise
+        cluster = read_cluster(bootstrap, config, timeout, topics or None, None, capacity_path, log_dirs=False)
+        sized = False
+        notes.append(f"{err}: replica sizes and disks not read, the plan balances replica and leader counts")
     under = set(cluster.under_replicated)
     held: list[tuple[str, int]] = []
-    notes: list[str] = []
     partitions = []
     for row in cluster.current["partitions"]:
         key = (row["topic"], row["partition"])
@@ -76,5 +87,6 @@ def read_live_inputs(bootstrap: str, config: dict[str, str] | None, timeout: flo
                                                  else {})}
             for b, d in sorted(cluster.disks.items()) if d.total_bytes is not None}
     capacity = cluster.capacity_document.to_json() if cluster.capacity_document is not None else None
-    return LivePlanInputs(current=current, brokers=cluster.broker_list, sizes=cluster.sizes, rates=cluster.rates,
+    return LivePlanInputs(current=current, brokers=cluster.broker_list, sizes=cluster.sizes if sized else None,
+                          rates=cluster.rates,
                           disk=disk or None, capacity=capacity, cluster=cluster, held=held, notes=notes)

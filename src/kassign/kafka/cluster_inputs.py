@@ -61,8 +61,8 @@ from kassign.kafka.connection import (API_DESCRIBE_CLUSTER, API_DESCRIBE_CONFIGS
                                       API_LIST_PARTITION_REASSIGNMENTS, API_METADATA, BrokerConnection)
 from kassign.replicas.capacity import FIELDS, BrokerCapacity, Capacity, parse_capacity
 
-__all__ = ["BrokerDisk", "ClusterInputs", "LogDirState", "SampleError", "describe_cluster", "describe_configs",
-           "list_reassignments", "parse_window", "read_cluster", "rich_progress"]
+__all__ = ["BrokerDisk", "ClusterInputs", "LogDirState", "LogDirsNotSpokenError", "SampleError", "describe_cluster",
+           "describe_configs", "list_reassignments", "parse_window", "read_cluster", "rich_progress"]
 
 DEFAULT_TIMEOUT = 10.0
 MIN_WINDOW, MAX_WINDOW = 1.0, 3600.0
@@ -71,6 +71,11 @@ TopicPartition = tuple[str, int]
 
 class SampleError(LiveClusterError):
     """A write-rate sample that cannot be taken as asked."""
+
+
+class LogDirsNotSpokenError(LiveClusterError):
+    """A broker that does not speak DescribeLogDirs at all (not one that fails to answer): its replicas' sizes and
+    its disk cannot be read. A caller may read the cluster again with ``log_dirs=False`` and say so."""
 
 
 # -- what is read -------------------------------------------------------------------------------------------------
@@ -265,7 +270,7 @@ def _metadata(connection: BrokerConnection, deadline: float) -> tuple[int, TP.Me
 def _log_dirs(connection: BrokerConnection, deadline: float) -> tuple[int, C.LogDirsAnswer]:
     version = _spoken(connection, API_DESCRIBE_LOG_DIRS)
     if version is None:
-        raise LiveClusterError(f"{connection.address} does not speak DescribeLogDirs")
+        raise LogDirsNotSpokenError(f"{connection.address} does not speak DescribeLogDirs")
     body = C.encode_describe_log_dirs_request(version, None)
     return version, G.exchange(connection, API_DESCRIBE_LOG_DIRS, version, body, C.decode_describe_log_dirs,
                                deadline)
@@ -322,13 +327,19 @@ def _now() -> str:
 def read_cluster(bootstrap: str, config: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT,
                  topics: Iterable[str] | None = None, sample: float | str | None = None,
                  capacity: Mapping[str, Any] | str | Path | None = None, *, allow_offline_dirs: bool = False,
-                 progress: Callable[[float, float], None] | None = None) -> ClusterInputs:
+                 progress: Callable[[float, float], None] | None = None, log_dirs: bool = True) -> ClusterInputs:
     """Read what balancing ``bootstrap``'s cluster needs (see the module's rule): ``topics`` (default: every topic
     but the internal ones), write rates when ``sample`` (seconds, or text such as ``"30s"``) is given, the
     ``capacity`` document (a dict or a JSON file's path). ``config``: client properties (security settings);
     ``timeout``: every request's deadline in seconds. ``progress(elapsed, window)`` is called while a sample
-    waits. Raises :class:`LiveClusterError` (a ``KassignError``) with one line; nothing is written."""
+    waits. ``log_dirs=False`` reads no sizes or disks (for a cluster whose brokers do not speak DescribeLogDirs:
+    ``sizes`` and ``disks`` stay empty, and ``sources`` and ``notes`` say so; a sample needs them).
+    Raises :class:`LiveClusterError` (a ``KassignError``) with one line (:class:`LogDirsNotSpokenError` where a
+    broker does not speak DescribeLogDirs); nothing is written."""
     window = parse_window(sample) if sample is not None else None
+    if window is not None and not log_dirs:
+        raise SampleError("a write-rate sample reads the replicas' sizes twice (DescribeLogDirs): it cannot be taken "
+                          "without them")
     if capacity is not None and not isinstance(capacity, (Mapping, str, Path)):
         raise KassignError(f"capacity must be a document (dict) or a file path, got {type(capacity).__name__}")
     document = None if capacity is None else parse_capacity(capacity)  # a bad file costs no connection
@@ -348,6 +359,11 @@ def read_cluster(bootstrap: str, config: Mapping[str, str] | None = None, timeou
                                        "read_at": read_at, "topics": sorted(inputs.sizes)}
         _reassignments(cluster, inputs, timeout)
         addresses = {b.node_id: (b.host, b.port) for b in meta.brokers}
+        if not log_dirs:
+            inputs.sources["sizes"] = inputs.sources["disk"] = {"api": None, "told": False}
+            inputs.notes.append("replica sizes and disks not read (DescribeLogDirs not asked)")
+            _capacity(inputs, document)
+            return inputs
         first = _snapshot(cluster, addresses, inputs, with_offsets=window is not None)
         _sizes_and_disks(inputs, first, allow_offline_dirs)
         if window is not None:
@@ -440,6 +456,8 @@ def _snapshot(cluster: Cluster, addresses: Mapping[int, tuple[str, int]], inputs
     for broker, (host, port) in sorted(addresses.items()):
         try:
             version, answer = cluster.call(("node", broker), host, port, _log_dirs)
+        except LogDirsNotSpokenError:
+            raise LogDirsNotSpokenError(f"broker {broker} ({host}:{port}) does not speak DescribeLogDirs") from None
         except LiveClusterError as err:
             raise LiveClusterError(f"broker {broker} ({host}:{port}) did not answer DescribeLogDirs: {err}") from None
         if answer.error:
