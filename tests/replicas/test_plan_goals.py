@@ -272,7 +272,7 @@ def cluster(seed: int):
         default["network_in_bytes_per_s"] = int(rate_total / n * rng.uniform(1.0, 2.0)) + 1
     per = {}
     if rng.random() < 0.3:
-        per[str(rng.randrange(n))] = {"max_replicas": rng.randint(0, 3)}
+        per[str(rng.randrange(n))] = {"max_replicas": rng.randint(1, 3)}
     capacity = {"default": default, "brokers": per}
     use_rates = rng.random() < 0.7
     goals = None
@@ -428,11 +428,11 @@ def test_network_model_counts_every_replica_in_and_leader_writes_on_leaders():
     ({"disk_limit": 1.2}, "disk_limit must be a fraction in (0, 1]"),
     ({"goals": ["replicas", "speed"]}, "unknown goal 'speed'"),
     ({"goals": ["network-in"]}, "goal network-in is not in force here"),
-    ({"capacity": {"default": {"disk": 1}}}, "unknown field 'disk'"),
+    ({"capacity": {"default": {"disk": 1}}}, "unknown field disk"),
     ({"capacity": {"brokers": {"9": {"max_replicas": 1}}}}, "broker 9 is unknown"),
-    ({"capacity": {"brokers": {"x": {"max_replicas": 1}}}}, "'x' is not a broker id"),
-    ({"capacity": {"default": {"max_replicas": -1}}}, "max_replicas must be a number >= 0"),
-    ({"capacity": [1]}, "capacity must be an object"),
+    ({"capacity": {"brokers": {"x": {"max_replicas": 1}}}}, 'broker id "x" is not a whole number'),
+    ({"capacity": {"default": {"max_replicas": -1}}}, "max_replicas must be a positive whole number"),
+    ({"capacity": [1]}, "capacity must be a document"),
     ({"disk": {7: 100}}, "broker 7 is unknown"),
     ({"disk": {1: {"total_bytes": 5, "usable_bytes": 9}}}, "usable_bytes 9 above total_bytes 5"),
     ({"rates": {"t": [1, "x"]}}, "rates: ('t', 1) -> 'x' is not a number"),

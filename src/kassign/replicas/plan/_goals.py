@@ -59,6 +59,8 @@ from typing import Any
 import numpy as np
 
 from kassign.core.limits import JAVA_INT_MAX, is_whole_number
+from kassign.replicas.capacity import CapacityError
+from kassign.replicas.capacity import parse_capacity as read_capacity
 from kassign.replicas.plan._model import PlanError, Problem, align_sizes
 
 HARD, SOFT = "hard", "soft"
@@ -68,7 +70,6 @@ GOALS: dict[str, str] = {
 }
 RATIO = ("disk", "network-in", "leader-bytes-in")  # largest / mean
 SPREAD = ("replicas", "topic-spread", "leaders")  # max - min (summed over topics)
-CAPACITY_FIELDS = ("disk_bytes", "network_in_bytes_per_s", "network_out_bytes_per_s", "max_replicas")
 NONE = -1  # no limit on this broker
 
 
@@ -119,31 +120,22 @@ def _broker_id(key: Any, where: str, known: set[int]) -> int:
 
 
 def parse_capacity(capacity: Any, known: set[int]) -> dict[int | None, dict[str, int]]:
-    """The capacity document: ``{None: defaults, id: fields}``, every figure a whole number >= 0."""
+    """The capacity document (checked by :func:`kassign.replicas.capacity.parse_capacity`, the one reader of it):
+    ``{None: defaults, id: fields}``; an entry for a broker that is neither a target nor holds a replica now is
+    refused (a typing mistake would leave the real broker without its limits)."""
     if capacity is None:
         return {None: {}}
-    if not isinstance(capacity, Mapping):
-        raise PlanError('capacity must be an object like {"default": {"disk_bytes": N}, "brokers": {"1": {...}}}, '
-                        f"got {type(capacity).__name__}")
-    extra = sorted(set(capacity) - {"default", "brokers"})
-    if extra:
-        raise PlanError(f"capacity: unknown key {extra[0]!r}; expected \"default\" and \"brokers\"")
-
-    def entry(value: Any, where: str) -> dict[str, int]:
-        if not isinstance(value, Mapping):
-            raise PlanError(f"{where} must be an object with any of {', '.join(CAPACITY_FIELDS)}")
-        bad = sorted(set(value) - set(CAPACITY_FIELDS))
-        if bad:
-            raise PlanError(f"{where}: unknown field {bad[0]!r}; expected any of {', '.join(CAPACITY_FIELDS)}")
-        return {k: _amount(v, where, k) for k, v in value.items() if v is not None}
-
-    result: dict[int | None, dict[str, int]] = {None: entry(capacity.get("default") or {}, "capacity default")}
-    brokers = capacity.get("brokers") or {}
-    if not isinstance(brokers, Mapping):
-        raise PlanError("capacity: \"brokers\" must map broker ids to objects")
-    for key, value in brokers.items():
-        b = _broker_id(key, "capacity brokers", known)
-        result[b] = entry(value, f"capacity broker {b}")
+    try:
+        document = read_capacity(capacity)
+    except CapacityError as err:
+        raise PlanError(str(err)) from None
+    strangers = sorted(set(document.brokers) - known)
+    if strangers:
+        raise PlanError(f"capacity brokers: broker {strangers[0]} is unknown: it is neither in the broker list nor "
+                        "holds a replica now")
+    result: dict[int | None, dict[str, int]] = {None: document.default.to_json()}
+    for broker, entry in document.brokers.items():
+        result[broker] = entry.to_json()
     return result
 
 
