@@ -48,8 +48,12 @@ AUTH = {"topic": 29, "cluster": 31}
 
 class ReassigningCluster:
     def __init__(self, polls: int | Mapping[tuple[str, int], int] = 2, deny: set[int] = frozenset(),
-                 running: Mapping[tuple[str, int], list[int]] | None = None) -> None:
+                 running: Mapping[tuple[str, int], list[int]] | None = None, metadata_lag: int = 0) -> None:
         skip_without_captures()
+        # Metadata answers after a move completes that still show it moving (a broker's metadata cache behind the
+        # controller, as a real KRaft cluster's can be for a moment): ListPartitionReassignments no longer lists it
+        self.metadata_lag = metadata_lag
+        self.lagging: dict[tuple[str, int], list] = {}  # key -> [replicas, isr, leader, answers left]
         self.meta = decoded("metadata-racks.json")
         self.polls = polls
         self.deny = set(deny)
@@ -130,6 +134,8 @@ class ReassigningCluster:
             self.on_dir.setdefault((key[0], key[1], b), self.dirs[b][0].path)
 
     def _complete(self, key: tuple[str, int]) -> None:
+        if self.metadata_lag:
+            self.lagging[key] = [list(self.replicas[key]), list(self.isr[key]), self.leaders[key], self.metadata_lag]
         move = self.ongoing.pop(key)
         target = move["target"]
         for b in move["original"]:
@@ -147,11 +153,19 @@ class ReassigningCluster:
     # -- answers
     def _metadata(self, version: int, body: bytes) -> bytes:
         topics = []
+        seen = {}
+        for key, (replicas, isr, leader, left) in list(self.lagging.items()):
+            seen[key] = (replicas, isr, leader)
+            if left <= 1:
+                del self.lagging[key]
+            else:
+                self.lagging[key][3] = left - 1
         for topic in self.meta.topics:
-            parts = [dataclasses.replace(p, leader=self.leaders[(topic.name, p.partition)],
-                                         replicas=list(self.replicas[(topic.name, p.partition)]),
-                                         isr=list(self.isr[(topic.name, p.partition)]))
-                     for p in topic.partitions]
+            parts = []
+            for p in topic.partitions:
+                key = (topic.name, p.partition)
+                replicas, isr, leader = seen.get(key, (self.replicas[key], self.isr[key], self.leaders[key]))
+                parts.append(dataclasses.replace(p, leader=leader, replicas=list(replicas), isr=list(isr)))
             topics.append(dataclasses.replace(topic, partitions=parts))
         return encode_metadata_answer(version, dataclasses.replace(self.meta, topics=topics))
 

@@ -80,6 +80,31 @@ def test_captured_moves_carried_out_with_the_captured_throttle(tmp_path):
     assert [p["replicas"] for p in saved["partitions"]][:3] == list(MOVES.values())
 
 
+def test_a_brokers_metadata_behind_the_controller_does_not_turn_a_done_move_into_a_cancelled_one(tmp_path):
+    # Seen on a real 3-node Kafka 4.3.1: ListPartitionReassignments (the controller) no longer lists a finished move
+    # while the metadata of the broker asked still shows it moving (replicas: target and those being removed)
+    path = write_plan(tmp_path)
+    with ReassigningCluster(metadata_lag=2) as cluster:
+        record = E.execute(path, cluster.bootstrap, throttle=100000, poll_s=0.01, timeout=20)
+    assert {rec["state"] for rec in record["moves"].values()} == {"done"}
+    assert record["runs"][-1]["ended"] == "finished" and record["in_sync"]["not_in_sync"] == []
+
+
+def test_a_move_cancelled_by_someone_else_still_halts_the_run(tmp_path):
+    path = write_plan(tmp_path)
+    with ReassigningCluster(polls=50) as cluster:
+        def cancel_elsewhere(_progress):  # as kafka-reassign-partitions.sh --cancel from another machine
+            key = ("kc-move", 0)
+            if key in cluster.ongoing:
+                cluster.replicas[key] = sorted(cluster.ongoing.pop(key)["original"])
+
+        record = E.execute(path, cluster.bootstrap, throttle=100000, poll_s=0.01, timeout=20,
+                           progress=cancel_elsewhere)
+    assert record["moves"]["kc-move-0"]["state"] == "cancelled"
+    assert record["moves"]["kc-move-0"]["error"] == "cancelled or replaced by someone else while it ran"
+    assert record["runs"][-1]["ended"] == "halted"
+
+
 def test_leader_election_where_the_plan_changes_a_leader(tmp_path):
     path = write_plan(tmp_path, {("kc-move", 3): [3, 1], ("kc-small", 1): [2, 1]})
     with ReassigningCluster() as cluster:

@@ -16,8 +16,9 @@ The rule, step by step (``execute``):
    before, the sizes and every move's state are written into the plan file under ``"kassign_execution"`` (beside
    ``version`` and ``partitions``, which kafka-reassign-partitions.sh reads and which stay as they were).
 3. **Run.** Polling at most once a second (``poll_s``): ListPartitionReassignments says which moves finished
-   (a move no longer listed whose replicas are its target is done; one that is not was cancelled elsewhere, and no
-   further move starts); DescribeLogDirs of the destination brokers says the bytes copied. A move of batch k+1
+   (a move no longer listed whose replicas are its target is done; one whose replicas the metadata still does not
+   show as its target after ``METADATA_GRACE_POLLS`` polls was cancelled elsewhere, and no further move starts:
+   the metadata comes from a broker, a moment behind the controller's list); DescribeLogDirs of the destination brokers says the bytes copied. A move of batch k+1
    starts as soon as every move of batches up to k-1 is done, every move of batch k has started, its brokers have
    room under the concurrency and its copies fit their disks counting every running move on both sides: room is
    used within one poll of freeing up. Before a start, the throttle (when asked) is SET as Kafka's tool sets it
@@ -81,6 +82,9 @@ FORMAT = 1
 DEFAULT_DISK_LIMIT = 0.8
 TopicPartition = tuple[str, int]
 WAITING, RUNNING, DONE, FAILED, SKIPPED, CANCELLED = "waiting", "running", "done", "failed", "skipped", "cancelled"
+# Polls for which a move no longer listed as running may show other replicas than its target in the metadata before
+# it counts as cancelled by someone else (a broker's metadata a moment behind the controller's list).
+METADATA_GRACE_POLLS = 5
 FINISHED = {DONE, FAILED, SKIPPED, CANCELLED}
 
 
@@ -484,6 +488,7 @@ class Executor:
         self.limits: dict[int, int | None] = {}
         self.accounted: dict[int, int] = {}
         self.copied: dict[str, int] = {}
+        self.unconfirmed: dict[str, int] = {}  # moves no longer listed whose replicas the metadata does not show yet
         self.started_clock = time.monotonic()
         self.copied_at_start = 0
 
@@ -682,6 +687,14 @@ class Executor:
         for name in gone + replaced:
             m, rec = self.moves[name], state["moves"][name]
             now = view.replicas.get((m.topic, m.partition)) if view else None
+            if name in gone and (now is None or set(now) != set(m.target)):
+                # The controller lists the reassignments; the metadata comes from a broker, whose copy can be a
+                # moment behind (seen on a real 3-node cluster: a finished move still shown moving, or a move
+                # started and finished within that moment shown not started). Look again at the next polls.
+                self.unconfirmed[name] = self.unconfirmed.get(name, 0) + 1
+                if self.unconfirmed[name] < METADATA_GRACE_POLLS:
+                    continue
+            self.unconfirmed.pop(name, None)
             if name in gone and now is not None and set(now) == set(m.target):
                 rec["state"], rec["done_at"] = DONE, _now()
                 self.copied[name] = rec["bytes"]
