@@ -7,6 +7,7 @@ Kafka is not needed (nor used) here."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -277,10 +278,32 @@ def test_unreachable_cluster_is_one_line():
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.skip(reason="needs a real multi-broker Kafka cluster, which this test suite does not start; the replayed "
-                         "captures of one stand in for it above")
-def test_against_a_real_cluster():  # pragma: no cover
-    pass
+REAL = os.environ.get("KASSIGN_REASSIGN_BOOTSTRAP")
+
+
+@pytest.mark.skipif(not REAL, reason="no real multi-broker Kafka given (KASSIGN_REASSIGN_BOOTSTRAP=host:port, as for "
+                                     "tests/kafka/test_executor_live.py); the replayed captures of one stand in above")
+def test_against_a_real_cluster():  # pragma: no cover - needs a cluster the suite does not start
+    inputs = read_cluster(REAL, timeout=30, sample=2)
+    assert inputs.brokers and only_racks_or_none(inputs.brokers)
+    for entry in inputs.current["partitions"]:
+        topic, p = entry["topic"], entry["partition"]
+        on = inputs.replica_sizes[topic][p]
+        assert set(on) <= set(entry["replicas"])
+        leader = inputs.leaders[topic][p]
+        if leader is not None and leader in on:
+            assert inputs.sizes[topic][p] == on[leader]
+        assert inputs.rates is not None and inputs.rates[topic][p] >= 0
+    for broker, disk in inputs.disks.items():
+        assert disk.version >= 4 and disk.total_bytes and 0 <= disk.usable_bytes <= disk.total_bytes
+        assert disk.replica_bytes == sum(d.replica_bytes for d in disk.log_dirs)
+    assert inputs.window_s is not None and inputs.window_s >= 2
+    assert sum(inputs.bytes_in.values()) == pytest.approx(
+        sum(inputs.rates[e["topic"]][e["partition"]] * len(e["replicas"]) for e in inputs.current["partitions"]))
+
+
+def only_racks_or_none(brokers: dict) -> bool:
+    return all(rack is None or isinstance(rack, str) for rack in brokers.values())
 
 
 
