@@ -155,3 +155,23 @@ def test_stopped_mid_move_verified_cancelled_then_carried_out_again(tmp_path):
     after = {(e["topic"], e["partition"]): set(e["replicas"])
              for e in live.current_assignment(BOOTSTRAP, [TOPIC], timeout=30)["partitions"]}
     assert after == {(e["topic"], e["partition"]): set(e["replicas"]) for e in current["partitions"]}
+
+
+def test_kassign_plan_reads_and_balances_the_live_cluster():
+    """``kassign plan --bootstrap-server --sample 2s --json``: sizes, disks and rates read from the cluster, every
+    hard goal met, every input said with its source."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "kassign.cli.main", "plan", "--bootstrap-server", BOOTSTRAP,
+                             "--topic", TOPIC, "--sample", "2s", "--timeout", "30", "--json"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)["summary"]
+    cluster = summary["inputs"]["cluster"]
+    assert cluster["sources"]["sizes"]["api"] == "DescribeLogDirs" and cluster["window_s"] >= 2
+    assert set(cluster["sizes"]) == {TOPIC} and set(cluster["rates"]) == {TOPIC}
+    assert all(disk["total_bytes"] for disk in cluster["disks"].values())
+    names = [g["name"] for g in summary["goals"]]
+    assert {"disk-capacity", "disk", "network-in"} <= set(names)
+    assert all(g["met"] for g in summary["goals"] if g["kind"] == "hard")
