@@ -43,6 +43,11 @@ With --capacity, --rates or --goals: goals in order, hard ones (rack, disk-capac
 replica-capacity, network-capacity) never traded for soft ones (disk, replicas,
 topic-spread, network-in, leader-bytes-in, leaders), then the fewest moves, bytes moved and
 leader changes; a table shows each goal before -> after and the best any plan could reach.
+
+\b
+--report FILE.html: the plan as an interactive page (per broker disk, bytes in, replicas and
+leaders now / plan / Kafka's --generate; the goals; every move with the goal it serves: the
+first goal that would be worse with that move alone undone). --json lists the moves too.
 """
 
 
