@@ -78,6 +78,7 @@ those inputs the plan is exactly the one above, and its goals are measured with 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,7 @@ __all__ = ["PlanError", "ReassignmentPlan", "human_bytes", "kafka_generate_docum
            "plan_reassignment"]
 
 OPTIONS = ("max_moves", "exclude", "batches")
+ROOMLESS = np.int64(1) << np.int64(62)  # no disk room set: no broker's bytes come near it
 
 
 class ReassignmentPlan(dict):
@@ -183,7 +185,7 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
     info: dict[str, Any] = {}
     outcome = None
     if with_goals and fits(ctx):
-        outcome = solve_goals(ctx, max_moves, _seed(problem, stage, max_moves, float(tolerance)))
+        outcome = solve_goals(ctx, max_moves, _seed(problem, stage, max_moves, float(tolerance), disk_room(ctx)))
         h = outcome.plan.h
         assign = np.full((problem.num_partitions, problem.current.shape[1]), -1, np.int64)
         rows, cols = np.nonzero(h)
@@ -200,7 +202,8 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
         elif problem.sizes is None:
             assign, info = solve_replicas(stage, max_moves)
         else:
-            assign, info = _bytes_plan(problem, stage, max_moves, float(tolerance))
+            assign, info = _bytes_plan(problem, stage, max_moves, float(tolerance),
+                                       disk_room(ctx) if with_goals else None)
         leaders, leader_info = solve_leaders(assign, stage.pref[:, 0], len(problem.targets))
     targets = problem.targets
     final_ids = np.where(assign >= 0, targets[np.maximum(assign, 0)], -1)
@@ -264,8 +267,18 @@ def _goal_rows(summary: dict, ctx: Any, assign: np.ndarray, leaders: np.ndarray,
         summary["goals_solver"] = "flow" if ctx.sizes is None else "flow+bytes"
 
 
-def _seed(problem: Problem, stage: ReplicaStage, max_moves: int | None,
-          tolerance: float) -> tuple[np.ndarray, np.ndarray] | None:
+def disk_room(ctx: Any) -> np.ndarray:
+    """Per target broker: the planned bytes it may hold under disk-capacity (its limit less its other bytes);
+    ``ROOMLESS`` where the goal sets none."""
+    room = np.full(ctx.n, ROOMLESS, np.int64)
+    if "disk-capacity" in ctx.goals:
+        on = ctx.disk_room >= 0
+        room[on] = np.maximum(ctx.disk_room[on] - ctx.disk_other[on], 0)
+    return room
+
+
+def _seed(problem: Problem, stage: ReplicaStage, max_moves: int | None, tolerance: float,
+          room: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The fast stages' plan (counts: the flow; bytes: the flow and the greedy balancer), leaders by the
     leader flow: a start for the goal programs. None where it cannot be made (a move budget too small)."""
     try:
@@ -278,7 +291,7 @@ def _seed(problem: Problem, stage: ReplicaStage, max_moves: int | None,
             n = len(problem.targets)
             balance_bytes(assign, stage.pref, problem.sizes, stage.cap, stage.low, stage.layout.group_of_broker,
                           n, limit_for(problem.sizes, problem.rf, n, tolerance),
-                          -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8)
+                          -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8, room)
     except PlanError:
         return None
     leaders, _ = solve_leaders(assign, stage.pref[:, 0], len(problem.targets))
@@ -286,9 +299,13 @@ def _seed(problem: Problem, stage: ReplicaStage, max_moves: int | None,
 
 
 def _bytes_plan(problem: Problem, stage: ReplicaStage, max_moves: int | None,
-                tolerance: float) -> tuple[np.ndarray, dict]:
+                tolerance: float, room: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     """The valid placement with the fewest moves, greedy byte balancing from it (``_bytes``),
-    then the integer programs (``_exact``): exact where they fit, an improvement otherwise."""
+    then the integer programs (``_exact``): exact where they fit, an improvement otherwise.
+
+    ``room`` (per broker, goals too large for the goal programs): bytes no broker may exceed (disk-capacity).
+    The greedy stage never exceeds it; the programs do not know it, so their plan is taken only where it
+    stays within it (else the greedy plan, and the summary says ``bytes_solver: "heuristic"``)."""
     P = problem.num_partitions
     start = stage.solve(0, P)
     if start is None:  # pragma: no cover - an open window always admits a flow
@@ -300,11 +317,16 @@ def _bytes_plan(problem: Problem, stage: ReplicaStage, max_moves: int | None,
     n = len(problem.targets)
     limit = limit_for(problem.sizes, problem.rf, n, tolerance)
     heuristic = start.copy()
+    roomy = room is None or bool((room == ROOMLESS).all())
     balance_bytes(heuristic, stage.pref, problem.sizes, stage.cap, stage.low, stage.layout.group_of_broker,
-                  n, limit, -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8)
+                  n, limit, -1 if max_moves is None else max_moves, 20 * int(problem.rf.sum()) + 100, 8,
+                  np.full(n, ROOMLESS, np.int64) if room is None else room)
     inst = Instance(problem.sizes, problem.rf, stage.pref, stage.cap, stage.low, stage.layout.group_of_broker,
                     stage.layout.num_groups, n, max_moves)
     result = improve(inst, start, heuristic, limit)
+    if not roomy and (inst.loads(result.assign) > room).any():  # the programs do not know the disk room
+        result = replace(result, assign=heuristic, solver="heuristic", optimal=False,
+                         reachable=False if result.reachable is False else None, least_max=None, least_over=None)
     assign = result.assign
     loads = inst.loads(assign)
     top = int(loads.max())

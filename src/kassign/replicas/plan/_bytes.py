@@ -39,6 +39,10 @@ Broker 0 must shed one more byte; its smallest replica has 2, which would put br
 no swap lowers the larger load: it stops one byte over. The packing 6 + 3 + 2 = 11, 4 + 4 + 3 =
 11 exists; the integer program finds it (moving 4, 4 and 3: 11 bytes, the optimum).
 
+With a disk-capacity goal each broker also has a room (bytes it may never exceed): no step puts a
+receiver above its room, and the broker furthest above min(limit, room) is balanced first, to any
+receiver that stays within its own; without rooms every step is as described above.
+
 Hot path: one numba loop over int64 arrays (per-broker lists of replica slots).
 """
 
@@ -67,9 +71,12 @@ def _holds(row, b):
 
 
 @njit(cache=True)
-def balance_bytes(assign, held, sizes, cap, low, group_of_broker, n, limit, budget, max_steps, swap_receivers):
+def balance_bytes(assign, held, sizes, cap, low, group_of_broker, n, limit, budget, max_steps, swap_receivers, room):
     """Greedy byte balancing in place. Returns (steps, moves_now): ``moves_now`` counts replicas
-    on brokers that did not hold them before."""
+    on brokers that did not hold them before. ``room[b]``: bytes broker b may never exceed (a disk
+    limit; ``1 << 62`` where none): no step puts a broker above it, and a broker above it sheds first
+    (the broker furthest above min(limit, room) is balanced next; with no room given that is the
+    heaviest, as above), to any receiver that stays within its own min(limit, room)."""
     P, W = assign.shape
     load = np.zeros(n, np.int64)
     # Each broker's replicas as a doubly linked list over slots (p * W + j).
@@ -96,12 +103,18 @@ def balance_bytes(assign, held, sizes, cap, low, group_of_broker, n, limit, budg
     stuck = np.zeros(n, np.bool_)  # brokers no move or swap could lower: set aside
     while steps < max_steps:
         heavy = -1
+        excess = np.int64(0)
         for b in range(n):
-            if not stuck[b] and (heavy < 0 or load[b] > load[heavy]):
+            if stuck[b]:
+                continue
+            over_b = load[b] - min(limit, room[b])
+            if heavy < 0 or over_b > excess:
                 heavy = b
-        if heavy < 0 or load[heavy] <= limit:
+                excess = over_b
+        if heavy < 0 or excess <= 0:
             break
-        shed = load[heavy] - limit
+        shed = excess
+        over_room = load[heavy] > room[heavy]
         order = np.argsort(load)
         best_p, best_to, best_i = -1, -1, -1
         best_key0, best_key1, best_key2 = np.int64(9), np.int64(0), np.int64(0)  # lower is better
@@ -134,8 +147,10 @@ def balance_bytes(assign, held, sizes, cap, low, group_of_broker, n, limit, budg
                     k += 1
                     if r == heavy or _holds(assign[p], r):
                         continue
-                    if load[r] + s >= load[heavy]:
-                        if pass_ == 0:
+                    if load[r] + s > room[r]:
+                        continue  # never above a broker's room
+                    if load[r] + s >= load[heavy] and not (over_room and load[r] + s <= min(limit, room[r])):
+                        if pass_ == 0 and not over_room:
                             break  # heavier receivers cannot help either
                         continue
                     g_to = group_of_broker[r]
@@ -148,7 +163,7 @@ def balance_bytes(assign, held, sizes, cap, low, group_of_broker, n, limit, budg
                     extra = (0 if to_held else 1) - (0 if from_held else 1)  # change in moved replicas
                     if budget >= 0 and extra > 0 and moves + extra > budget:
                         continue
-                    fits = load[r] + s <= limit
+                    fits = load[r] + s <= min(limit, room[r])
                     if extra <= 0:
                         key0 = 0 if fits else 3
                         key1 = -min(s, shed)
@@ -168,7 +183,7 @@ def balance_bytes(assign, held, sizes, cap, low, group_of_broker, n, limit, budg
         fitting_move = best_p >= 0 and best_key0 <= 2
         if not fitting_move:
             sw_i, sw_r, sw_j, sw_fits = _best_swap(assign, held, sizes, cap, low, group_of_broker, load, order, heavy,
-                                                   limit, budget, moves, head, nxt, W, swap_receivers)
+                                                   limit, budget, moves, head, nxt, W, swap_receivers, room)
             if sw_i >= 0 and (sw_fits or best_p < 0):
                 p, q = sw_i // W, sw_j // W
                 moves += _move_delta(held, p, heavy, sw_r) + _move_delta(held, q, sw_r, heavy)
@@ -223,7 +238,7 @@ def _fits_racks(assign, p, group_of_broker, cap, low, src, dst):
 
 @njit(cache=True)
 def _best_swap(assign, held, sizes, cap, low, group_of_broker, load, order, heavy, limit, budget, moves, head, nxt,
-               W, receivers):
+               W, receivers, room):
     """A larger replica of the heavy broker for a smaller one of a light broker (the lightest
     ``receivers`` brokers are tried), when no single move fits. Both loads must end below the
     heavy one's (so the sum of squares falls); prefers swaps leaving both within the limit, then
@@ -252,7 +267,8 @@ def _best_swap(assign, held, sizes, cap, low, group_of_broker, load, order, heav
                         new_heavy = load[heavy] - sp + sq
                         new_r = load[r] + sp - sq
                         peak = max(new_heavy, new_r)
-                        if peak < load[heavy] and _fits_racks(assign, q, group_of_broker, cap, low, r, heavy):
+                        if peak < load[heavy] and new_r <= room[r] and _fits_racks(assign, q, group_of_broker, cap,
+                                                                                     low, r, heavy):
                             extra = _move_delta(held, p, heavy, r) + _move_delta(held, q, r, heavy)
                             if budget < 0 or extra <= 0 or moves + extra <= budget:
                                 fits = peak <= limit

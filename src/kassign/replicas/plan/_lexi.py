@@ -39,9 +39,12 @@ is a flow-free integer program: the count goals alone (``replicas``, ``leaders``
 ``topic-spread`` under caps) have totally unimodular special cases, but with the others in the
 same program they do not, so none is claimed exact unless its stage finished.
 
-Size: the program has ``2 x partitions x brokers`` binary variables; above
-``SETTINGS.variables`` the plan comes from the count and byte stages (``_solve``, ``_bytes``,
-``_exact``), its hard goals are checked, and bounds come from counting (``_goals.cheap_bound``).
+Size: the program has ``2 x partitions x brokers`` binary variables (x alone until a leader goal
+or the leader tie-break is reached); above ``SETTINGS.variables`` the plan comes from the count and
+byte stages (``_solve``, ``_bytes``, ``_exact``), its hard goals are checked, and bounds come from
+counting (``_goals.cheap_bound``). There ``max_replicas`` is exact (``_solve.solve_replicas_capped``:
+the count flow with per-broker caps) and disk-capacity is a room per broker in the greedy byte
+stage, which it never exceeds.
 
 Worked example (``tests/replicas/test_plan_goals.py`` has it): brokers 0, 1, 2 without racks,
 ``max_replicas`` 4 each, six partitions of rf 2 on brokers 0 and 1, sizes 1 to 6 bytes. Stage
@@ -137,12 +140,13 @@ def _scale(weights: np.ndarray, rf: np.ndarray | None = None) -> tuple[int, floa
 class Program:
     """The program's fixed part (variables x, y and the hard rows) and the rows goals add."""
 
-    def __init__(self, ctx: Context, budget: int | None) -> None:
+    def __init__(self, ctx: Context, budget: int | None, leaders: bool = True) -> None:
         self.ctx = ctx
         P, n = ctx.problem.num_partitions, ctx.n
         self.P, self.n = P, n
         self.nx = P * n
-        self.columns = 2 * self.nx
+        self.with_y = leaders  # without y (no leader goal kept yet) the program is half the size
+        self.columns = (2 if leaders else 1) * self.nx
         self.col_lower = [np.zeros(self.columns)]
         self.col_upper = [np.ones(self.columns)]
         self.col_int = [np.ones(self.columns)]
@@ -159,10 +163,11 @@ class Program:
             G = ctx.num_groups
             self.add(pidx * G + g, xs, np.ones(self.nx), np.repeat(ctx.low, G).astype(np.float64),
                      np.repeat(ctx.cap, G).astype(np.float64))
-        # y <= x; one leader each
-        self.add(np.concatenate([xs, xs]), np.concatenate([xs, self.nx + xs]),
-                 np.concatenate([np.ones(self.nx), -np.ones(self.nx)]), np.zeros(self.nx), np.full(self.nx, np.inf))
-        self.add(pidx, self.nx + xs, np.ones(self.nx), np.ones(P), np.ones(P))
+        if leaders:  # y <= x; one leader each
+            self.add(np.concatenate([xs, xs]), np.concatenate([xs, self.nx + xs]),
+                     np.concatenate([np.ones(self.nx), -np.ones(self.nx)]), np.zeros(self.nx),
+                     np.full(self.nx, np.inf))
+            self.add(pidx, self.nx + xs, np.ones(self.nx), np.ones(P), np.ones(P))
         self.new = ~ctx.held.reshape(-1)  # x[p, b] on a broker that does not hold p now
         if budget is not None:
             self.add(np.zeros(int(self.new.sum()), np.int64), xs[self.new], np.ones(int(self.new.sum())),
@@ -197,6 +202,8 @@ class Program:
 
     def per_broker(self, weights: np.ndarray, leaders: bool, unit: int, scale: float) -> tuple[np.ndarray, ...]:
         """Coordinates of the rows ``sum_p weights[p] * (y or x)[p, b]`` (one row per broker), scaled."""
+        if leaders and not self.with_y:
+            raise AssertionError("a leader row in a program without leader variables")
         base = self.nx if leaders else 0
         w = weights[self.pidx].astype(np.float64) / (unit * scale)
         keep = w != 0
@@ -253,9 +260,11 @@ class Program:
             full[:len(cost)] = cost
             hint = None
             if start is not None:
-                y = np.zeros((self.P, self.n))
-                y[np.arange(self.P), start.leaders] = 1.0
-                hint = np.concatenate([start.h.reshape(-1).astype(np.float64), y.reshape(-1)])
+                hint = start.h.reshape(-1).astype(np.float64)
+                if self.with_y:
+                    y = np.zeros((self.P, self.n))
+                    y[np.arange(self.P), start.leaders] = 1.0
+                    hint = np.concatenate([hint, y.reshape(-1)])
             with _quiet_native_stdout():
                 status, x, dual, fun = run_program(full, matrix, np.concatenate(lo), np.concatenate(hi),
                                                    np.concatenate(self.col_lower), np.concatenate(self.col_upper),
@@ -265,8 +274,14 @@ class Program:
             plan = None
             if x is not None and status in (0, 1):
                 h = (x[:self.nx] > 0.5).reshape(self.P, self.n)
-                yv = x[self.nx:2 * self.nx].reshape(self.P, self.n)
-                plan = Plan(h, np.argmax(yv, axis=1).astype(np.int64))
+                if self.with_y:
+                    leaders = np.argmax(x[self.nx:2 * self.nx].reshape(self.P, self.n), axis=1).astype(np.int64)
+                else:  # the start's leader where it still holds the partition, else its first replica
+                    leaders = np.argmax(h, axis=1).astype(np.int64)
+                    if start is not None:
+                        keep = h[np.arange(self.P), start.leaders]
+                        leaders[keep] = start.leaders[keep]
+                plan = Plan(h, leaders)
                 if not all(check(plan) for check in self.checks):
                     plan = None
             optimal = plan is not None and status == 0
@@ -492,9 +507,17 @@ def solve_goals(ctx: Context, budget: int | None, seed: tuple[np.ndarray, np.nda
     def left() -> float:
         return max(0.05, min(SETTINGS.seconds, deadline - time.monotonic()))
 
-    prog = Program(ctx, budget)
-    for goal in ctx.hard:
-        add_hard(prog, goal)
+    replay: list[Callable[[Program], None]] = []  # every goal kept so far, to rebuild the program with y
+
+    def program(leaders: bool) -> Program:
+        new = Program(ctx, budget, leaders)
+        for goal in ctx.hard:
+            add_hard(new, goal)
+        for keep in replay:
+            keep(new)
+        return new
+
+    prog = program(False)
     given = None
     if seed is not None:  # the count or byte stages' plan: a start, and the plan to beat where it is valid
         given = Plan(holding(ctx, seed[0]), seed[1].astype(np.int64))
@@ -511,16 +534,20 @@ def solve_goals(ctx: Context, budget: int | None, seed: tuple[np.ndarray, np.nda
         given = first.plan
     best = given
     out = Outcome(best)
-    base = Program(ctx, budget)  # the hard goals alone: bounds over every valid plan
+    base = Program(ctx, budget, False)  # the hard goals alone: bounds over every valid plan
     for goal in ctx.hard:
         add_hard(base, goal)
+    base_y: list[Program] = []
     for goal in ctx.hard:
         out.bounds[goal] = _hard_bound(base, goal, left(), SETTINGS.bound_nodes, best)
         out.optimal[goal] = True  # a constraint: met by construction
     for i, goal in enumerate(ctx.soft):
+        if goal in ("leaders", "leader-bytes-in") and not prog.with_y:
+            prog = program(True)
         if goal in RATIO:  # integer programs of this kind are slow to find plans: a descent first
             best = descend(prog, goal, best, deadline)
         elif goal == "leaders":
+            best = _leader_flow(prog, best)
             best = hand_over(prog, best, deadline)
         build, to_unit = _minmax(prog, goal)
         stage = prog.solve(build, SETTINGS.nodes, left(), best)
@@ -536,11 +563,19 @@ def solve_goals(ctx: Context, budget: int | None, seed: tuple[np.ndarray, np.nda
         elif floor is not None and floor >= now - 1e-9:  # counting already proves the plan's value the best
             out.bounds[goal] = floor
         else:  # a program over the hard goals alone
-            free = base.solve(build, SETTINGS.bound_nodes, left(), best)
+            if goal in ("leaders", "leader-bytes-in") and not base_y:
+                base_y.append(Program(ctx, budget, True))
+                for hard in ctx.hard:
+                    add_hard(base_y[0], hard)
+            over_hard = base_y[0] if goal in ("leaders", "leader-bytes-in") else base
+            free = over_hard.solve(build, SETTINGS.bound_nodes, left(), best)
             out.bounds[goal] = to_unit(free.dual) if free.dual is not None else None
         _keep(prog, goal, now, best)
+        replay.append(lambda pr, g=goal, v=now, pl=best: _keep(pr, g, v, pl))
     best = undo_moves(prog, best, max(deadline, time.monotonic() + 2.0))
     for name in ("moves", "bytes moved", "leader changes"):
+        if name == "leader changes" and not prog.with_y:
+            prog = program(True)
         tb = _tiebreak(prog, name)
         if tb is None:
             continue
@@ -550,6 +585,7 @@ def solve_goals(ctx: Context, budget: int | None, seed: tuple[np.ndarray, np.nda
             best = stage.plan
         out.optimal[f"fewest {name}"] = bool(stage.optimal and value_of(stage.plan) <= value_of(best))
         _keep_tiebreak(prog, build, value_of, value_of(best), name)
+        replay.append(lambda pr, nm=name, v=value_of(best): _keep_tiebreak(pr, *_tiebreak(pr, nm), v, nm))
     out.plan = best
     return out
 
@@ -663,6 +699,25 @@ def undo_moves(prog: Program, plan: Plan, deadline: float) -> Plan:
     return best
 
 
+def _leader_flow(prog: Program, plan: Plan) -> Plan:
+    """The leader flow (``_solve.solve_leaders``: the smallest leader spread for these replica sets, then the
+    fewest changes; exact for fixed sets) as a candidate, taken where it keeps every constraint and is better."""
+    from kassign.replicas.plan._solve import solve_leaders
+
+    ctx = prog.ctx
+    width = int(ctx.problem.rf.max())
+    assign = np.full((prog.P, width), -1, np.int64)
+    rows, cols = np.nonzero(plan.h)
+    first = np.cumsum(plan.h.sum(axis=1)) - plan.h.sum(axis=1)
+    assign[rows, np.arange(len(rows)) - first[rows]] = cols
+    leaders, _ = solve_leaders(assign, ctx.leader_now, ctx.n)
+    cand = Plan(plan.h, leaders.astype(np.int64))
+    if measure(ctx, "leaders", cand.h, cand.leaders) < measure(ctx, "leaders", plan.h, plan.leaders) and \
+            all(check(cand) for check in prog.checks):
+        return cand
+    return plan
+
+
 def hand_over(prog: Program, plan: Plan, deadline: float) -> Plan:
     """Even out leader counts by handing leaderships to other replicas of the same partitions (replica sets
     unchanged), each step lowering (max - min, brokers at the max, sum of squares) and keeping every
@@ -735,7 +790,7 @@ def _hard_bound(prog: Program, goal: str, seconds: float, nodes: int, start: Pla
 
 def _why_not(ctx: Context, budget: int | None) -> str:
     """One line: the first hard goal (in the table's order) that no plan can meet, where and by how much."""
-    prog = Program(ctx, budget)
+    prog = Program(ctx, budget, False)
     order = [g for g in GOALS if g in ctx.hard]
     for goal in order:
         mark = prog.snapshot()
