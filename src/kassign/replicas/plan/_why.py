@@ -30,13 +30,14 @@ exceeds the plan's largest, a capacity goal when ``from``'s new use over its lim
 1 and the plan's largest, and the spread goals (max - min) are recomputed per move on the
 counts with those two brokers changed. ``rack`` looks at the move's own partition.
 
-Worked example: brokers 0, 1, 2 (no racks), six partitions of rf 2, ``t-0 [0, 1]`` ... on
-brokers 0 and 1 only (6 replicas each); broker 3 is added. The plan puts 3 replicas on each
-broker: 3 moves from 0 and 1 onto 2 and 3 ... say ``t-0: 0 -> 2``. Undone, broker 0 holds 4
-and broker 2 holds 2: replicas max - min goes from 0 to 2, so the move serves ``replicas``. With
-``exclude=[0]`` instead, every move off broker 0 serves ``valid``. With sizes and a disk
-capacity, a move off a broker that would be above its limit with the replica back serves
-``disk-capacity`` even where it also evens the replica counts: the earlier goal wins.
+Worked example (no racks): six partitions of rf 2, ``t-0 [0, 1]``, ``t-1 [1, 0]``, ... on brokers 0
+and 1 (6 replicas each); brokers 2 and 3 are added. The plan puts 3 replicas on each broker, 6
+moves, ``t-0: 1 -> 3`` among them. Undone, broker 1 holds 4 replicas and broker 3 holds 2: the
+replicas goal's max - min goes from 0 to 2, so the move serves ``replicas`` (``valid`` does not
+apply: broker 1 stays a target). With broker 0 drained (``exclude=[0]``), every move off broker 0
+serves ``valid``. With sizes and a disk capacity, a move off a broker that would be above its
+limit with the replica back serves ``disk-capacity`` even where it also evens the replica counts:
+the earlier goal wins (``tests/replicas/test_plan_why.py`` has these cases).
 """
 
 from __future__ import annotations
