@@ -162,3 +162,24 @@ def test_every_move_gets_one_goal_and_undoing_it_worsens_that_goal(case):
         event(f"served: {g}")
         # the first goal the undone move worsens, or none
         assert g == (worse[0] if worse else None), (k, g, worse)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.booleans())
+def test_real_plans_every_move_once(case, drain):
+    """Plans the planner makes (counts, or bytes with sizes): one goal per move, as many moves as the summary says,
+    and ``valid`` exactly for the replicas leaving brokers that are not targets."""
+    rows, _, brokers, sizes, _, _ = case
+    ids = [b for b, _ in brokers]
+    exclude = [ids[0]] if drain and len(ids) > 3 else []
+    size_map = None if sizes is None else {(t, p): s for (t, p, _), s in zip(rows, sizes)}
+    try:
+        plan = kassign.plan_reassignment(doc(rows), brokers, sizes=size_map, exclude=exclude)
+    except PlanError:
+        return
+    moves = explain(plan.context, plan.replicas)
+    assert len(moves) == plan.summary["replicas_moved"] == len(moves.goal)
+    targets = set(plan.problem.targets.tolist())
+    assert [g == VALID for g in moves.goal] == [int(a) not in targets for a in moves.source]
+    assert sum(moves.counts().values()) == len(moves)
+    assert {r["goal"] for r in moves_json(plan.context, moves)} <= {VALID, None, *plan.context.goals}
