@@ -232,8 +232,10 @@ def test_plan_json_fields_are_in_the_reference(tmp_path):
     rates = tmp_path / "rates.json"
     rates.write_text(json.dumps({"events": {str(p): 10 + p for p in range(12)}}))
     goals = kassign("plan", "--current", str(DOC_EXAMPLES / "events.json"), "--brokers", "0,1,2,3,4,5", "--sizes",
-                    str(sizes), "--rates", str(rates), "--capacity", str(capacity), "--json")
+                    str(sizes), "--rates", str(rates), "--capacity", str(capacity), "--report",
+                    str(tmp_path / "plan.html"), "--json")
     assert goals["summary"]["goals_solver"] == "milp" and goals["summary"]["inputs"]["rates"]
+    assert goals["moves"] and goals["files"]["report"] and (tmp_path / "plan.html").exists()
     assert_named(goals, "kassign plan")
 
 

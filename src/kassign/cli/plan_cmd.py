@@ -16,6 +16,7 @@ from kassign.core.releases import DEFAULT_KAFKA_VERSION, release_for
 from kassign.replicas.plan import human_bytes, parse_describe, plan_reassignment
 from kassign.replicas.plan._document import generate_placer, generate_words, kafka_generate
 from kassign.replicas.plan._report import figures
+from kassign.replicas.plan._why import explain, moves_json
 from kassign.replicas.brokers import parse_broker_list
 
 HELP = """Plan moving replicas onto BROKERS, as evenly as possible with the fewest moves.
@@ -42,6 +43,11 @@ With --capacity, --rates or --goals: goals in order, hard ones (rack, disk-capac
 replica-capacity, network-capacity) never traded for soft ones (disk, replicas,
 topic-spread, network-in, leader-bytes-in, leaders), then the fewest moves, bytes moved and
 leader changes; a table shows each goal before -> after and the best any plan could reach.
+
+\b
+--report FILE.html: the plan as an interactive page (per broker disk, bytes in, replicas and
+leaders now / plan / Kafka's --generate; the goals; every move with the goal it serves: the
+first goal that would be worse with that move alone undone). --json lists the moves too.
 """
 
 
@@ -175,6 +181,9 @@ def _read_live(bootstrap: str, topics: tuple[str, ...], command_config: str | No
               help="The Kafka release whose --generate the plan is compared with: AdminUtils up to 4.0, the striped "
                    "placer from 4.1. Default: the cluster's, inferred (--bootstrap-server), else 4.4.")
 @click.option("--plot", "plot_path", metavar="FILE.png", help="Draw replicas and leaders per broker before/after.")
+@click.option("--report", "report_path", metavar="FILE.html",
+              help="Write an interactive page: per broker disk, bytes in, replicas and leaders now / plan / Kafka's "
+                   "--generate, the goals table, and every move with the goal it serves.")
 @click.option("--json", "as_json", is_flag=True, help="Write the summary (and, without --out, the plan) as JSON.")
 @click.option("--bootstrap-server", default=None, metavar="HOST:PORT",
               help="Read the current assignment from this cluster instead of a file.")
@@ -194,7 +203,8 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
             bootstrap_server: str | None = None, topics: tuple[str, ...] = (), command_config: str | None = None,
             timeout: float = 10.0, kafka_version: str | None = None, rates_path: str | None = None,
             capacity_path: str | None = None, goals: str | None = None, disk_limit: float = 0.8,
-            sample: str | None = None, move_under_replicated: bool = False) -> None:
+            sample: str | None = None, move_under_replicated: bool = False,
+            report_path: str | None = None) -> None:
     sources = [s for s in (current_path, describe_path, bootstrap_server) if s]
     if len(sources) != 1:
         raise KassignError("give the current assignment with exactly one of --current FILE.json, --describe-file FILE "
@@ -249,7 +259,8 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
         plan.summary["notes"] = list(live.notes) + list(plan.summary.get("notes", []))
     if release is None:
         release = (DEFAULT_KAFKA_VERSION, "default", f"no cluster to ask; Kafka {DEFAULT_KAFKA_VERSION}, the default")
-    kafka = figures(problem, kafka_generate(problem, kafka_seed, release[0]))
+    kafka_placement = kafka_generate(problem, kafka_seed, release[0])
+    kafka = figures(problem, kafka_placement)
     kafka.update({"kafka_version": release[0], "kafka_version_from": release[1], "kafka_version_why": release[2],
                   "placer": generate_placer(release[0])[0]})
     files: dict[str, Any] = {}
@@ -273,10 +284,17 @@ def command(current_path: str | None, describe_path: str | None, brokers: str, s
         plan_chart(plan.summary["brokers"], kafka["brokers"], plot_path,
                    f"{problem.num_partitions} partitions: now, kassign plan, Kafka --generate")
         files["plot"] = plot_path
+    moves = explain(plan.context, plan.replicas) if (as_json or report_path) else None
+    if report_path:
+        from kassign.replicas.plan._html import write_report
+
+        write_report(report_path, plan, kafka_placement, kafka, moves)
+        files["report"] = report_path
     if as_json:
         document: dict[str, Any] = {"summary": plan.summary, "kafka_generate": kafka, "kafka_seed": kafka_seed,
                                     "kafka_version": kafka["kafka_version"],
-                                    "files": files}
+                                    "files": files, "moves": moves_json(plan.context, moves),
+                                    "moves_by_goal": moves.counts()}
         if not out_path:
             document["proposed"] = dict(plan)
             if len(plan.batches) > 1:

@@ -113,7 +113,9 @@ class ReassignmentPlan(dict):
       ``batches`` option was given);
     - ``summary``: figures (replicas, leaders, bytes per broker and rack before and after,
       replicas/bytes moved, leader changes, the balance windows reached);
-    - ``problem`` and ``replicas``: the arrays behind it (for the CLI and tests).
+    - ``problem`` and ``replicas``: the arrays behind it (for the CLI and tests);
+    - ``context``: the goals' inputs and measures (``_goals.Context``), which ``_why`` reads to say
+      which goal each move serves.
     """
 
     rollback: dict
@@ -121,6 +123,7 @@ class ReassignmentPlan(dict):
     summary: dict[str, Any]
     problem: Problem
     replicas: np.ndarray
+    context: Any
 
 
 def _whole(value: Any, name: str, least: int) -> int:
@@ -210,6 +213,7 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
     plan.rollback = problem.document
     plan.problem = problem
     plan.replicas = proposed
+    plan.context = ctx
     plan.batches = [document(problem, proposed, rows) for rows in split_batches(problem, proposed, batches)]
     summary = figures(problem, proposed)
     summary.update(replica_window=info.get("window"), leader_window=leader_info["window"],
