@@ -175,3 +175,47 @@ def test_kassign_plan_reads_and_balances_the_live_cluster():
     names = [g["name"] for g in summary["goals"]]
     assert {"disk-capacity", "disk", "network-in"} <= set(names)
     assert all(g["met"] for g in summary["goals"] if g["kind"] == "hard")
+
+
+KILL = os.environ.get("KASSIGN_REASSIGN_KILL")  # a shell command killing broker {id} (SIGKILL), e.g. by its PID
+START = os.environ.get("KASSIGN_REASSIGN_START")  # a shell command starting every broker that is down again
+
+
+@pytest.mark.skipif(not (KILL and START), reason="set KASSIGN_REASSIGN_KILL (a command with {id}: kill that broker) "
+                                                 "and KASSIGN_REASSIGN_START (start the brokers that are down) to run")
+@pytest.mark.parametrize("who", ["destination", "every"])
+def test_brokers_killed_mid_move_then_back(tmp_path, who):
+    """A destination broker, then the whole cluster, killed mid-move and started again a few seconds later: the
+    run rides it out (the cluster unreachable meanwhile is retried), every move ends done and in sync, no
+    throttle is left."""
+    import subprocess
+    import threading
+
+    current = live.current_assignment(BOOTSTRAP, [TOPIC], timeout=30)
+    plan, ids = _shifted(current)
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    arriving = sorted({b for e, c in zip(plan["partitions"], current["partitions"])
+                       for b in e["replicas"] if b not in c["replicas"]})
+    victims = arriving[:1] if who == "destination" else ids
+
+    def havoc():
+        time.sleep(1.0)
+        for broker in victims:
+            subprocess.run(KILL.format(id=broker), shell=True, check=False, timeout=60)
+        time.sleep(4.0)
+        subprocess.run(START, shell=True, check=False, timeout=120)
+
+    chaos = threading.Thread(target=havoc)
+    chaos.start()
+    try:
+        record = E.execute(path, BOOTSTRAP, throttle=200_000, timeout=30)
+    finally:
+        chaos.join(180)
+    assert {rec["state"] for rec in record["moves"].values()} <= {"done"}
+    assert record["in_sync"]["not_in_sync"] == []
+    assert E.verify(path, BOOTSTRAP, timeout=30)["throttles"] == {}
+    back = tmp_path / "back.json"
+    back.write_text(json.dumps(current))
+    assert {rec["state"] for rec in E.execute(back, BOOTSTRAP, throttle=50_000_000, timeout=30)["moves"].values()} \
+        <= {"done"}
