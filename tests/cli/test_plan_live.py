@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from kassign.cli.plan_live import read_live_inputs
-from tests.kafka.replay_balance import ReplayedCluster, decoded, skip_without_captures
+from tests.kafka.replay_balance import ReplayedCluster, decoded, metadata_with_isr, skip_without_captures
 
 
 @pytest.fixture
@@ -39,11 +39,8 @@ def test_the_planner_gets_the_clusters_placement_sizes_and_disks(cluster):
 
 def test_an_under_replicated_partition_stays_unless_asked():
     skip_without_captures()
-    meta = decoded("metadata-racks.json")
-    big = next(t for t in meta.topics if t.name == "kc-big")
-    part = next(p for p in big.partitions if p.partition == 1)
-    big.partitions[big.partitions.index(part)] = type(part)(part.error, 1, part.leader, part.leader_epoch,
-                                                            part.replicas, [2, 3], part.offline)
+    meta = metadata_with_isr("kc-big", 1, [2, 3])
+    part = next(p for t in meta.topics if t.name == "kc-big" for p in t.partitions if p.partition == 1)
     with ReplayedCluster(metadata=meta) as replay:
         held = read_live_inputs(replay.bootstrap, None, 5, None, None, None, False)
         moved = read_live_inputs(replay.bootstrap, None, 5, None, None, None, True)

@@ -26,9 +26,9 @@ import pytest
 from kassign.kafka import cluster_protocol as C
 from kassign.kafka import groups_protocol as G
 from kassign.kafka import topics_protocol as TP
-from kassign.kafka.flexible import FlexReader, FlexWriter
+from kassign.kafka.flexible import FlexWriter
 from tests.conftest import REPO
-from tests.kafka.replay_broker import ReplayBroker, capture_body
+from tests.kafka.replay_broker import ReplayBroker, capture_body, list_offsets_asked
 
 CAPTURES = REPO.parent / "shared" / "captures" / "kafka-4.3.1-cluster"
 DECODERS = {**C.DECODERS, 3: TP.decode_metadata}
@@ -52,6 +52,15 @@ def decoded(name: str):
     _, answer = G.decode_response(doc["api_key"], doc["api_version"], base64.b64decode(doc["response_b64"]),
                                   DECODERS)
     return answer
+
+
+def metadata_with_isr(topic: str, partition: int, isr: list[int]):
+    """The captured Metadata answer with one partition's in-sync replicas replaced (an under-replicated one)."""
+    meta = decoded("metadata-racks.json")
+    found = next(t for t in meta.topics if t.name == topic)
+    at = next(i for i, p in enumerate(found.partitions) if p.partition == partition)
+    found.partitions[at] = dataclasses.replace(found.partitions[at], isr=list(isr))
+    return meta
 
 
 def encode_metadata_answer(version: int, answer: TP.MetadataAnswer) -> bytes:
@@ -157,20 +166,7 @@ class ReplayedCluster:
         return C.encode_describe_cluster(version, answer)
 
     def _list_offsets(self, version: int, body: bytes) -> bytes:
-        r = FlexReader(body, False)
-        r.int32()
-        if version >= 2:
-            r.int8()
-        asked = []
-        for _ in range(r.int32()):
-            name = r.text()
-            parts = []
-            for _ in range(r.int32()):
-                index = r.int32()
-                if version >= 4:
-                    r.int32()
-                parts.append((index, r.int64()))
-            asked.append((name, parts))
+        asked = list_offsets_asked(version, body)
         w = FlexWriter(False)
         if version >= 2:
             w.int32(0)

@@ -31,6 +31,25 @@ def capture_body(api_key: int, version: int, frame: bytes) -> bytes:
     return frame[5:] if is_flexible(api_key, version) and api_key != 18 else frame[4:]
 
 
+def list_offsets_asked(version: int, body: bytes) -> list[tuple[str, list[tuple[int, int]]]]:
+    """A ListOffsets request (v1-v5, not flexible) as ``[(topic, [(partition, timestamp), ...]), ...]``."""
+    r = FlexReader(body, False)
+    r.int32()  # replica id
+    if version >= 2:
+        r.int8()  # isolation level
+    asked = []
+    for _ in range(r.int32()):
+        name = r.text()
+        parts = []
+        for _ in range(r.int32()):
+            index = r.int32()
+            if version >= 4:
+                r.int32()  # current leader epoch
+            parts.append((index, r.int64()))
+        asked.append((name, parts))
+    return asked
+
+
 def api_versions_v0(versions: Mapping[int, tuple[int, int]]) -> bytes:
     w = FlexWriter(False).int16(0)
     w.array(sorted(versions.items()), lambda w, kv: w.int16(kv[0]).int16(kv[1][0]).int16(kv[1][1]))

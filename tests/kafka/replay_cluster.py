@@ -19,7 +19,7 @@ import json
 from kassign.kafka import groups_protocol as G
 from kassign.kafka.flexible import FlexReader, FlexWriter
 from tests.conftest import REPO
-from tests.kafka.replay_broker import ReplayBroker, capture_body
+from tests.kafka.replay_broker import ReplayBroker, capture_body, list_offsets_asked
 
 CAPTURES = REPO.parent / "shared" / "captures" / "kafka-4.3.1"
 END = 1000  # every partition's high watermark
@@ -87,20 +87,7 @@ def _metadata(port: int, topics: dict[str, int]):
 
 def _list_offsets(version: int, body: bytes) -> bytes:
     assert 1 <= version <= 5, version
-    r = FlexReader(body, False)
-    r.int32()
-    if version >= 2:
-        r.int8()
-    asked = []
-    for _ in range(r.int32()):
-        name = r.text()
-        parts = []
-        for _ in range(r.int32()):
-            index = r.int32()
-            if version >= 4:
-                r.int32()
-            parts.append((index, r.int64()))
-        asked.append((name, parts))
+    asked = list_offsets_asked(version, body)
     w = FlexWriter(False)
     if version >= 2:
         w.int32(0)

@@ -15,7 +15,7 @@ import pytest
 from kassign.core.errors import KassignError, LiveClusterError
 from kassign.kafka import cluster_protocol as C
 from kassign.kafka.cluster_inputs import SampleError, parse_window, read_cluster
-from tests.kafka.replay_balance import ReplayedCluster, decoded, skip_without_captures
+from tests.kafka.replay_balance import ReplayedCluster, decoded, metadata_with_isr, skip_without_captures
 
 TOPICS = ["kc-big", "kc-empty", "kc-move", "kc-small"]
 READ_ONLY_APIS = {18, 3, 35, 2, 46}  # ApiVersions, Metadata, DescribeLogDirs, ListOffsets, ListPartitionReassignments
@@ -230,11 +230,7 @@ def test_broker_that_refuses_describe_log_dirs():
 
 def test_under_replicated_partition_is_flagged():
     skip_without_captures()
-    meta = decoded("metadata-racks.json")
-    big = next(t for t in meta.topics if t.name == "kc-big")
-    part = next(p for p in big.partitions if p.partition == 1)
-    big.partitions[big.partitions.index(part)] = type(part)(part.error, 1, part.leader, part.leader_epoch,
-                                                            part.replicas, [2, 3], part.offline)
+    meta = metadata_with_isr("kc-big", 1, [2, 3])
     with ReplayedCluster(metadata=meta) as replay:
         inputs = read_cluster(replay.bootstrap, timeout=5)
     assert inputs.under_replicated == [("kc-big", 1)]
