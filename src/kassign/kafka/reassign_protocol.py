@@ -135,11 +135,9 @@ def decode_alter_partition_reassignments_request(r: FlexReader, version: int) ->
     return moves, timeout, allow
 
 
-def decode_alter_partition_reassignments(r: FlexReader, version: int) -> AlterReassignmentsAnswer:
-    throttle = r.int32()
-    allow = r.boolean() if version >= 1 else True
-    error, message = r.int16(), r.string()
-
+def _item_results(r: FlexReader) -> list[ItemResult]:
+    """Per topic, per partition: index, error code and message (AlterPartitionReassignments' and ElectLeaders'
+    answers lay their results out alike), flattened."""
     def topic(r: FlexReader) -> list[ItemResult]:
         name = r.text()
 
@@ -152,7 +150,15 @@ def decode_alter_partition_reassignments(r: FlexReader, version: int) -> AlterRe
         r.tags()
         return parts
 
-    results = [p for parts in r.array(topic, 3) for p in parts]
+    return [p for parts in r.array(topic, 3) for p in parts]
+
+
+def decode_alter_partition_reassignments(r: FlexReader, version: int) -> AlterReassignmentsAnswer:
+    throttle = r.int32()
+    allow = r.boolean() if version >= 1 else True
+    error, message = r.int16(), r.string()
+
+    results = _item_results(r)
     r.tags()
     return AlterReassignmentsAnswer(error, message, results, allow, throttle)
 
@@ -285,19 +291,7 @@ def decode_elect_leaders(r: FlexReader, version: int) -> ElectionAnswer:
     throttle = r.int32()
     error = r.int16() if version >= 1 else 0
 
-    def topic(r: FlexReader) -> list[ItemResult]:
-        name = r.text()
-
-        def partition(r: FlexReader) -> ItemResult:
-            index, code, text = r.int32(), r.int16(), r.string()
-            r.tags()
-            return ItemResult(name, index, code, text)
-
-        parts = r.array(partition, 7)
-        r.tags()
-        return parts
-
-    results = [p for parts in r.array(topic, 3) for p in parts]
+    results = _item_results(r)
     r.tags()
     return ElectionAnswer(error, results, throttle)
 
