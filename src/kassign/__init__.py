@@ -25,6 +25,7 @@ _keep_old_paths()
 if TYPE_CHECKING:  # what static tools (type checkers, the API docs) see; loaded lazily at run time
     from kassign.api import assign, assign_table, assign_tasks
     from kassign.core.errors import KassignError
+    from kassign.kafka.plan_inputs import read_plan_inputs
     from kassign.producer.partitioner import murmur2, partition_for_key, partitions_for_keys
     from kassign.replicas.plan import plan_reassignment
     from kassign.replicas.placement import assign_replicas
@@ -38,6 +39,7 @@ _HOMES = {
     "partition_for_key": "kassign.producer.partitioner",
     "partitions_for_keys": "kassign.producer.partitioner",
     "plan_reassignment": "kassign.replicas.plan",
+    "read_plan_inputs": "kassign.kafka.plan_inputs",
     "assign_replicas": "kassign.replicas.placement",
 }
 
@@ -51,6 +53,7 @@ __all__ = [
     "partition_for_key",
     "partitions_for_keys",
     "plan_reassignment",
+    "read_plan_inputs",
 ]
 __version__ = "0.1.0"
 

@@ -1,6 +1,5 @@
-"""``kassign plan --bootstrap-server``'s inputs (``kassign.cli.plan_live``) read from the replayed 3-broker Kafka 4.3.1
-cluster of the captures: the placement, sizes and disks handed to the planner, and an under-replicated partition
-left where it is unless asked."""
+"""``kassign plan --bootstrap-server`` on the replayed 3-broker Kafka 4.3.1 cluster of the captures: the plan made
+from the inputs it reads (``tests/kafka/test_plan_inputs.py`` checks the reading itself), and its one-line refusals."""
 
 from __future__ import annotations
 
@@ -10,8 +9,8 @@ import sys
 
 import pytest
 
-from kassign.cli.plan_live import read_live_inputs
-from tests.kafka.replay_balance import ReplayedCluster, decoded, metadata_with_isr, skip_without_captures
+import kassign
+from tests.kafka.replay_balance import ReplayedCluster, skip_without_captures
 
 
 @pytest.fixture
@@ -20,36 +19,6 @@ def cluster():
     replay = ReplayedCluster()
     yield replay
     replay.stop()
-
-
-def test_the_planner_gets_the_clusters_placement_sizes_and_disks(cluster):
-    live = read_live_inputs(cluster.bootstrap, None, 5, None, None, None, False)
-    meta = decoded("metadata-racks.json")
-    expected = {(t.name, p.partition): list(p.replicas) for t in meta.topics for p in t.partitions
-                if not t.name.startswith("__")}
-    assert {(r["topic"], r["partition"]): r["replicas"] for r in live.current["partitions"]} == expected
-    assert live.brokers == [(1, "rack-a"), (2, "rack-b"), (3, "rack-c")]
-    assert live.sizes == live.cluster.sizes and live.rates is None and live.capacity is None and live.held == []
-    for broker, disk in live.disk.items():
-        told = live.cluster.disks[broker]
-        assert disk == {"total_bytes": told.total_bytes, "usable_bytes": told.usable_bytes}
-    assert set(live.disk) == {1, 2, 3}
-    assert live.inputs_json()["held_under_replicated"] == []
-
-
-def test_an_under_replicated_partition_stays_unless_asked():
-    skip_without_captures()
-    meta = metadata_with_isr("kc-big", 1, [2, 3])
-    part = next(p for t in meta.topics if t.name == "kc-big" for p in t.partitions if p.partition == 1)
-    with ReplayedCluster(metadata=meta) as replay:
-        held = read_live_inputs(replay.bootstrap, None, 5, None, None, None, False)
-        moved = read_live_inputs(replay.bootstrap, None, 5, None, None, None, True)
-    keys = {(r["topic"], r["partition"]) for r in held.current["partitions"]}
-    assert ("kc-big", 1) not in keys and held.held == [("kc-big", 1)]
-    assert {(r["topic"], r["partition"]) for r in moved.current["partitions"]} == keys | {("kc-big", 1)}
-    assert held.notes == [f"kc-big-1 is under-replicated (in sync: 2, 3 of replicas "
-                          f"{', '.join(map(str, part.replicas))}): left where it is (--move-under-replicated moves it)"]
-    assert held.inputs_json()["held_under_replicated"] == [{"topic": "kc-big", "partition": 1}]
 
 
 def run_plan(*args: str) -> subprocess.CompletedProcess:
@@ -62,7 +31,7 @@ def test_kassign_plan_balances_the_clusters_sizes_and_disks(cluster, tmp_path):
     result = run_plan("--bootstrap-server", cluster.bootstrap, "--timeout", "5", "--out", str(out), "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)["summary"]
-    live = read_live_inputs(cluster.bootstrap, None, 5, None, None, None, False)
+    live = kassign.read_plan_inputs(cluster.bootstrap, timeout=5)
     assert json.loads((tmp_path / "plan-rollback.json").read_text()) == live.current
     assert summary["inputs"]["cluster"]["sources"]["placement"]["api"] == "Metadata"
     assert summary["inputs"]["cluster"]["sizes"] == {t: {str(p): b for p, b in parts.items()}
