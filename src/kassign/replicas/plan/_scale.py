@@ -23,19 +23,22 @@ rule:
    moves, the bound), brokers 0 and 1 three each; the topic's flow moves two replicas from 0 and 1 to 2.
 2. **Hard rooms, disk, then network in, by swaps that keep every count.** A swap exchanges a replica of
    partition ``p`` (topic ``t``) on broker ``A`` with one of ``q`` (the same topic) on ``B``: every broker's
-   replica count and every (topic, broker) count stay as they are, so steps 1's goals stay exact. Each phase
-   has a resource (bytes or bytes in), a per-broker target (the tolerance limit ``floor(1.05 x mean)``, or a
-   hard room, whichever is lower) and ceilings no step may cross (hard rooms of both resources, and the level
+   replica count and every (topic, broker) count stay as they are, so step 1's goals stay exact. Each phase
+   has a resource (bytes or bytes in), a target per broker (its room in the hard phases; the tolerance limit
+   ``floor((1 + tolerance) x mean)`` in ``disk`` and ``network-in``) and ceilings no step may cross (hard rooms of both resources, and the level
    an earlier goal reached: network in never pushes a broker's bytes above ``max(disk limit, largest broker
-   after the disk phase)``). The broker furthest above its target sheds: receivers with the most room first,
-   per topic the pair whose difference ``d = w[p] - w[q] > 0`` best fills ``min(A's excess, B's room)`` (a
-   binary search in the receiver's (topic, broker) list, kept sorted by weight); a pair that keeps ``B``
-   within its target comes first, then one that only lowers the larger of the two loads; among equals the
-   one adding fewest moves. A broker nothing helps is set aside for the round. Phases: the disk room and
-   network room (hard), ``disk``, ``network-in``. Example: topic t with replicas of 9 and 1 GB on A (load 20,
-   target 12) and 4 and 2 on B (load 6, target 12): excess 8, room 6; pairs give d = 5, 7, -3, -1; d = 7
-   fills the room least short: A 13, B 13 -- over B's target, so d = 5 (9 for 4): A 15, B 11, then the next
-   step.
+   after the disk phase)``). The broker A furthest above its target sheds, to receivers with the most room
+   first (the first receiver offering any gain is taken): per topic, for each replica p of A (largest first),
+   a binary search in B's (topic, broker) list, kept sorted by weight, finds the q whose difference
+   ``d = w[p] - w[q] > 0`` comes nearest to ``min(A's excess, B's room)``; the pair taken removes the most excess
+   in all (A's excess shed, less what B ends above its target), then leaves the lower larger load of the two,
+   then adds the fewest moves. A pair removing no excess is taken only where it lowers the larger of the two
+   loads. A broker nothing helps is set aside; in the ``disk`` and ``network-in`` phases (one limit for every
+   broker) the phase ends when the largest broker is set aside: the goal's measure is its load, and every
+   other broker is below it. Phases: the disk room and the network room (hard), ``disk``, ``network-in``.
+   Example: topic t has replicas of 9 and 1 GB on A (load 20, target 12: excess 8) and of 4 and 2 GB on B
+   (load 6: room 6); the pairs with d > 0 are 9 for 4 (d = 5: A 15, B 11, 5 removed) and 9 for 2 (d = 7: A 13,
+   B 13, 8 shed less 1 above B's target, 6 removed): 9 for 2 is taken, and A and B each shed 1 later.
 3. **Where swaps cannot, moves.** A hard room still broken after its swaps, or ``disk`` / ``network-in``
    still above both its tolerance and its bound where the goal comes before ``replicas`` and
    ``topic-spread`` in the goals' order (the default puts ``disk`` first), is lowered by moving single
@@ -43,13 +46,18 @@ rule:
    counts are traded for the earlier goal, as the order asks.
 4. **Leaders.** The leader flow (``_solve.solve_leaders``: exact smallest leader spread for these replica
    sets, then the fewest changes). With rates, ``leader-bytes-in`` by leadership swaps that keep every
-   leader count (p led by A goes to B, q led by B goes to A, both holding both), then, where
-   ``leader-bytes-in`` comes before ``leaders`` (the default) and is still above its limit, single
-   hand-overs; then leader counts are evened again by hand-overs that keep every broker's leader writes within
-   the level reached (``_leader_counts``). Example: A leads p (10 MB/s) and q (1 MB/s), B leads s (1 MB/s),
-   both hold all three; limit 7: swapping p for s gives A 2, B 10: worse; handing p to B alone (B 11)
-   worse too; nothing helps A below 10 except ... nothing: A is set aside at 11 - no: handing q to B gives A
-   10, B 2: a step down (the larger load falls from 11 to 10), leader counts 1 and 2.
+   leader count (p led by A goes to B, q led by B goes to A, both holding both; chosen as the swaps above),
+   then, where ``leader-bytes-in`` comes before ``leaders`` (the default) and is still above its limit, single
+   hand-overs (counts traded for it, as the order asks); then leader counts are evened again by hand-overs that
+   keep every broker's leader writes within the level reached (``_leader_counts``). Example: A leads p (10
+   MB/s) and q (1 MB/s), B leads s (2 MB/s), both hold all three, limit 7 (mean 6.5). Swapping p for s gives A
+   3 (q, s) and B 10 (p): the larger load falls from 11 to 10 and both counts stay (2 and 1), so it is taken
+   (handing q to B would reach 10 too, but changes the counts: swaps are tried first). B at 10 is then above the
+   limit but nothing lowers it (p alone is 10): leader-bytes-in ends at 10 / 6.5, its bound (the largest
+   partition's rate). Where the largest partition's rate is far above the mean (the benchmark's), reaching
+   that bound leaves its leader leading it alone, so the leader spread is about the cluster's average leader
+   count: that is the order's doing (``leaders`` last); ``goals`` with ``leaders`` before
+   ``leader-bytes-in`` keeps the counts instead (swaps only).
 5. **Fewest moves** is the tie-break inside every choice above (swaps undoing moves first), and
    ``moves_bound`` is proven where step 1 was exact and no counts were traded.
 
@@ -342,7 +350,7 @@ def _swap_phase(assign, held, gob, cap, low, entries, seg_start, n, T, wp, ws, L
                 room = target[B] - Lp[B]
                 if room <= 0 and bt == 2:
                     break
-                if Lp[B] >= Lp[A] - 1:
+                if room <= 0 and Lp[B] >= Lp[A] - 1:
                     break
                 if tried >= receivers and bt > 0:
                     break
@@ -377,7 +385,7 @@ def _swap_phase(assign, held, gob, cap, low, entries, seg_start, n, T, wp, ws, L
                             if d <= 0 or q == p:
                                 continue
                             nb = Lp[B] + d
-                            if nb >= Lp[A] or nb > ceil_p[B]:
+                            if nb > ceil_p[B]:
                                 continue
                             # excess removed in all: A's, less what B gets above its target
                             gain = min(d, e) - max(0, nb - target[B]) + max(0, Lp[B] - target[B])
@@ -385,9 +393,11 @@ def _swap_phase(assign, held, gob, cap, low, entries, seg_start, n, T, wp, ws, L
                             if gain > 0:
                                 tier = 2
                                 score = gain
-                            else:
+                            elif nb < Lp[A]:
                                 tier = 1
                                 score = -peak
+                            else:
+                                continue
                             ds = ws[p] - ws[q]
                             if ds > 0 and Ls[B] + ds > ceil_s[B]:
                                 continue
@@ -518,7 +528,10 @@ def _move_phase(assign, held, gob, cap, low, n, wp, ws, Lp, Ls, count, max_count
                 if B == A:
                     continue
                 nb = Lp[B] + w
-                if nb >= Lp[A] or nb > ceil_p[B] or count[B] + 1 > max_count[B]:
+                if nb > ceil_p[B] or count[B] + 1 > max_count[B]:
+                    continue
+                gain = min(w, e) - max(0, nb - target[B]) + max(0, Lp[B] - target[B])
+                if gain <= 0 and nb >= Lp[A]:
                     continue
                 if Ls[B] + ws[p] > ceil_s[B]:
                     continue
@@ -526,9 +539,9 @@ def _move_phase(assign, held, gob, cap, low, n, wp, ws, Lp, Ls, count, max_count
                     continue
                 if kk < n:
                     tried += 1
-                if nb <= target[B]:
+                if gain > 0:
                     tier = 2
-                    score = min(w, e)
+                    score = gain
                 else:
                     tier = 1
                     score = -max(Lp[A] - w, nb)
@@ -581,6 +594,7 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
                 items[fill[b]] = p
                 fill[b] += 1
     stuck = np.zeros(n, np.bool_)
+    fresh = True
     steps = 0
     maxc = 0
     for b in range(n):
@@ -591,6 +605,12 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
     qB = np.empty(maxc, np.int64)
     qR = np.empty(maxc, np.int64)
     qI = np.empty(maxc, np.int64)
+    last = -1
+    np_ = 0
+    nq = 0
+    qBs = qB[:0]
+    qRs = qR[:0]
+    qIs = qI[:0]
     while steps < max_steps:
         A = -1
         e = np.int64(0)
@@ -600,36 +620,17 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
                 A = b
         if A < 0:
             break
-        np_ = 0
-        nq = 0
-        for k in range(start[A], start[A + 1]):
-            p = items[k]
-            if leaders[p] == A:
-                for j in range(W):
-                    b = assign[p, j]
-                    if b >= 0 and b != A:
-                        pB[np_] = b
-                        pR[np_] = rates[p]
-                        pI[np_] = p
-                        np_ += 1
-            else:
-                qB[nq] = leaders[p]
-                qR[nq] = rates[p]
-                qI[nq] = p
-                nq += 1
-        # sort q candidates by (broker, rate)
-        qo = np.argsort(qB[:nq] * (np.int64(1) << 40) + np.minimum(qR[:nq], (np.int64(1) << 40) - 1))
-        qBs = qB[:nq][qo]
-        qRs = qR[:nq][qo]
-        qIs = qI[:nq][qo]
+        if A != last:  # the same broker again: its candidates as gathered (stale ones are skipped below)
+            np_, nq, qBs, qRs, qIs = _gather(A, start, items, leaders, assign, rates, pB, pR, pI, qB, qR, qI)
+            last = A
+            fresh = True
         bt, bs, bx, bd = 0, np.int64(0), 9, np.int64(0)
-        kind_best = 0
         bp, bq, bB = -1, -1, -1
         for k in range(np_):
             p = pI[k]
             r = pR[k]
             B = pB[k]
-            if r <= 0:
+            if r <= 0 or leaders[p] != A:
                 continue
             room = target - L[B]
             # hand-over
@@ -676,10 +677,11 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
                     hi_ = mid
             for m in range(max(sB, lo_ - 2), min(eB, lo_ + 3)):
                 q = qIs[m]
+                if leaders[q] != B:
+                    continue
                 d = r - qRs[m]
                 if d <= 0 or q == p:
                     continue
-                # both must hold both: B holds p (by construction), A holds q (by construction)
                 nb = L[B] + d
                 if nb >= L[A]:
                     continue
@@ -693,8 +695,12 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
                     bt, bs, bx, bd = tier, score, x, d
                     bp, bq, bB = p, q, B
         if bp < 0:
+            if not fresh:  # gathered before the last steps: gather afresh before setting A aside
+                last = -1
+                continue
             stuck[A] = True
             continue
+        fresh = False
         B = bB
         leaders[bp] = B
         L[A] -= rates[bp]
@@ -705,6 +711,36 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
             L[A] += rates[bq]
         steps += 1
     return steps
+
+
+@njit(cache=True)
+def _gather(A, start, items, leaders, assign, rates, pB, pR, pI, qB, qR, qI):
+    """A's leadership candidates: (holder, rate, partition) of each partition A leads, per other holder; and
+    (leader, rate, partition) of each partition A holds but another broker leads, sorted by (leader, rate)."""
+    W = assign.shape[1]
+    np_ = 0
+    nq = 0
+    for k in range(start[A], start[A + 1]):
+        p = items[k]
+        if leaders[p] == A:
+            for j in range(W):
+                b = assign[p, j]
+                if b >= 0 and b != A:
+                    pB[np_] = b
+                    pR[np_] = rates[p]
+                    pI[np_] = p
+                    np_ += 1
+        else:
+            qB[nq] = leaders[p]
+            qR[nq] = rates[p]
+            qI[nq] = p
+            nq += 1
+    # sort q candidates by (broker, rate)
+    qo = np.argsort(qB[:nq] * (np.int64(1) << 40) + np.minimum(qR[:nq], (np.int64(1) << 40) - 1))
+    qBs = qB[:nq][qo]
+    qRs = qR[:nq][qo]
+    qIs = qI[:nq][qo]
+    return np_, nq, qBs, qRs, qIs
 
 
 @njit(cache=True)
@@ -813,9 +849,6 @@ def plan_scale(ctx: Context, stage: ReplicaStage) -> ScalePlan:
         stats = np.zeros(4, np.int64)
         _, dm = _swap_phase(assign, held, gob, cap, low, entries, seg_start, n, T, wp, ws, Lp, Ls, target, ceil_p,
                             ceil_s, steps, 3, 1, stats, only_max)
-        import os, time
-        if os.environ.get("KASSIGN_SCALE_DEBUG"):
-            print("swaps", _, "dmoves", dm, "max", Lp.max(), "target", target.min(), stats)
         moved[0] += dm
 
     def moves(wp: np.ndarray, ws: np.ndarray, Lp: np.ndarray, Ls: np.ndarray, target: np.ndarray,
@@ -874,16 +907,11 @@ def plan_scale(ctx: Context, stage: ReplicaStage) -> ScalePlan:
     if "leader-bytes-in" in ctx.goals:
         limit = ratio_limit(ctx, "leader-bytes-in")
         now = stage.pref[:, 0].astype(np.int64)
-        st = _leader_phase(assign, leaders, now, rates, n, limit, False, steps)
-        import os
-        if os.environ.get("KASSIGN_SCALE_DEBUG"):
-            print("leader swaps", st)
+        _leader_phase(assign, leaders, now, rates, n, limit, False, steps)
         first = "leaders" not in ctx.goals or _before(ctx, "leader-bytes-in", ("leaders",))
         top = int(np.bincount(leaders, weights=rates, minlength=n).max()) if P else 0
         if first and top > limit:
-            st = _leader_phase(assign, leaders, now, rates, n, limit, True, steps)
-            if os.environ.get("KASSIGN_SCALE_DEBUG"):
-                print("leader handovers", st)
+            _leader_phase(assign, leaders, now, rates, n, limit, True, steps)
             top = int(np.bincount(leaders, weights=rates, minlength=n).astype(np.int64).max())
             if "leaders" in ctx.goals:
                 _leader_counts(assign, leaders, now, rates, n, max(limit, top), steps)
