@@ -72,8 +72,12 @@ Goals (``rates``, ``capacity``, ``disk``, ``goals``): what operators balance bey
 names them, reads their inputs and measures each one (the summary's ``goals``: before, after and a
 proven bound); ``_lexi`` optimises them in order by integer programs, hard goals (rack, disk
 capacity, replicas per broker, network in) as constraints throughout, each soft goal kept at what it
-reached while the next is optimised, then the fewest moves, bytes moved and leader changes. Without
-those inputs the plan is exactly the one above, and its goals are measured with counting bounds.
+reached while the next is optimised, then the fewest moves, bytes moved and leader changes. Where those
+programs do not fit (2 x partitions x brokers above ``_lexi.SETTINGS.variables``, any real cluster) ``_scale``
+plans the goals in the same order with flows and swaps: replica counts and topic spread exact (flows), bytes and
+bytes in by swaps of same-topic replicas that keep every count, leaders by the leader flow and leadership swaps;
+its plan is also the programs' first plan where they fit. Without those inputs the plan is exactly the one
+above, and its goals are measured with counting bounds.
 """
 
 from __future__ import annotations
