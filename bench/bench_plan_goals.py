@@ -6,10 +6,8 @@ rack) and the plan goes onto all 110. Sizes and write rates are skewed (Zipf-lik
 rank k holds about 50 GiB / k^0.8 and is written at about 20 MB/s / k^0.8, the two rankings drawn
 independently). Capacity (every broker alike): disk = the mean bytes per broker after the plan / 0.7
 (so ``--disk-limit 0.8`` leaves some room), network in = 1.5 x the mean bytes in, max_replicas = the
-mean replicas + 20%. (With max_replicas at the mean + 5%, the plan at 10,000 partitions stops with
-"replica-capacity is not met by the plan the fast stages found (1.111 of the limit) ... too large for the exact
-goal stage; not proven impossible": above 60,000 program variables the goals come from the count and byte
-stages, which do not aim at max_replicas when sizes are given.)
+mean replicas + 20%. Above 60,000 program variables (every size here) the goal plan comes from the scale path
+(``_scale``).
 
 Timed in the same process, one run each after a warm-up on a tiny input (numba's kernels loaded):
 

@@ -443,12 +443,12 @@ def test_bad_goal_input_is_one_line(kwargs, message):
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
-def test_inputs_too_large_for_the_programs_use_the_fast_stages_and_check_hard_goals(monkeypatch):
+def test_inputs_too_large_for_the_programs_use_the_scale_path_and_check_hard_goals(monkeypatch):
     from kassign.replicas.plan import _lexi
 
     monkeypatch.setattr(_lexi.SETTINGS, "variables", 10)
     plan = kassign.plan_reassignment(SIX, [0, 1, 2], capacity={"default": {"max_replicas": 4}})
-    assert plan.summary["goals_solver"] == "flow" and "goals_optimal" not in plan.summary
+    assert plan.summary["goals_solver"] == "scale" and plan.summary["goals_optimal"]["replicas"]
     rows = {r["name"]: r for r in plan.summary["goals"]}
     assert rows["replica-capacity"]["met"] and rows["replicas"]["bound"] == 0
     # 12 replicas, places for 10 under the caps: the capped flow proves it
@@ -461,12 +461,16 @@ def test_inputs_too_large_for_the_programs_use_the_fast_stages_and_check_hard_go
                                      capacity={"brokers": {"2": {"disk_bytes": 20}}})
     assert {r["name"]: r for r in plan.summary["goals"]}["disk-capacity"]["met"]
     assert sum(2 in e["replicas"] for e in plan["partitions"]) <= 1
-    # a hard goal the fast stages do not aim at (network in) and miss: said, not proven impossible
+    # network in: the scale path moves the written partition off broker 0 (swaps, then moves where swaps cannot)
+    plan = kassign.plan_reassignment(SIX, [0, 1, 2], rates={"t": [100, 0, 0, 0, 0, 0]},
+                                     capacity={"brokers": {"0": {"network_in_bytes_per_s": 50}}})
+    assert {r["name"]: r for r in plan.summary["goals"]}["network-capacity"]["met"]
+    # a hard goal the scale path misses (here no plan can meet it): one line, the goal, the broker, the amount
     with pytest.raises(PlanError) as err:
         kassign.plan_reassignment(SIX, [0, 1, 2], rates={"t": [100, 0, 0, 0, 0, 0]},
-                                  capacity={"brokers": {"0": {"network_in_bytes_per_s": 50}}})
-    assert "network-capacity is not met by the plan the fast stages found" in str(err.value)
-    assert "not proven impossible" in str(err.value)
+                                  capacity={"default": {"network_in_bytes_per_s": 50}})
+    assert str(err.value).startswith("network-capacity is not met: the scale path") and "\n" not in str(err.value)
+    assert "above its limit (50 B/s)" in str(err.value) and "not proven impossible" in str(err.value)
 
 
 @pytest.mark.parametrize("seed", range(3000, 3040))

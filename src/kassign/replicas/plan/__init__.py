@@ -72,8 +72,12 @@ Goals (``rates``, ``capacity``, ``disk``, ``goals``): what operators balance bey
 names them, reads their inputs and measures each one (the summary's ``goals``: before, after and a
 proven bound); ``_lexi`` optimises them in order by integer programs, hard goals (rack, disk
 capacity, replicas per broker, network in) as constraints throughout, each soft goal kept at what it
-reached while the next is optimised, then the fewest moves, bytes moved and leader changes. Without
-those inputs the plan is exactly the one above, and its goals are measured with counting bounds.
+reached while the next is optimised, then the fewest moves, bytes moved and leader changes. Where those
+programs do not fit (2 x partitions x brokers above ``_lexi.SETTINGS.variables``, any real cluster) ``_scale``
+plans the goals in the same order with flows and swaps: replica counts and topic spread exact (flows), bytes and
+bytes in by swaps of same-topic replicas that keep every count, leaders by the leader flow and leadership swaps;
+its plan is also the programs' first plan where they fit. Without those inputs the plan is exactly the one
+above, and its goals are measured with counting bounds.
 """
 
 from __future__ import annotations
@@ -89,7 +93,8 @@ from kassign.replicas.plan._describe import parse_describe
 from kassign.replicas.plan._goals import GOALS, build_context, cheap_bound, check_fraction, means, measure
 from kassign.replicas.plan._goals import inputs as goal_inputs
 from kassign.replicas.plan._goals import row as goal_row
-from kassign.replicas.plan._lexi import fits, solve_goals
+from kassign.replicas.plan._lexi import Outcome, fits, solve_goals
+from kassign.replicas.plan._scale import plan_scale
 from kassign.replicas.plan._exact import Instance, improve, limit_for, moved_bound, over, unreachable_reason
 from kassign.replicas.plan._document import document, kafka_generate, order_replicas, split_batches
 from kassign.replicas.plan._model import PlanError, Problem, build_problem
@@ -184,8 +189,24 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
     window = stage.window()  # raises when the racks cannot hold some replication factor
     info: dict[str, Any] = {}
     outcome = None
-    if with_goals and fits(ctx):
-        outcome = solve_goals(ctx, max_moves, _seed(problem, stage, max_moves, float(tolerance), disk_room(ctx)))
+    scale = None
+    if with_goals and not fits(ctx):  # too large for the programs: the scale path (flows and swaps)
+        scale = plan_scale(ctx, stage)
+        if max_moves is not None and stage.moves(scale.assign) > max_moves:
+            scale = None  # the scale path knows no move budget: the count and byte stages below do
+    if scale is not None:
+        assign, leaders = scale.assign, scale.leaders
+        counts = np.bincount(assign[assign >= 0], minlength=len(problem.targets))
+        leader_counts = np.bincount(leaders, minlength=len(problem.targets))
+        info = {"window": [int(counts.min()), int(counts.max())]}
+        leader_info = {"window": [int(leader_counts.min()), int(leader_counts.max())]}
+        outcome = Outcome(None, {"replicas": float(scale.window[1] - scale.window[0])}, dict(scale.optimal), "scale")
+        problem.notes.extend(scale.notes)
+    elif with_goals and fits(ctx):
+        seed = _scale_seed(ctx, stage, max_moves)
+        if seed is None:
+            seed = _seed(problem, stage, max_moves, float(tolerance), disk_room(ctx))
+        outcome = solve_goals(ctx, max_moves, seed)
         h = outcome.plan.h
         assign = np.full((problem.num_partitions, problem.current.shape[1]), -1, np.int64)
         rows, cols = np.nonzero(h)
@@ -218,6 +239,8 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
     summary = figures(problem, proposed)
     summary.update(replica_window=info.get("window"), leader_window=leader_info["window"],
                    notes=list(problem.notes), racks_used=lay.rack_aware, batches=len(plan.batches))
+    if scale is not None and scale.moves_bound is not None:
+        summary["moves_bound"] = scale.moves_bound
     if "optimal_moves" in info:
         summary["optimal_window"] = info["optimal_window"]
         summary["moves_for_optimal_window"] = info["optimal_moves"]
@@ -275,6 +298,18 @@ def disk_room(ctx: Any) -> np.ndarray:
         on = ctx.disk_room >= 0
         room[on] = np.maximum(ctx.disk_room[on] - ctx.disk_other[on], 0)
     return room
+
+
+def _scale_seed(ctx: Any, stage: ReplicaStage, max_moves: int | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The scale path's plan (``_scale``: counts and topic spread by flows, bytes and rates by swaps, leaders) as
+    the programs' first plan; None where it breaks a hard goal or the move budget (then ``_seed``'s is tried)."""
+    try:
+        scale = plan_scale(ctx, stage)
+    except PlanError:
+        return None
+    if max_moves is not None and stage.moves(scale.assign) > max_moves:
+        return None
+    return scale.assign, scale.leaders
 
 
 def _seed(problem: Problem, stage: ReplicaStage, max_moves: int | None, tolerance: float,

@@ -24,8 +24,10 @@ divisor, scaled by a power of two so that no row's figure is above about 2**24: 
 tolerances then stay far below one unit, and every answer is checked again in integers (valid,
 every hard goal, every goal kept) before it is used; one that fails counts as no answer.
 
-Starts: the plan of the count and byte stages (``_solve``, ``_bytes``) is the first plan to beat where it
-meets the hard goals (else a first program finds one, or proves none exists); every program is handed the
+Starts: the scale path's plan (``_scale``: counts and topic spread by flows, bytes and rates by same-topic
+swaps, leaders by the flow and leadership swaps), or where it breaks a hard goal the count and byte stages'
+(``_solve``, ``_bytes``), is the first plan to beat where it meets the hard goals (else a first program finds
+one, or proves none exists); every program is handed the
 best plan known as a start (HiGHS as scipy bundles it, driven directly: scipy's ``milp`` takes no start);
 ``descend`` and ``hand_over`` lower the byte, rate and leader goals by single steps before their programs.
 
@@ -40,11 +42,11 @@ is a flow-free integer program: the count goals alone (``replicas``, ``leaders``
 same program they do not, so none is claimed exact unless its stage finished.
 
 Size: the program has ``2 x partitions x brokers`` binary variables (x alone until a leader goal
-or the leader tie-break is reached); above ``SETTINGS.variables`` the plan comes from the count and
-byte stages (``_solve``, ``_bytes``, ``_exact``), its hard goals are checked, and bounds come from
-counting (``_goals.cheap_bound``). There ``max_replicas`` is exact (``_solve.solve_replicas_capped``:
-the count flow with per-broker caps) and disk-capacity is a room per broker in the greedy byte
-stage, which it never exceeds.
+or the leader tie-break is reached); above ``SETTINGS.variables`` the plan comes from the scale path
+(``_scale``): replica counts (under ``max_replicas`` too) and topic spread exact by flows, the byte and rate
+goals by swaps that keep every count (moves where a hard room or an earlier goal needs them), leaders by the
+leader flow and leadership swaps; its hard goals are checked in integers, and bounds come from the flows
+(``replicas``) and from counting (``_goals.cheap_bound``).
 
 Worked example (``tests/replicas/test_plan_goals.py`` has it): brokers 0, 1, 2 without racks,
 ``max_replicas`` 4 each, six partitions of rf 2 on brokers 0 and 1, sizes 1 to 6 bytes. Stage
@@ -544,7 +546,8 @@ def solve_goals(ctx: Context, budget: int | None, seed: tuple[np.ndarray, np.nda
     for i, goal in enumerate(ctx.soft):
         if goal in ("leaders", "leader-bytes-in") and not prog.with_y:
             prog = program(True)
-        if goal in RATIO:  # integer programs of this kind are slow to find plans: a descent first
+        within = goal in RATIO and int(loads(ctx, best.h, best.leaders)[_KEY[goal]].max()) <= ratio_limit(ctx, goal)
+        if goal in RATIO and not within:  # integer programs of this kind are slow to find plans: a descent first
             best = descend(prog, goal, best, deadline)
         elif goal == "leaders":
             best = _leader_flow(prog, best)
@@ -552,7 +555,9 @@ def solve_goals(ctx: Context, budget: int | None, seed: tuple[np.ndarray, np.nda
         build, to_unit = _minmax(prog, goal)
         stage = prog.solve(build, SETTINGS.nodes, left(), best)
         now = measure(ctx, goal, best.h, best.leaders)
-        if stage.plan is not None and measure(ctx, goal, stage.plan.h, stage.plan.leaders) <= now:
+        # a ratio goal already within its tolerance is a window: the plan in hand stays (later goals are free
+        # inside the window, and the plan in hand is usually better for them than the stage's)
+        if stage.plan is not None and not within and measure(ctx, goal, stage.plan.h, stage.plan.leaders) <= now:
             best = stage.plan
             now = measure(ctx, goal, best.h, best.leaders)
         lower = to_unit(stage.dual) if stage.dual is not None else None
