@@ -67,6 +67,7 @@ from kassign.kafka import protocol as P
 from kassign.kafka import reassign_protocol as R
 from kassign.kafka import topics_protocol as TP
 from kassign.kafka.client import Cluster
+from kassign.kafka.cluster_inputs import online_volumes, replica_sizes
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.connection import (API_ALTER_PARTITION_REASSIGNMENTS, API_DESCRIBE_CONFIGS, API_DESCRIBE_LOG_DIRS,
                                       API_ELECT_LEADERS, API_INCREMENTAL_ALTER_CONFIGS,
@@ -403,27 +404,17 @@ def _foreign_line(foreign: list[C.OngoingReassignment]) -> str:
 
 def _sizes_and_disks(admin: Admin, brokers: Iterable[int], topics: set[str],
                      disk_limit: float) -> tuple[dict[TopicPartition, dict[int, int]], dict[int, Disk]]:
-    """Per partition of ``topics``: its replicas' bytes per broker; per broker: its disk (used, limit) where told."""
-    sizes: dict[TopicPartition, dict[int, int]] = {}
+    """Per partition of ``topics``: its replicas' bytes per broker; per broker: its disk (used, limit) where told.
+    Every broker's DescribeLogDirs read as :func:`~kassign.kafka.cluster_inputs.read_cluster` reads it (its
+    ``replica_sizes`` and ``online_volumes``)."""
+    answers = {broker: admin.log_dirs(broker, None) for broker in sorted(brokers)}
+    sizes = {key: held for key, held in replica_sizes(answers).items() if key[0] in topics}
     disks: dict[int, Disk] = {}
-    for broker in sorted(brokers):
-        answer = admin.log_dirs(broker, None)
-        volumes: set[tuple[int, int]] = set()
-        told = True
-        for d in answer.log_dirs:
-            if d.error:
-                continue
-            if d.total_bytes < 0 or d.usable_bytes < 0:
-                told = False
-            else:
-                volumes.add((d.total_bytes, d.usable_bytes))
-            for r in d.replicas:
-                if r.topic in topics and not r.is_future:
-                    sizes.setdefault((r.topic, r.partition), {})[broker] = r.size
-        if told and volumes:
+    for broker, answer in answers.items():
+        volumes = online_volumes(answer)
+        if volumes:
             total = sum(t for t, _ in volumes)
-            used = total - sum(u for _, u in volumes)
-            disks[broker] = Disk(used, int(total * disk_limit))
+            disks[broker] = Disk(total - sum(u for _, u in volumes), int(total * disk_limit))
     return sizes, disks
 
 
