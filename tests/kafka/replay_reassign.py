@@ -15,7 +15,8 @@ captured DescribeLogDirs), the reassignments running, the topic and broker confi
 - ElectLeaders moves leadership to the first replica (84 ELECTION_NOT_NEEDED where it already leads).
 - Metadata, DescribeLogDirs and DescribeCluster are built from the state.
 - ``down = True``: every connection is closed at its first request (the cluster unreachable) until set back;
-  ``down_brokers``: the same for those brokers alone (killed).
+  ``down_brokers``: the same for those brokers alone (killed); ``stalled = True``: every request is held unanswered
+  (a frozen or starting broker: the connection open, nothing read back) until set back, then its connection closed.
 
 Where the answer built is the captured one (the same request in the same state: starting the three captured moves,
 listing them while they run, setting and clearing the captured throttle, ...), the captured bytes are served and the
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import threading
 from collections.abc import Mapping
 
 from kassign.kafka import cluster_protocol as C
@@ -86,6 +88,8 @@ class ReassigningCluster:
                                                             for b in self.meta.brokers])
         self.down = False  # True: every request's connection is closed, as a cluster that is unreachable
         self.down_brokers: set[int] = set()  # those brokers' connections closed, as brokers killed
+        self.stalled = False  # True: every request held unanswered, as brokers frozen or starting up
+        self._stopped = threading.Event()
         for node, broker in self.brokers.items():
             answers = {3: self._metadata, 46: self._list, 45: self._alter, 44: self._configs_set,
                        32: self._configs_get, 43: self._elect, 35: self._log_dirs(node), 60: self._cluster}
@@ -94,6 +98,7 @@ class ReassigningCluster:
             self._start(key, target)
 
     def stop(self) -> None:
+        self._stopped.set()
         for broker in self.brokers.values():
             broker.stop()
 
@@ -106,6 +111,10 @@ class ReassigningCluster:
     # -- helpers
     def _unless_down(self, handler, node: int):
         def answer(version: int, body: bytes) -> bytes | None:
+            if self.stalled:
+                while self.stalled and not self._stopped.wait(0.02):
+                    pass
+                return None  # the client gave up on it long ago
             return None if self.down or node in self.down_brokers else handler(version, body)
         return answer
 
