@@ -119,9 +119,12 @@ def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurren
     planned: Any = None
     show = console()
     if out.exists():
-        E.read_plan(out)  # a bad file is one line before anything else
-        if not as_json:
+        existing = E.read_plan(out)  # a bad file is one line before anything else
+        if not as_json and existing.state is not None:
             show.print(f"resuming {out}: an earlier run wrote it (to plan afresh, name another --out file)")
+        elif not as_json:
+            show.print(f"carrying out {out} as it is: the file exists, nothing is planned (to plan afresh, name "
+                       "another --out file)")
     else:
         if as_json:
             captured = io.StringIO()

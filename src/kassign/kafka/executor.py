@@ -260,7 +260,8 @@ class Admin:
             except LiveClusterError as err:
                 if last is None or not isinstance(err, _NotAsked):
                     last = err  # what a place said, rather than that the next ones were not asked
-        raise LiveClusterError(f"cannot reach {self.cluster.bootstrap}: {last}")
+        named = f" nor the {len(self.addresses)} broker(s) it named" if self.addresses else ""
+        raise LiveClusterError(f"cannot reach {self.cluster.bootstrap}{named}; last: {last}")
 
     def _node(self, broker: int, work: Callable[[BrokerConnection, float], Any]) -> Any:
         if broker not in self.addresses:
