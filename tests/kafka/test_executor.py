@@ -532,3 +532,58 @@ def test_verify_of_a_plan_kassign_did_not_run(tmp_path):
     assert {name: entry["state"] for name, entry in status["partitions"].items()} == {
         "kc-move-0": "as planned", "kc-move-1": "not started"}
     assert status["counts"] == {"as planned": 1, "not started": 1}
+
+
+@pytest.fixture
+def proxied_cluster():
+    """The replayed cluster with every broker behind a FaultProxy (its metadata names the proxies): the executor's
+    every connection, bootstrap and by node id, goes through real TCP that a test can cut."""
+    from tests.kafka.fault_proxy import FaultProxy
+
+    proxies = {node: FaultProxy() for node in (1, 2, 3)}
+    try:
+        cluster = ReassigningCluster(polls=6, advertised={node: proxy.port for node, proxy in proxies.items()})
+        for node, proxy in proxies.items():
+            proxy.upstream = ("127.0.0.1", cluster.brokers[node].port)
+        with cluster:
+            yield cluster, proxies
+    finally:
+        for proxy in proxies.values():
+            proxy.stop()
+
+
+@pytest.mark.parametrize("fault", ["reset", "refuse", "cut-mid-answer"])
+def test_connections_cut_by_a_proxy_mid_move_are_ridden_out(tmp_path, proxied_cluster, fault):
+    """Every open connection reset at once (brokers killed), then for two seconds every new one reset at its first
+    answer, or closed as soon as accepted (brokers restarting), or every ListPartitionReassignments answer cut 20 bytes
+    in: the run carries on and finishes, nothing left behind."""
+    from tests.kafka.fault_proxy import Fault
+
+    cluster, proxies = proxied_cluster
+    path = write_plan(tmp_path)
+    chosen = {"reset": Fault("reset"), "refuse": Fault("refuse"),
+              "cut-mid-answer": Fault("drop", api_key=46, after=20, times=3)}[fault]
+    seen = []
+
+    def havoc(progress):
+        seen.extend(progress.lines)
+        if progress.running and not havoc.cut:
+            havoc.cut = sum(proxy.cut() for proxy in proxies.values())
+            for proxy in proxies.values():
+                proxy.set_fault(chosen)
+            havoc.timer = threading.Timer(2.0, heal)
+            havoc.timer.start()
+
+    def heal():
+        havoc.hits = sum(proxy.hits for proxy in proxies.values())  # set_fault counts afresh
+        for proxy in proxies.values():
+            proxy.set_fault(None)
+
+    havoc.cut, havoc.timer, havoc.hits = 0, None, 0
+    record = E.execute(path, cluster.bootstrap, throttle=100000, poll_s=0.05, timeout=1, progress=havoc)
+    havoc.timer.join()
+    assert havoc.cut >= 1 and havoc.hits >= 1, (havoc.cut, havoc.hits)
+    assert record["runs"][-1]["ended"] == "finished" and {rec["state"] for rec in record["moves"].values()} == {"done"}
+    assert record["in_sync"] == {"checked": 3, "not_in_sync": []}
+    assert record["throttle_set"]["removed_at"] and all(values == {} for values in cluster.configs.values())
+    assert [cluster.replicas[k] for k in MOVES] == list(MOVES.values())
