@@ -140,3 +140,44 @@ def test_ctrl_c_leaves_the_running_moves_and_says_what_to_run(tmp_path):
     state = json.loads(out.read_text())["kassign_execution"]
     assert sorted(rec["state"] for rec in state["moves"].values()) == ["running", "waiting"]
     assert state["runs"][-1]["ended"] == "stopped"
+
+
+def test_cluster_lost_for_longer_than_the_patience_is_one_line_saying_what_to_run(tmp_path, monkeypatch, capsys):
+    # in-process, with the executor's patience made one second (five minutes by default)
+    import threading
+    import time
+
+    from kassign.cli.main import _invoke
+    from kassign.kafka import executor as E
+
+    monkeypatch.setattr(E, "DEFAULT_PATIENCE_S", 1.0)
+    out = tmp_path / "plan.json"
+    out.write_text(json.dumps({"version": 1, "partitions": [{"topic": "kc-move", "partition": 0, "replicas": [3, 2]},
+                                                            {"topic": "kc-move", "partition": 1, "replicas": [1, 3]}]}))
+    with ReassigningCluster(polls=1000) as cluster:
+        def lose_it():
+            deadline = time.monotonic() + 60
+            while not cluster.ongoing and time.monotonic() < deadline:
+                time.sleep(0.02)
+            cluster.down = True
+
+        watcher = threading.Thread(target=lose_it)
+        watcher.start()
+        code = _invoke(["plan", "--bootstrap-server", cluster.bootstrap, "--out", str(out), "--execute",
+                        "--concurrency", "1", "--throttle", "1000", "--timeout", "1"])
+        watcher.join(60)
+        said = capsys.readouterr()
+        stderr = said.err.strip().splitlines()
+        assert f"carrying out {out} as it is: the file exists, nothing is planned" in said.out.replace("\n", "")
+        cluster.down = False
+        cluster.finish_all()
+        cluster.polls = 1
+        again = run("--bootstrap-server", cluster.bootstrap, "--out", str(out), "--execute")
+    assert code == 1, stderr
+    assert len(stderr) == 1 and stderr[0].startswith("kassign: stopped (the cluster did not answer for 1 s"), stderr
+    assert "1 move(s) still running on the cluster, 1 not started" in stderr[0]
+    assert f"--verify {out}" in stderr[0] and f"--cancel {out}" in stderr[0] and "same --execute again" in stderr[0]
+    assert again.returncode == 0, again.stderr
+    state = json.loads(out.read_text())["kassign_execution"]
+    assert [run["ended"] for run in state["runs"]] == ["unreachable", "finished"]
+    assert {rec["state"] for rec in state["moves"].values()} == {"done"}

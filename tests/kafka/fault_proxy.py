@@ -17,6 +17,8 @@ A :class:`Fault` says what to do and when:
   ``drop`` with ``after`` smaller than the answer cuts it mid-response);
 - ``times``: how many connections the fault hits, the first ones where it is armed (None: all).
 
+``cut()`` closes every connection open at once (an RST by default), as a broker killed.
+
 Requests are framed only while a fault with an ``api_key`` is set, so set faults while the
 client is idle (between its calls), as the tests do. ``hits`` counts the faults injected, so a
 test can check that its fault really happened.
@@ -96,6 +98,14 @@ class FaultProxy:
                 return False
             self.hits += 1
             return True
+
+    def cut(self, reset: bool = True) -> int:
+        """Close every connection open now (with an RST, or a FIN), as a broker killed; returns how many."""
+        with self._lock:
+            links = [link for link in self._links if not link.closed]
+        for link in links:
+            self._close(link, reset=reset)
+        return len(links)
 
     def stop(self) -> None:
         """Close the listener and every connection; join the threads."""

@@ -14,8 +14,11 @@ captured DescribeLogDirs), the reassignments running, the topic and broker confi
   IncrementalAlterConfigs of broker resources only).
 - ElectLeaders moves leadership to the first replica (84 ELECTION_NOT_NEEDED where it already leads).
 - Metadata, DescribeLogDirs and DescribeCluster are built from the state.
+- ``advertised = {node: port}``: the metadata names those ports (fault proxies forwarding to the brokers, set up by
+  the caller; ``bootstrap`` is broker 1's).
 - ``down = True``: every connection is closed at its first request (the cluster unreachable) until set back;
-  ``down_brokers``: the same for those brokers alone (killed).
+  ``down_brokers``: the same for those brokers alone (killed); ``stalled = True``: every request is held unanswered
+  (a frozen or starting broker: the connection open, nothing read back) until set back, then its connection closed.
 
 Where the answer built is the captured one (the same request in the same state: starting the three captured moves,
 listing them while they run, setting and clearing the captured throttle, ...), the captured bytes are served and the
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import threading
 from collections.abc import Mapping
 
 from kassign.kafka import cluster_protocol as C
@@ -48,7 +52,8 @@ AUTH = {"topic": 29, "cluster": 31}
 
 class ReassigningCluster:
     def __init__(self, polls: int | Mapping[tuple[str, int], int] = 2, deny: set[int] = frozenset(),
-                 running: Mapping[tuple[str, int], list[int]] | None = None, metadata_lag: int = 0) -> None:
+                 running: Mapping[tuple[str, int], list[int]] | None = None, metadata_lag: int = 0,
+                 advertised: Mapping[int, int] | None = None) -> None:
         skip_without_captures()
         # Metadata answers after a move completes that still show it moving (a broker's metadata cache behind the
         # controller, as a real KRaft cluster's can be for a moment): ListPartitionReassignments no longer lists it
@@ -80,12 +85,15 @@ class ReassigningCluster:
         self.requests: list[tuple[int, int, bytes]] = []
         self.captures = {name: load(name) for name in CAPTURED}
         self.brokers = {b.node_id: ReplayBroker(VERSIONS, {}, b.node_id) for b in self.meta.brokers}
-        self.bootstrap = self.brokers[1].bootstrap
-        ports = {n: broker.port for n, broker in self.brokers.items()}
+        # ``advertised``: node -> the port its metadata names (a proxy's, that forwards to ``brokers[node].port``)
+        ports = {n: (advertised or {}).get(n, broker.port) for n, broker in self.brokers.items()}
+        self.bootstrap = f"127.0.0.1:{ports[1]}"
         self.meta = dataclasses.replace(self.meta, brokers=[dataclasses.replace(b, port=ports[b.node_id])
                                                             for b in self.meta.brokers])
         self.down = False  # True: every request's connection is closed, as a cluster that is unreachable
         self.down_brokers: set[int] = set()  # those brokers' connections closed, as brokers killed
+        self.stalled = False  # True: every request held unanswered, as brokers frozen or starting up
+        self._stopped = threading.Event()
         for node, broker in self.brokers.items():
             answers = {3: self._metadata, 46: self._list, 45: self._alter, 44: self._configs_set,
                        32: self._configs_get, 43: self._elect, 35: self._log_dirs(node), 60: self._cluster}
@@ -94,6 +102,7 @@ class ReassigningCluster:
             self._start(key, target)
 
     def stop(self) -> None:
+        self._stopped.set()
         for broker in self.brokers.values():
             broker.stop()
 
@@ -106,6 +115,10 @@ class ReassigningCluster:
     # -- helpers
     def _unless_down(self, handler, node: int):
         def answer(version: int, body: bytes) -> bytes | None:
+            if self.stalled:
+                while self.stalled and not self._stopped.wait(0.02):
+                    pass
+                return None  # the client gave up on it long ago
             return None if self.down or node in self.down_brokers else handler(version, body)
         return answer
 
@@ -301,7 +314,8 @@ class ReassigningCluster:
 
     def _cluster(self, version: int, body: bytes) -> bytes:
         answer = decoded("describe-cluster.json")
-        answer.brokers = [dataclasses.replace(b, port=self.brokers[b.node_id].port) for b in answer.brokers]
+        ports = {b.node_id: b.port for b in self.meta.brokers}
+        answer.brokers = [dataclasses.replace(b, port=ports[b.node_id]) for b in answer.brokers]
         return C.encode_describe_cluster(version, answer)
 
 

@@ -439,3 +439,151 @@ def test_destination_broker_killed_and_restarted_mid_move(tmp_path):
         record = E.execute(path, cluster.bootstrap, poll_s=0.05, timeout=1, progress=kill)
     assert record["runs"][-1]["ended"] == "finished" and record["moves"]["kc-move-0"]["state"] == "done"
     assert record["in_sync"] == {"checked": 1, "not_in_sync": []}
+
+
+def test_cluster_lost_while_finishing_is_ridden_out(tmp_path):
+    # every move done, then the brokers answer nothing right when the throttle is to be removed, until the executor
+    # has said it lost them (each place it can ask waits out its one-second deadline)
+    path = write_plan(tmp_path, extra={("kc-move", 3): [3, 1]})
+    with ReassigningCluster(polls=2) as cluster:
+        seen = []
+
+        def outage(progress):
+            seen.extend(progress.lines)
+            if any(line.startswith("the cluster does not answer") for line in progress.lines):
+                cluster.stalled = False
+            if progress.running == 0 and progress.waiting == 0 and not outage.done:
+                outage.done = True
+                cluster.stalled = True
+                threading.Timer(15.0, lambda: setattr(cluster, "stalled", False)).start()
+
+        outage.done = False
+        record = E.execute(path, cluster.bootstrap, throttle=100000, poll_s=0.05, progress=outage, timeout=1)
+        configs = cluster.configs
+        leaders = dict(cluster.leaders)
+    assert outage.done and any(line.startswith("the cluster does not answer") for line in seen)
+    assert record["runs"][-1]["ended"] == "finished" and record["finished_at"]
+    assert record["throttle_set"]["removed_at"] and all(values == {} for values in configs.values())
+    assert record["elected"]["asked"] == ["kc-move-3"] and leaders[("kc-move", 3)] == 3
+    assert record["in_sync"] == {"checked": 4, "not_in_sync": []}
+
+
+def test_ctrl_c_while_the_cluster_does_not_answer_stops_at_once(tmp_path):
+    path = write_plan(tmp_path)
+    stop = threading.Event()
+    with ReassigningCluster(polls=1000) as cluster:
+        def outage_then_ctrl_c(progress):
+            if progress.running and not cluster.down:
+                cluster.down = True
+                threading.Timer(0.5, stop.set).start()
+
+        started = time.monotonic()
+        record = E.execute(path, cluster.bootstrap, throttle=1000, poll_s=0.05, progress=outage_then_ctrl_c,
+                           stop=stop, timeout=1, patience_s=60)
+        took = time.monotonic() - started
+        assert record["runs"][-1]["ended"] == "stopped" and took < 5, took
+        saved = json.loads(path.read_text())[E.STATE_KEY]
+        assert saved["runs"][-1]["ended"] == "stopped"
+        assert {rec["state"] for rec in saved["moves"].values()} == {"running"}
+        cluster.down = False
+        cluster.finish_all()
+        again = E.execute(path, cluster.bootstrap, poll_s=0.05)
+        configs = cluster.configs
+    assert again["runs"][-1]["ended"] == "finished" and {rec["state"] for rec in again["moves"].values()} == {"done"}
+    assert all(values == {} for values in configs.values())
+
+
+def test_a_stalled_cluster_is_given_up_within_the_patience_and_one_request(tmp_path):
+    # brokers that keep their connections open and answer nothing (frozen, or starting up as a restarted Kafka
+    # broker does for a while): every place the executor can ask waits out its deadline, one after the other
+    path = write_plan(tmp_path)
+    timeout, patience = 1.0, 2.0
+    with ReassigningCluster(polls=1000) as cluster:
+        def stall(progress):
+            if progress.running and not cluster.stalled:
+                stall.at = time.monotonic()
+                cluster.stalled = True
+
+        with pytest.raises(KassignError) as caught:
+            E.execute(path, cluster.bootstrap, throttle=1000, poll_s=0.05, progress=stall, timeout=timeout,
+                      patience_s=patience)
+        took = time.monotonic() - stall.at
+        message = str(caught.value)
+        assert took < patience + timeout + 1.0, f"gave up {took:.1f} s after the stall (patience {patience} s)"
+        assert "\n" not in message and message.startswith(f"the cluster did not answer for {patience:.0f} s")
+        assert "run the same --execute again to resume" in message
+        saved = json.loads(path.read_text())[E.STATE_KEY]
+        assert saved["runs"][-1]["ended"] == "unreachable"
+        assert {rec["state"] for rec in saved["moves"].values()} == {"running"}
+        cluster.stalled = False
+        cluster.finish_all()
+        record = E.execute(path, cluster.bootstrap, poll_s=0.05, timeout=timeout)
+        configs = cluster.configs
+    assert record["runs"][-1]["ended"] == "finished" and {rec["state"] for rec in record["moves"].values()} == {"done"}
+    assert all(values == {} for values in configs.values())
+
+
+def test_verify_of_a_plan_kassign_did_not_run(tmp_path):
+    # kc-move 0 is on [1, 2] already, kc-move 1 is not where this plan puts it: kassign cannot tell whether the first
+    # was moved (by kafka-reassign-partitions.sh, say) or was there all along
+    path = write_plan(tmp_path, {("kc-move", 0): [1, 2], ("kc-move", 1): [1, 3]})
+    with ReassigningCluster() as cluster:
+        status = E.verify(path, cluster.bootstrap)
+    assert {name: entry["state"] for name, entry in status["partitions"].items()} == {
+        "kc-move-0": "as planned", "kc-move-1": "not started"}
+    assert status["counts"] == {"as planned": 1, "not started": 1}
+
+
+@pytest.fixture
+def proxied_cluster():
+    """The replayed cluster with every broker behind a FaultProxy (its metadata names the proxies): the executor's
+    every connection, bootstrap and by node id, goes through real TCP that a test can cut."""
+    from tests.kafka.fault_proxy import FaultProxy
+
+    proxies = {node: FaultProxy() for node in (1, 2, 3)}
+    try:
+        cluster = ReassigningCluster(polls=6, advertised={node: proxy.port for node, proxy in proxies.items()})
+        for node, proxy in proxies.items():
+            proxy.upstream = ("127.0.0.1", cluster.brokers[node].port)
+        with cluster:
+            yield cluster, proxies
+    finally:
+        for proxy in proxies.values():
+            proxy.stop()
+
+
+@pytest.mark.parametrize("fault", ["reset", "refuse", "cut-mid-answer"])
+def test_connections_cut_by_a_proxy_mid_move_are_ridden_out(tmp_path, proxied_cluster, fault):
+    """Every open connection reset at once (brokers killed), then for two seconds every new one reset at its first
+    answer, or closed as soon as accepted (brokers restarting), or every ListPartitionReassignments answer cut 20 bytes
+    in: the run carries on and finishes, nothing left behind."""
+    from tests.kafka.fault_proxy import Fault
+
+    cluster, proxies = proxied_cluster
+    path = write_plan(tmp_path)
+    chosen = {"reset": Fault("reset"), "refuse": Fault("refuse"),
+              "cut-mid-answer": Fault("drop", api_key=46, after=20, times=3)}[fault]
+    seen = []
+
+    def havoc(progress):
+        seen.extend(progress.lines)
+        if progress.running and not havoc.cut:
+            havoc.cut = sum(proxy.cut() for proxy in proxies.values())
+            for proxy in proxies.values():
+                proxy.set_fault(chosen)
+            havoc.timer = threading.Timer(2.0, heal)
+            havoc.timer.start()
+
+    def heal():
+        havoc.hits = sum(proxy.hits for proxy in proxies.values())  # set_fault counts afresh
+        for proxy in proxies.values():
+            proxy.set_fault(None)
+
+    havoc.cut, havoc.timer, havoc.hits = 0, None, 0
+    record = E.execute(path, cluster.bootstrap, throttle=100000, poll_s=0.05, timeout=1, progress=havoc)
+    havoc.timer.join()
+    assert havoc.cut >= 1 and havoc.hits >= 1, (havoc.cut, havoc.hits)
+    assert record["runs"][-1]["ended"] == "finished" and {rec["state"] for rec in record["moves"].values()} == {"done"}
+    assert record["in_sync"] == {"checked": 3, "not_in_sync": []}
+    assert record["throttle_set"]["removed_at"] and all(values == {} for values in cluster.configs.values())
+    assert [cluster.replicas[k] for k in MOVES] == list(MOVES.values())

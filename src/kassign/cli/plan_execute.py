@@ -8,8 +8,10 @@ added to ``kassign plan`` by :func:`execution_options`, so the planning command 
   throttle. Both with ``--bootstrap-server``.
 
 Ctrl-C during ``--execute`` stops starting moves and leaves the running ones (a second Ctrl-C stops at once); the
-command then says how to verify or cancel and exits 130. Exit status: 0 when every move is done and in sync, 1 when
-some move failed or a moved partition is not in sync, 2 for bad input (nothing changed on the cluster).
+command then says how to verify or cancel and exits 130. A cluster that does not answer for the executor's patience
+(5 minutes) ends the run the same way, with one line saying so and what to run, and exit 1. Exit status: 0 when every
+move is done and in sync, 1 when some move failed or a moved partition is not in sync or the run stopped short of the
+end (other than by Ctrl-C), 2 for bad input (nothing changed on the cluster).
 """
 
 from __future__ import annotations
@@ -117,9 +119,12 @@ def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurren
     planned: Any = None
     show = console()
     if out.exists():
-        E.read_plan(out)  # a bad file is one line before anything else
-        if not as_json:
+        existing = E.read_plan(out)  # a bad file is one line before anything else
+        if not as_json and existing.state is not None:
             show.print(f"resuming {out}: an earlier run wrote it (to plan afresh, name another --out file)")
+        elif not as_json:
+            show.print(f"carrying out {out} as it is: the file exists, nothing is planned (to plan afresh, name "
+                       "another --out file)")
     else:
         if as_json:
             captured = io.StringIO()
@@ -129,7 +134,11 @@ def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurren
         else:
             inner(**kwargs)
     stop = threading.Event()
-    record = _run_with_progress(E, out, kwargs, throttle, concurrency, force, stop, quiet=as_json)
+    lost = None
+    try:
+        record = _run_with_progress(E, out, kwargs, throttle, concurrency, force, stop, quiet=as_json)
+    except E.ClusterLost as err:  # the plan file holds where things stood; said below like any other stop
+        lost, record = err, err.record
     ended = record["runs"][-1]["ended"]
     failed = [n for n, rec in record["moves"].items() if rec["state"] in ("failed", "cancelled")]
     behind = (record.get("in_sync") or {}).get("not_in_sync") or []
@@ -139,7 +148,9 @@ def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurren
         _print_record(record, out)
     if ended != "finished":
         why = {"stopped": "Ctrl-C", "halted": "a move was cancelled or replaced by someone else",
-               "blocked": "no waiting move fits its brokers' disks"}.get(ended, ended)
+               "blocked": "no waiting move fits its brokers' disks",
+               "unreachable": f"the cluster did not answer for {lost.seconds:.0f} s: {lost.cause}" if lost
+               else "the cluster did not answer"}.get(ended, ended)
         running = sum(rec["state"] == "running" for rec in record["moves"].values())
         waiting = sum(rec["state"] == "waiting" for rec in record["moves"].values())
         how = (f"kassign plan --bootstrap-server {kwargs['bootstrap_server']} --verify {out} (where it stands), "

@@ -62,7 +62,8 @@ from kassign.kafka.connection import (API_DESCRIBE_CLUSTER, API_DESCRIBE_CONFIGS
 from kassign.replicas.capacity import FIELDS, BrokerCapacity, Capacity, parse_capacity
 
 __all__ = ["BrokerDisk", "ClusterInputs", "LogDirState", "LogDirsNotSpokenError", "SampleError", "describe_cluster",
-           "describe_configs", "list_reassignments", "parse_window", "read_cluster", "rich_progress"]
+           "describe_configs", "list_reassignments", "online_volumes", "parse_window", "read_cluster", "replica_sizes",
+           "rich_progress"]
 
 DEFAULT_TIMEOUT = 10.0
 MIN_WINDOW, MAX_WINDOW = 1.0, 3600.0
@@ -489,8 +490,6 @@ def _snapshot(cluster: Cluster, addresses: Mapping[int, tuple[str, int]], inputs
 def _disk(broker: int, version: int, answer: C.LogDirsAnswer, movable: Callable[[str, int], bool],
           allow_offline: bool, notes: list[str]) -> BrokerDisk:
     dirs: list[LogDirState] = []
-    volumes: set[tuple[int, int]] = set()
-    told = True
     replica_bytes = fixed = 0
     for d in answer.log_dirs:
         online = d.error == 0
@@ -506,14 +505,10 @@ def _disk(broker: int, version: int, answer: C.LogDirsAnswer, movable: Callable[
         fixed += sum(r.size for r in d.replicas if r.is_future or not movable(r.topic, r.partition))
         total = d.total_bytes if online and d.total_bytes >= 0 else None
         usable = d.usable_bytes if online and d.usable_bytes >= 0 else None
-        if online:
-            if total is None or usable is None:
-                told = False
-            else:
-                volumes.add((total, usable))
         dirs.append(LogDirState(d.path, online, None if online else P.error_name(d.error), total, usable, here,
                                 len(d.replicas), d.cordoned))
-    if not told or not volumes:
+    volumes = online_volumes(answer)
+    if not volumes:
         why = f"DescribeLogDirs v{version}" if version < 4 else "DescribeLogDirs"
         notes.append(f"broker {broker} does not say its disk size ({why} carries no total/usable bytes; Kafka 3.3 "
                      "and later do): give its disk_bytes in --capacity")
@@ -528,10 +523,25 @@ def _disk(broker: int, version: int, answer: C.LogDirsAnswer, movable: Callable[
     return BrokerDisk(broker, version, dirs, total_all, usable_all, replica_bytes, fixed)
 
 
-def _replicas_by_partition(snap: _Snapshot) -> dict[TopicPartition, dict[int, int]]:
-    """(topic, partition) -> broker -> bytes of its current (not future) log."""
+def online_volumes(answer: C.LogDirsAnswer) -> set[tuple[int, int]] | None:
+    """One broker's DescribeLogDirs answer: the (total, usable) bytes of the volumes of its online log dirs, each
+    volume once (dirs reporting the same pair are taken as one volume); None where an online dir does not say
+    (DescribeLogDirs before v4). The one reading of a broker's disk, for ``read_cluster`` and the executor."""
+    volumes: set[tuple[int, int]] = set()
+    for d in answer.log_dirs:
+        if d.error:
+            continue
+        if d.total_bytes < 0 or d.usable_bytes < 0:
+            return None
+        volumes.add((d.total_bytes, d.usable_bytes))
+    return volumes
+
+
+def replica_sizes(answers: Mapping[int, C.LogDirsAnswer]) -> dict[TopicPartition, dict[int, int]]:
+    """Brokers' DescribeLogDirs answers: (topic, partition) -> broker -> bytes of its current (not future) log, from
+    the online log dirs. The one reading of replica sizes, for ``read_cluster`` and the executor."""
     found: dict[TopicPartition, dict[int, int]] = {}
-    for broker, answer in snap.answers.items():
+    for broker, answer in answers.items():
         for d in answer.log_dirs:
             if d.error:
                 continue
@@ -539,6 +549,10 @@ def _replicas_by_partition(snap: _Snapshot) -> dict[TopicPartition, dict[int, in
                 if not r.is_future:
                     found.setdefault((r.topic, r.partition), {})[broker] = r.size
     return found
+
+
+def _replicas_by_partition(snap: _Snapshot) -> dict[TopicPartition, dict[int, int]]:
+    return replica_sizes(snap.answers)
 
 
 def _sizes_and_disks(inputs: ClusterInputs, snap: _Snapshot, allow_offline: bool) -> None:

@@ -44,7 +44,11 @@ lists none; the throttle is deleted; kc-move 3 gets a preferred leader election 
 wants 3; the others' leaders left their replica lists, so the controller already chose the planned ones), and all
 four are in sync.
 
-Every request has a deadline (``timeout`` seconds each).
+Every request has a deadline (``timeout`` seconds each). A cluster that does not answer, while polling or finishing,
+is asked again at every poll for ``patience_s`` seconds (300 by default); no request starts past them, so the run
+gives up within its patience and the one request then in flight, with :class:`ClusterLost` (one line; the run is
+recorded "unreachable" in the plan file, the same ``execute`` resumes). ``stop`` set while the cluster does not answer
+ends the run at once ("stopped").
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ from kassign.kafka import protocol as P
 from kassign.kafka import reassign_protocol as R
 from kassign.kafka import topics_protocol as TP
 from kassign.kafka.client import Cluster
+from kassign.kafka.cluster_inputs import online_volumes, replica_sizes
 from kassign.kafka.config import ClientSettings
 from kassign.kafka.connection import (API_ALTER_PARTITION_REASSIGNMENTS, API_DESCRIBE_CONFIGS, API_DESCRIBE_LOG_DIRS,
                                       API_ELECT_LEADERS, API_INCREMENTAL_ALTER_CONFIGS,
@@ -75,7 +80,7 @@ from kassign.replicas.execute import Disk, Move, plan_batches
 from kassign.replicas.execute.throttle import (BROKER_CONFIGS, TOPIC_CONFIGS, Running, check_rate, removal,
                                                throttle_for)
 
-__all__ = ["STATE_KEY", "Admin", "cancel", "execute", "read_plan", "verify"]
+__all__ = ["STATE_KEY", "Admin", "ClusterLost", "cancel", "execute", "read_plan", "verify"]
 
 STATE_KEY = "kassign_execution"
 FORMAT = 1
@@ -85,6 +90,8 @@ WAITING, RUNNING, DONE, FAILED, SKIPPED, CANCELLED = "waiting", "running", "done
 # Polls for which a move no longer listed as running may show other replicas than its target in the metadata before
 # it counts as cancelled by someone else (a broker's metadata a moment behind the controller's list).
 METADATA_GRACE_POLLS = 5
+# How long a run goes on asking a cluster that does not answer before it gives up (ClusterLost).
+DEFAULT_PATIENCE_S = 300.0
 FINISHED = {DONE, FAILED, SKIPPED, CANCELLED}
 
 
@@ -176,6 +183,19 @@ class NotAuthorized(KassignError):
     """The broker refused a call for lack of an ACL."""
 
 
+class _NotAsked(LiveClusterError):
+    """A place not asked: the cluster has not answered for the run's patience, or Ctrl-C came meanwhile."""
+
+
+class ClusterLost(LiveClusterError):
+    """A run gave up on a cluster that did not answer for its patience (``seconds``): the moves started go on on
+    the brokers, the plan file (``record``, its execution state) says where things stood, the same execute resumes."""
+
+    def __init__(self, message: str, record: dict[str, Any], seconds: float, cause: str) -> None:
+        super().__init__(message)
+        self.record, self.seconds, self.cause = record, seconds, cause
+
+
 def _authorization(err: Exception) -> bool:
     return isinstance(err, NotAuthorized)
 
@@ -191,6 +211,12 @@ class Admin:
         self.timeout = timeout
         self.cluster = Cluster(bootstrap, settings)
         self.addresses: dict[int, tuple[str, int]] = {}
+        # While no place answers: since when (the start of the first call that failed), and, set by a run, how long
+        # to go on asking (``patience``) and a ``stop`` that ends the asking at once (Ctrl-C). Past either, no further
+        # place is asked: a run gives up within its patience and the one request then in flight.
+        self.unanswered_since: float | None = None
+        self.patience: float | None = None
+        self.stop: threading.Event | None = None
 
     def close(self) -> None:
         self.cluster.close()
@@ -201,6 +227,26 @@ class Admin:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _call(self, key: Any, host: str, port: int, work: Callable[[BrokerConnection, float], Any]) -> Any:
+        """One place asked (with the request's deadline), unless the cluster has not answered for ``patience``
+        seconds or ``stop`` is set while it does not."""
+        if self.unanswered_since is not None:
+            if self.stop is not None and self.stop.is_set():
+                raise _NotAsked("stopped (Ctrl-C) while the cluster did not answer")
+            if self.patience is not None and time.monotonic() - self.unanswered_since > self.patience:
+                raise _NotAsked(f"nothing answered for {self.patience:.0f} s")
+        began = time.monotonic()
+        try:
+            answer = self.cluster.call(key, host, port, work)
+        except G.MalformedAnswer:
+            raise
+        except LiveClusterError:
+            if self.unanswered_since is None:
+                self.unanswered_since = began
+            raise
+        self.unanswered_since = None
+        return answer
+
     def _any(self, work: Callable[[BrokerConnection, float], Any]) -> Any:
         """``work`` on the first bootstrap server (then known broker) that answers."""
         last: Exception | None = None
@@ -208,18 +254,20 @@ class Admin:
         places += [(("node", b), h, p) for b, (h, p) in sorted(self.addresses.items())]
         for key, host, port in places:
             try:
-                return self.cluster.call(key, host, port, work)
+                return self._call(key, host, port, work)
             except G.MalformedAnswer:
                 raise
             except LiveClusterError as err:
-                last = err
-        raise LiveClusterError(f"cannot reach {self.cluster.bootstrap}: {last}")
+                if last is None or not isinstance(err, _NotAsked):
+                    last = err  # what a place said, rather than that the next ones were not asked
+        named = f" nor the {len(self.addresses)} broker(s) it named" if self.addresses else ""
+        raise LiveClusterError(f"cannot reach {self.cluster.bootstrap}{named}; last: {last}")
 
     def _node(self, broker: int, work: Callable[[BrokerConnection, float], Any]) -> Any:
         if broker not in self.addresses:
             raise LiveClusterError(f"broker {broker} is not in {self.cluster.bootstrap}'s metadata (down or removed)")
         host, port = self.addresses[broker]
-        return self.cluster.call(("node", broker), host, port, work)
+        return self._call(("node", broker), host, port, work)
 
     def metadata(self, topics: Iterable[str]) -> TP.MetadataAnswer:
         names = sorted(set(topics))
@@ -403,27 +451,17 @@ def _foreign_line(foreign: list[C.OngoingReassignment]) -> str:
 
 def _sizes_and_disks(admin: Admin, brokers: Iterable[int], topics: set[str],
                      disk_limit: float) -> tuple[dict[TopicPartition, dict[int, int]], dict[int, Disk]]:
-    """Per partition of ``topics``: its replicas' bytes per broker; per broker: its disk (used, limit) where told."""
-    sizes: dict[TopicPartition, dict[int, int]] = {}
+    """Per partition of ``topics``: its replicas' bytes per broker; per broker: its disk (used, limit) where told.
+    Every broker's DescribeLogDirs read as :func:`~kassign.kafka.cluster_inputs.read_cluster` reads it (its
+    ``replica_sizes`` and ``online_volumes``)."""
+    answers = {broker: admin.log_dirs(broker, None) for broker in sorted(brokers)}
+    sizes = {key: held for key, held in replica_sizes(answers).items() if key[0] in topics}
     disks: dict[int, Disk] = {}
-    for broker in sorted(brokers):
-        answer = admin.log_dirs(broker, None)
-        volumes: set[tuple[int, int]] = set()
-        told = True
-        for d in answer.log_dirs:
-            if d.error:
-                continue
-            if d.total_bytes < 0 or d.usable_bytes < 0:
-                told = False
-            else:
-                volumes.add((d.total_bytes, d.usable_bytes))
-            for r in d.replicas:
-                if r.topic in topics and not r.is_future:
-                    sizes.setdefault((r.topic, r.partition), {})[broker] = r.size
-        if told and volumes:
+    for broker, answer in answers.items():
+        volumes = online_volumes(answer)
+        if volumes:
             total = sum(t for t, _ in volumes)
-            used = total - sum(u for _, u in volumes)
-            disks[broker] = Disk(used, int(total * disk_limit))
+            disks[broker] = Disk(total - sum(u for _, u in volumes), int(total * disk_limit))
     return sizes, disks
 
 
@@ -473,7 +511,7 @@ class Executor:
     def __init__(self, admin: Admin, plan: PlanFile, *, concurrency: int = 5, throttle: int | None = None,
                  force: bool = False, disk_limit: float = DEFAULT_DISK_LIMIT, poll_s: float = 1.0,
                  progress: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-                 sleep: Callable[[float], None] = time.sleep, patience_s: float = 300.0) -> None:
+                 sleep: Callable[[float], None] = time.sleep, patience_s: float = DEFAULT_PATIENCE_S) -> None:
         self.admin, self.plan = admin, plan
         self.patience_s = patience_s
         self.halted = False
@@ -785,16 +823,22 @@ class Executor:
 
     def run(self) -> dict[str, Any]:
         """Polls until every move is finished or ``stop`` is set; then finishes (throttle, leaders, check) when
-        nothing runs. A cluster that stops answering is retried at every poll for ``patience_s`` seconds; then the
-        run ends with one line (the moves started go on without kassign). Returns the execution record (the plan
-        file's state)."""
+        nothing runs. A cluster that stops answering (while polling or finishing) is retried at every poll for
+        ``patience_s`` seconds: no further request starts past them, so the run gives up within the patience and one
+        request's deadline, with :class:`ClusterLost` (one line; the moves started go on without kassign). ``stop``
+        set while the cluster does not answer ends the run at once ("stopped"). Returns the execution record (the
+        plan file's state)."""
         state = self._state()
         self.halted = False
         lost_since: float | None = None
+        first = ""  # what the first call that failed said
+        self.admin.patience, self.admin.stop = self.patience_s, self.stop
         while True:
             began = time.monotonic()
             try:
                 ended = self._poll(state)
+                if ended == "finished":
+                    self._finish()
                 if lost_since is not None:
                     self._say(f"the cluster answers again after {began - lost_since:.0f} s")
                     lost_since = None
@@ -802,27 +846,28 @@ class Executor:
                 raise
             except LiveClusterError as err:  # not answering (authorization and bad input are other errors)
                 if lost_since is None:
-                    lost_since = began
+                    lost_since, first = began, str(err)
                     self._say(f"the cluster does not answer ({err}); retrying every poll for up to "
                               f"{self.patience_s:.0f} s")
                     self._report()
-                if time.monotonic() - lost_since > self.patience_s:
+                if self.stop.is_set():
+                    ended = "stopped"
+                elif time.monotonic() - lost_since > self.patience_s:
                     state["runs"][-1].update({"ended_at": _now(), "ended": "unreachable"})
                     state["updated_at"] = _now()
                     self.plan.save()
-                    raise KassignError(f"the cluster did not answer for {self.patience_s:.0f} s ({err}); the moves "
-                                       f"started go on without kassign, and {str(self.plan.path)!r} holds where things "
-                                       "stood: run the same --execute again to resume, or --verify / --cancel it") \
-                        from None
-                ended = None
+                    raise ClusterLost(f"the cluster did not answer for {self.patience_s:.0f} s ({first}); the "
+                                      f"moves started go on without kassign, and {str(self.plan.path)!r} holds where "
+                                      "things stood: run the same --execute again to resume, or --verify / --cancel "
+                                      "it", state, self.patience_s, first) from None
+                else:
+                    ended = None
             if ended is not None:
                 break
             pause = self.poll_s - (time.monotonic() - began)
             while pause > 0 and not self.stop.is_set():
                 self.sleep(min(pause, 0.2))
                 pause = self.poll_s - (time.monotonic() - began)
-        if ended == "finished":
-            self._finish()
         state["runs"][-1].update({"ended_at": _now(), "ended": ended})
         state["updated_at"] = _now()
         self.plan.save()
@@ -894,8 +939,15 @@ def execute(plan_path: str | Path, bootstrap: str, *, config: Mapping[str, str] 
             concurrency: int = 5, throttle: int | None = None, force: bool = False,
             disk_limit: float = DEFAULT_DISK_LIMIT, poll_s: float = 1.0,
             progress: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-            on_prepared: Callable[[dict[str, Any]], None] | None = None, patience_s: float = 300.0) -> dict[str, Any]:
-    """Carry out the plan in ``plan_path`` (see the module's rule); returns the execution record."""
+            on_prepared: Callable[[dict[str, Any]], None] | None = None,
+            patience_s: float | None = None) -> dict[str, Any]:
+    """Carry out the plan in ``plan_path`` (see the module's rule); returns the execution record. ``patience_s``
+    (default :data:`DEFAULT_PATIENCE_S`): how long a cluster that does not answer is asked again before the run
+    gives up (:class:`ClusterLost`)."""
+    if patience_s is None:
+        patience_s = DEFAULT_PATIENCE_S
+    if isinstance(patience_s, bool) or not isinstance(patience_s, (int, float)) or patience_s < 0:
+        raise KassignError(f"the patience is a number of seconds, 0 or more, got {patience_s!r}")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise KassignError(f"--concurrency must be a whole number of moves, at least 1, got {concurrency!r}")
     if throttle is not None:
@@ -936,8 +988,13 @@ def verify(plan_path: str | Path, bootstrap: str, *, config: Mapping[str, str] |
                 partitions[name] = {"state": "moving", "replicas": now, "target": target, "adding": ours.adding,
                                     "removing": ours.removing}
             elif now == target:
-                partitions[name] = {"state": "done" if original.get(name, now) != target or name in
-                                    state.get("moves", {}) else "unchanged", "replicas": now, "target": target}
+                if not state:  # a plan kassign did not run: whether it moved is not known
+                    word = "as planned"
+                elif name in state.get("moves", {}) or original.get(name, now) != target:
+                    word = "done"
+                else:
+                    word = "unchanged"  # the plan did not move it
+                partitions[name] = {"state": word, "replicas": now, "target": target}
             elif ours is not None:
                 partitions[name] = {"state": "other reassignment", "replicas": now, "target": target,
                                     "running_to": _target_of(ours)}
