@@ -181,3 +181,15 @@ def test_cluster_lost_for_longer_than_the_patience_is_one_line_saying_what_to_ru
     state = json.loads(out.read_text())["kassign_execution"]
     assert [run["ended"] for run in state["runs"]] == ["unreachable", "finished"]
     assert {rec["state"] for rec in state["moves"].values()} == {"done"}
+
+
+def test_the_capacity_documents_disks_go_to_the_executor(tmp_path):
+    out, capacity = tmp_path / "plan.json", tmp_path / "capacity.json"
+    capacity.write_text(json.dumps({"default": {"disk_bytes": 10**15}, "brokers": {"2": {"disk_bytes": 2 * 10**15}}}))
+    with ReassigningCluster(polls=1) as cluster:
+        result = run("--bootstrap-server", cluster.bootstrap, "--topic", "kc-move", "--brokers", BROKERS, "--out",
+                     str(out), "--capacity", str(capacity), "--execute", "--json")
+    assert result.returncode == 0, result.stderr
+    execution = json.loads(result.stdout)["execution"]
+    assert execution["disk_bytes"] == {"1": 10**15, "2": 2 * 10**15}  # the brokers the plan places replicas on
+    assert json.loads(out.read_text())["kassign_execution"]["disk_bytes"] == execution["disk_bytes"]

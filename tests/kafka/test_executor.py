@@ -405,6 +405,38 @@ def test_disk_limit_makes_a_full_broker_give_before_it_takes(tmp_path):
     assert {rec["state"] for rec in record["moves"].values()} == {"done"}
 
 
+def test_a_capacity_documents_disk_bytes_sets_the_limit_and_a_resumed_run_keeps_it(tmp_path):
+    # broker 3 made 100 MB fuller; its disk said to be D bytes (a capacity document's disk_bytes) with 0.8 x D just
+    # 1 MB above its use: the copy onto it waits for kc-move 1 to take as much off it. Without disk_bytes the
+    # volumes' 270 GB leave room for both at once.
+    import dataclasses
+    import threading
+
+    total, used = 270553174016, 270553174016 - 77403480064 + 100_000_000
+    disk = -(-(used + 1_000_000) * 10 // 8)
+    targets = {("kc-move", 0): [3, 2], ("kc-move", 1): [2, 1]}
+    for disk_bytes, batches in (({3: disk}, [["kc-move-1"], ["kc-move-0"]]), (None, [["kc-move-0", "kc-move-1"]])):
+        path = write_plan(tmp_path, targets)
+        with ReassigningCluster(polls=2) as cluster:
+            cluster.dirs[3] = [dataclasses.replace(d, usable_bytes=d.usable_bytes - 100_000_000)
+                               for d in cluster.dirs[3]]
+            stop = threading.Event()
+            stop.set()  # prepared and recorded, nothing started
+            first = E.execute(path, cluster.bootstrap, disk_bytes=disk_bytes, poll_s=0.01, stop=stop)
+            assert first["batches"] == batches and not [r for r in requests(cluster) if r[0] in WRITES]
+            assert first.get("disk_bytes") == (None if disk_bytes is None else {"3": disk})
+            resumed = E.execute(path, cluster.bootstrap, poll_s=0.01)  # no disk_bytes given: the plan file's
+        assert resumed["batches"] == batches and resumed.get("disk_bytes") == first.get("disk_bytes")
+        assert {rec["state"] for rec in resumed["moves"].values()} == {"done"}
+
+
+def test_disk_bytes_must_be_positive_whole_numbers(tmp_path):
+    path = write_plan(tmp_path, {("kc-move", 0): [3, 2]})
+    for bad in ({3: 0}, {3: 1.5}, {3: -1}):
+        with pytest.raises(KassignError, match=r"^disk_bytes maps broker ids to a positive whole number of bytes$"):
+            E.execute(path, "127.0.0.1:1", disk_bytes=bad)
+
+
 def test_disk_limit_no_order_can_keep_is_one_line_before_anything_changes(tmp_path):
     total, used = 270553174016, 270553174016 - 77403480064
     path = write_plan(tmp_path, {("kc-move", 0): [3, 2]})

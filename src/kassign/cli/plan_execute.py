@@ -180,7 +180,8 @@ def _run_with_progress(E: Any, out: Path, kwargs: dict[str, Any], throttle: int 
         if quiet:
             return E.execute(out, kwargs["bootstrap_server"], config=_config(kwargs.get("command_config")),
                              timeout=kwargs.get("timeout", 10.0), concurrency=concurrency, throttle=throttle,
-                             force=force, stop=stop, disk_limit=_disk_limit(kwargs))
+                             force=force, stop=stop, disk_limit=_disk_limit(kwargs),
+                             disk_bytes=_disk_bytes(E, kwargs, out))
         with Progress(TextColumn("moving"), BarColumn(), DownloadColumn(),
                       TextColumn("{task.fields[moves]}"), TextColumn("{task.fields[left]}"),
                       console=console(), transient=False) as bar:
@@ -199,10 +200,25 @@ def _run_with_progress(E: Any, out: Path, kwargs: dict[str, Any], throttle: int 
 
             return E.execute(out, kwargs["bootstrap_server"], config=_config(kwargs.get("command_config")),
                              timeout=kwargs.get("timeout", 10.0), concurrency=concurrency, throttle=throttle,
-                             force=force, stop=stop, progress=progress, disk_limit=_disk_limit(kwargs))
+                             force=force, stop=stop, progress=progress, disk_limit=_disk_limit(kwargs),
+                             disk_bytes=_disk_bytes(E, kwargs, out))
     finally:
         if in_main and previous is not None:
             signal.signal(signal.SIGINT, previous)
+
+
+def _disk_bytes(E: Any, kwargs: dict[str, Any], out: Path) -> dict[int, int] | None:
+    """The ``--capacity`` document's ``disk_bytes`` of each broker the plan places replicas on (the executor keeps
+    every broker's disk under the plan's limit of that, as the plan did); None without a document."""
+    path = kwargs.get("capacity_path")
+    if not path:
+        return None
+    from kassign.replicas.capacity import parse_capacity
+
+    document = parse_capacity(path)
+    brokers = {b for target in E.read_plan(out).targets.values() for b in target}
+    found = {b: document.for_broker(b).disk_bytes for b in sorted(brokers)}
+    return {b: v for b, v in found.items() if v is not None} or None
 
 
 def _disk_limit(kwargs: dict[str, Any]) -> float:

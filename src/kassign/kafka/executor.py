@@ -12,7 +12,8 @@ The rule, step by step (``execute``):
    the plan's moves of its partitions. Any of these: :class:`~kassign.core.errors.KassignError`, nothing changed.
 2. **Order.** The moves (partitions whose replica list changes) go into batches
    (:func:`kassign.replicas.execute.plan_batches`): at most ``concurrency`` moves touching each broker, every
-   broker's disk under ``disk_limit`` x its volumes' total bytes at every moment. The order, the replica lists
+   broker's disk under ``disk_limit`` x its volumes' total bytes (or x the ``disk_bytes`` a capacity document
+   gives it, kept in the plan file for a resumed run) at every moment. The order, the replica lists
    before, the sizes and every move's state are written into the plan file under ``"kassign_execution"`` (beside
    ``version`` and ``partitions``, which kafka-reassign-partitions.sh reads and which stay as they were).
 3. **Run.** Polling at most once a second (``poll_s``): ListPartitionReassignments says which moves finished
@@ -65,6 +66,7 @@ from typing import Any
 
 from kassign.core.documents import load_json
 from kassign.core.errors import KassignError, LiveClusterError
+from kassign.core.limits import is_whole_number
 from kassign.kafka import cluster_protocol as C
 from kassign.kafka import groups_protocol as G
 from kassign.kafka import protocol as P
@@ -449,19 +451,28 @@ def _foreign_line(foreign: list[C.OngoingReassignment]) -> str:
             "(kafka-reassign-partitions.sh --list), cancel it, or pass --force to leave it alone and go on")
 
 
-def _sizes_and_disks(admin: Admin, brokers: Iterable[int], topics: set[str],
-                     disk_limit: float) -> tuple[dict[TopicPartition, dict[int, int]], dict[int, Disk]]:
+def _sizes_and_disks(admin: Admin, brokers: Iterable[int], topics: set[str], disk_limit: float,
+                     disk_bytes: Mapping[int, int] | None = None) -> tuple[dict[TopicPartition, dict[int, int]],
+                                                                           dict[int, Disk]]:
     """Per partition of ``topics``: its replicas' bytes per broker; per broker: its disk (used, limit) where told.
     Every broker's DescribeLogDirs read as :func:`~kassign.kafka.cluster_inputs.read_cluster` reads it (its
-    ``replica_sizes`` and ``online_volumes``)."""
+    ``replica_sizes`` and ``online_volumes``). ``disk_bytes`` (a capacity document's, per broker) overrides the
+    volumes' total, as it does for the plan; a broker whose log dirs do not tell their volumes then counts the
+    replicas it holds as its use."""
     answers = {broker: admin.log_dirs(broker, None) for broker in sorted(brokers)}
-    sizes = {key: held for key, held in replica_sizes(answers).items() if key[0] in topics}
+    every = replica_sizes(answers)
+    sizes = {key: held for key, held in every.items() if key[0] in topics}
     disks: dict[int, Disk] = {}
     for broker, answer in answers.items():
         volumes = online_volumes(answer)
-        if volumes:
-            total = sum(t for t, _ in volumes)
-            disks[broker] = Disk(total - sum(u for _, u in volumes), int(total * disk_limit))
+        total = sum(t for t, _ in volumes) if volumes else None
+        used = total - sum(u for _, u in volumes) if volumes else None
+        if disk_bytes and broker in disk_bytes:
+            total = disk_bytes[broker]
+            if used is None:
+                used = sum(held.get(broker, 0) for held in every.values())
+        if total is not None and used is not None:
+            disks[broker] = Disk(used, int(total * disk_limit))
     return sizes, disks
 
 
@@ -511,8 +522,10 @@ class Executor:
     def __init__(self, admin: Admin, plan: PlanFile, *, concurrency: int = 5, throttle: int | None = None,
                  force: bool = False, disk_limit: float = DEFAULT_DISK_LIMIT, poll_s: float = 1.0,
                  progress: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-                 sleep: Callable[[float], None] = time.sleep, patience_s: float = DEFAULT_PATIENCE_S) -> None:
+                 sleep: Callable[[float], None] = time.sleep, patience_s: float = DEFAULT_PATIENCE_S,
+                 disk_bytes: Mapping[int, int] | None = None) -> None:
         self.admin, self.plan = admin, plan
+        self.disk_bytes = dict(disk_bytes) if disk_bytes else None
         self.patience_s = patience_s
         self.halted = False
         self.dirty = False
@@ -545,7 +558,9 @@ class Executor:
             self._say(f"--force: leaving {len(foreign)} reassignment(s) this plan did not start alone: "
                       + ", ".join(f"{r.topic}-{r.partition}" for r in foreign[:5]))
         topics = {t for t, _ in plan.targets}
-        sizes, disks = _sizes_and_disks(self.admin, view.brokers, topics, self.disk_limit)
+        if self.disk_bytes is None and state is not None and state.get("disk_bytes"):
+            self.disk_bytes = {int(b): int(v) for b, v in state["disk_bytes"].items()}  # as the first run had them
+        sizes, disks = _sizes_and_disks(self.admin, view.brokers, topics, self.disk_limit, self.disk_bytes)
         if state is None:
             moves = []
             for key, target in plan.targets.items():
@@ -555,6 +570,8 @@ class Executor:
                     moves.append(Move(key[0], key[1], tuple(now), tuple(target),
                                       _size(key, sizes, view.leaders.get(key))))
             state = _fresh_state(plan, view, moves, self.concurrency, self.throttle, self.disk_limit, skipped)
+            if self.disk_bytes:
+                state["disk_bytes"] = {str(b): v for b, v in sorted(self.disk_bytes.items())}
             plan.document[STATE_KEY] = state
             self._resume(state, view, skipped)  # moves of this plan already running (started by another tool)
         else:
@@ -563,6 +580,8 @@ class Executor:
             if self.throttle is None:
                 self.throttle = state.get("throttle")
             state["concurrency"], state["throttle"] = self.concurrency, self.throttle
+            if self.disk_bytes:
+                state["disk_bytes"] = {str(b): v for b, v in sorted(self.disk_bytes.items())}
         for name, rec in state["moves"].items():
             topic, _, p = name.rpartition("-")
             self.moves[name] = Move(topic, int(p), tuple(rec["from"]), tuple(rec["to"]), rec["size"])
@@ -940,10 +959,12 @@ def execute(plan_path: str | Path, bootstrap: str, *, config: Mapping[str, str] 
             disk_limit: float = DEFAULT_DISK_LIMIT, poll_s: float = 1.0,
             progress: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
             on_prepared: Callable[[dict[str, Any]], None] | None = None,
-            patience_s: float | None = None) -> dict[str, Any]:
+            patience_s: float | None = None, disk_bytes: Mapping[int, int] | None = None) -> dict[str, Any]:
     """Carry out the plan in ``plan_path`` (see the module's rule); returns the execution record. ``patience_s``
     (default :data:`DEFAULT_PATIENCE_S`): how long a cluster that does not answer is asked again before the run
-    gives up (:class:`ClusterLost`)."""
+    gives up (:class:`ClusterLost`). ``disk_bytes``: per broker, the disk capacity a capacity document gives
+    (``disk_limit`` x it is the broker's limit instead of x its volumes' total); recorded in the plan file, so that a
+    resumed run keeps the same limits."""
     if patience_s is None:
         patience_s = DEFAULT_PATIENCE_S
     if isinstance(patience_s, bool) or not isinstance(patience_s, (int, float)) or patience_s < 0:
@@ -956,10 +977,13 @@ def execute(plan_path: str | Path, bootstrap: str, *, config: Mapping[str, str] 
         raise KassignError(f"the poll interval must be above 0 seconds, got {poll_s!r}")
     if not 0 < disk_limit <= 1:
         raise KassignError(f"the disk limit is a fraction of each disk, above 0 and at most 1, got {disk_limit!r}")
+    if disk_bytes is not None and not all(is_whole_number(v) and v > 0 for v in disk_bytes.values()):
+        raise KassignError("disk_bytes maps broker ids to a positive whole number of bytes")
     plan = read_plan(plan_path)
     with Admin(bootstrap, config, timeout) as admin:
         runner = Executor(admin, plan, concurrency=concurrency, throttle=throttle, force=force,
-                          disk_limit=disk_limit, poll_s=poll_s, progress=progress, stop=stop, patience_s=patience_s)
+                          disk_limit=disk_limit, poll_s=poll_s, progress=progress, stop=stop, patience_s=patience_s,
+                          disk_bytes=disk_bytes)
         runner.prepare()
         if on_prepared is not None:
             on_prepared(plan.document[STATE_KEY])
