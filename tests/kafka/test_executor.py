@@ -221,6 +221,33 @@ def test_ctrl_c_leaves_running_moves_then_the_same_command_resumes(tmp_path):
     assert second["throttle"] == 1000 and all(values == {} for values in configs.values())
 
 
+def test_a_resumed_run_with_another_throttle_changes_the_rate_of_the_running_moves(tmp_path):
+    path = write_plan(tmp_path)
+    stop = threading.Event()
+    with ReassigningCluster(polls=3) as cluster:
+        def press_ctrl_c(progress):
+            if progress.running:
+                stop.set()
+
+        E.execute(path, cluster.bootstrap, concurrency=1, throttle=1000, poll_s=0.01, progress=press_ctrl_c, stop=stop)
+        brokers = json.loads(path.read_text())[E.STATE_KEY]["throttle_set"]["brokers"]
+        assert brokers and all(cluster.configs[(R.BROKER, str(b))]["leader.replication.throttled.rate"] == "1000"
+                               for b in brokers)
+        seen, said = [], []
+
+        def watch(progress):
+            said.extend(progress.lines)
+            if not seen:
+                seen.append({b: dict(cluster.configs[(R.BROKER, str(b))]) for b in brokers})
+
+        second = E.execute(path, cluster.bootstrap, concurrency=1, throttle=5000, poll_s=0.01, progress=watch)
+    assert all(c == {"leader.replication.throttled.rate": "5000", "follower.replication.throttled.rate": "5000"}
+               for c in seen[0].values())
+    assert f"throttle changed from 1000 to 5000 bytes/s on broker(s) {', '.join(map(str, brokers))} (moves running)" \
+        in said
+    assert second["throttle"] == 5000 and second["runs"][-1]["ended"] == "finished"
+
+
 def test_cancel_stops_this_plans_moves_and_removes_the_throttle(tmp_path):
     path = write_plan(tmp_path)
     stop = threading.Event()

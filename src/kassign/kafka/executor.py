@@ -579,6 +579,8 @@ class Executor:
             self._resume(state, view, skipped)
             if self.throttle is None:
                 self.throttle = state.get("throttle")
+            else:
+                self._rethrottle(state)
             state["concurrency"], state["throttle"] = self.concurrency, self.throttle
             if self.disk_bytes:
                 state["disk_bytes"] = {str(b): v for b, v in sorted(self.disk_bytes.items())}
@@ -608,6 +610,21 @@ class Executor:
         self.copied = {name: (rec["bytes"] if rec["state"] == DONE else 0) for name, rec in state["moves"].items()}
         self.copied_at_start = sum(self.copied.values())
         plan.save()
+
+    def _rethrottle(self, state: dict[str, Any]) -> None:
+        """A resumed run given another ``--throttle`` while moves of this plan run: the new rate on the brokers this
+        plan throttles, at once (as Kafka's tool changes the rate of a reassignment in progress); the replica lists
+        stay as they are."""
+        record = state["throttle_set"]
+        running = any(rec["state"] == RUNNING for rec in state["moves"].values())
+        if not running or not record["brokers"] or record.get("removed_at") or record.get("rate") == self.throttle:
+            return
+        before = record.get("rate")
+        record["rate"] = self.throttle  # recorded before it is sent: a change half made is removed like a whole one
+        self.admin.alter_configs(config_changes([("broker", str(b), [(c, str(self.throttle)) for c in BROKER_CONFIGS])
+                                                 for b in record["brokers"]]))
+        self._say(f"throttle changed from {before} to {self.throttle} bytes/s on broker(s) "
+                  f"{', '.join(map(str, record['brokers']))} (moves running)")
 
     def _resume(self, state: dict[str, Any], view: ClusterView, skipped: dict[str, str]) -> None:
         """The recorded moves against the cluster now: running ones still running or done, waiting ones still
