@@ -18,7 +18,8 @@ captured DescribeLogDirs), the reassignments running, the topic and broker confi
   the caller; ``bootstrap`` is broker 1's).
 - ``down = True``: every connection is closed at its first request (the cluster unreachable) until set back;
   ``down_brokers``: the same for those brokers alone (killed); ``stalled = True``: every request is held unanswered
-  (a frozen or starting broker: the connection open, nothing read back) until set back, then its connection closed.
+  (a frozen or starting broker: the connection open, nothing read back) until set back, then its connection closed;
+  ``unregistered``: brokers Metadata leaves out (restarted, not registered again yet).
 
 Where the answer built is the captured one (the same request in the same state: starting the three captured moves,
 listing them while they run, setting and clearing the captured throttle, ...), the captured bytes are served and the
@@ -93,6 +94,7 @@ class ReassigningCluster:
         self.down = False  # True: every request's connection is closed, as a cluster that is unreachable
         self.down_brokers: set[int] = set()  # those brokers' connections closed, as brokers killed
         self.stalled = False  # True: every request held unanswered, as brokers frozen or starting up
+        self.unregistered: set[int] = set()  # left out of Metadata's brokers, as brokers restarting, not yet back
         self._stopped = threading.Event()
         for node, broker in self.brokers.items():
             answers = {3: self._metadata, 46: self._list, 45: self._alter, 44: self._configs_set,
@@ -180,7 +182,8 @@ class ReassigningCluster:
                 replicas, isr, leader = seen.get(key, (self.replicas[key], self.isr[key], self.leaders[key]))
                 parts.append(dataclasses.replace(p, leader=leader, replicas=list(replicas), isr=list(isr)))
             topics.append(dataclasses.replace(topic, partitions=parts))
-        return encode_metadata_answer(version, dataclasses.replace(self.meta, topics=topics))
+        brokers = [b for b in self.meta.brokers if b.node_id not in self.unregistered]
+        return encode_metadata_answer(version, dataclasses.replace(self.meta, topics=topics, brokers=brokers))
 
     def _list(self, version: int, body: bytes) -> bytes:
         asked, _ = C.decode_list_partition_reassignments_request(FlexReader(body, True), version)

@@ -248,6 +248,40 @@ def test_a_resumed_run_with_another_throttle_changes_the_rate_of_the_running_mov
     assert second["throttle"] == 5000 and second["runs"][-1]["ended"] == "finished"
 
 
+def test_a_resumed_run_waits_within_its_patience_for_a_broker_not_registered_again_yet(tmp_path):
+    # right after a whole-cluster restart, broker 3 (a target) is not in Metadata for a moment: the resumed run
+    # waits for it and finishes; a fresh plan naming a broker that is not there is still refused at once
+    path = write_plan(tmp_path)
+    stop = threading.Event()
+    with ReassigningCluster(polls=3) as cluster:
+        def press_ctrl_c(progress):
+            if progress.running:
+                stop.set()
+
+        E.execute(path, cluster.bootstrap, concurrency=1, throttle=1000, poll_s=0.01, progress=press_ctrl_c, stop=stop)
+        cluster.unregistered = {3}
+        back = threading.Timer(0.5, lambda: setattr(cluster, "unregistered", set()))
+        back.start()
+        said = []
+        record = E.execute(path, cluster.bootstrap, concurrency=1, poll_s=0.05, patience_s=30,
+                           progress=lambda p: said.extend(p.lines))
+        back.join()
+        assert record["runs"][-1]["ended"] == "finished"
+        assert "waiting up to 30 s for broker(s) 3 to rejoin the cluster (the plan resumed places replicas on them)" \
+            in said
+        cluster.unregistered = {3}
+        with pytest.raises(KassignError, match=r"puts kc-move-0 on broker 3, which is not in the cluster"):
+            E.execute(write_plan(tmp_path, name="fresh.json"), cluster.bootstrap, poll_s=0.01, patience_s=30)
+        path2 = write_plan(tmp_path, name="again.json")
+        cluster.unregistered = set()
+        E.execute(path2, cluster.bootstrap, poll_s=0.01, stop=stop)  # stop already set: recorded, nothing started
+        cluster.unregistered = {3}
+        started = time.monotonic()
+        with pytest.raises(KassignError, match=r"which is not in the cluster"):
+            E.execute(path2, cluster.bootstrap, poll_s=0.05, patience_s=0.3)  # never back: the same line, in time
+        assert time.monotonic() - started < 10
+
+
 def test_cancel_stops_this_plans_moves_and_removes_the_throttle(tmp_path):
     path = write_plan(tmp_path)
     stop = threading.Event()

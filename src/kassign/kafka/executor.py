@@ -548,6 +548,8 @@ class Executor:
         plan = self.plan
         view = _view(self.admin, plan)
         state = plan.state
+        if state is not None:
+            view = self._await_brokers(view)
         _check_matches(plan, view)
         foreign = _foreign(plan, view)
         if foreign and not self.force:
@@ -610,6 +612,25 @@ class Executor:
         self.copied = {name: (rec["bytes"] if rec["state"] == DONE else 0) for name, rec in state["moves"].items()}
         self.copied_at_start = sum(self.copied.values())
         plan.save()
+
+    def _await_brokers(self, view: ClusterView) -> ClusterView:
+        """A resumed plan's target brokers missing from Metadata (restarted, not registered again yet: the plan's
+        first run saw them) are waited for, asking again every poll, for at most ``patience_s`` seconds (Ctrl-C
+        stops the wait); the view then, complete or not (``_check_matches`` says what is still missing)."""
+        wanted = {b for target in self.plan.targets.values() for b in target}
+        deadline = time.monotonic() + self.patience_s
+        said = False
+        while True:
+            gone = sorted(wanted - set(view.brokers))
+            if not gone or time.monotonic() >= deadline or self.stop.is_set():
+                return view
+            if not said:
+                self._say(f"waiting up to {self.patience_s:.0f} s for broker(s) {', '.join(map(str, gone))} to rejoin "
+                          "the cluster (the plan resumed places replicas on them)")
+                self._report()  # said now, not after the wait
+                said = True
+            self.sleep(min(self.poll_s, max(0.0, deadline - time.monotonic())))
+            view = _view(self.admin, self.plan)
 
     def _rethrottle(self, state: dict[str, Any]) -> None:
         """A resumed run given another ``--throttle`` while moves of this plan run: the new rate on the brokers this
