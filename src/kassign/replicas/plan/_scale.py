@@ -258,6 +258,14 @@ def _better(t, s, x, d, bt, bs, bx, bd):
 
 
 @njit(cache=True, inline="always")
+def _better_k(t, s, x, d, k, bt, bs, bx, bd, bk):
+    """``_better``, then the candidate gathered first (the order a plain scan would meet them in)."""
+    if t != bt or s != bs or x != bx or d != bd:
+        return _better(t, s, x, d, bt, bs, bx, bd)
+    return k < bk
+
+
+@njit(cache=True, inline="always")
 def _better2(t, s, peak, x, bt, bs, bpeak, bx):
     """Key (tier, score, -peak, -extra moves), larger is better."""
     if t != bt:
@@ -566,7 +574,9 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
     L = np.zeros(n, np.int64)
     for p in range(P):
         L[leaders[p]] += rates[p]
-    start, items = _held(assign, n)  # replica sets are fixed here
+    start, items = _by_rate(assign, rates, n)  # replica sets are fixed here
+    cnt = np.empty(n + 1, np.int64)
+    qS = np.zeros(n + 1, np.int64)
     stuck = np.zeros(n, np.bool_)
     fresh = True
     steps = 0
@@ -576,15 +586,13 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
     pB = np.empty(maxc * W, np.int64)
     pR = np.empty(maxc * W, np.int64)
     pI = np.empty(maxc * W, np.int64)
+    pK = np.empty(maxc * W, np.int64)
     qB = np.empty(maxc, np.int64)
     qR = np.empty(maxc, np.int64)
     qI = np.empty(maxc, np.int64)
     last = -1
     np_ = 0
     nq = 0
-    qBs = qB[:0]
-    qRs = qR[:0]
-    qIs = qI[:0]
     while steps < max_steps:
         A = -1
         e = np.int64(0)
@@ -595,17 +603,20 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
         if A < 0:
             break
         if A != last:  # the same broker again: its candidates as gathered (stale ones are skipped below)
-            np_, nq, qBs, qRs, qIs = _gather(A, start, items, leaders, assign, rates, pB, pR, pI, qB, qR, qI)
+            np_, nq = _gather(A, n, start, items, leaders, assign, rates, pB, pR, pI, pK, qB, qR, qI, qS, cnt)
             last = A
             fresh = True
-        bt, bs, bx, bd = 0, np.int64(0), 9, np.int64(0)
+        bt, bs, bx, bd, bk = 0, np.int64(0), 9, np.int64(0), np.int64(1) << 62
         bp, bq, bB = -1, -1, -1
         for k in range(np_):
             p = pI[k]
             r = pR[k]
             B = pB[k]
+            if bt == 4 and r < bs:
+                break  # every step below scores at most r (d <= r): none reaches the best's tier-4 score
             if r <= 0 or leaders[p] != A:
                 continue
+            pk = pK[k]
             room = target - L[B]
             # hand-over
             if handover:
@@ -616,44 +627,30 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
                     else:
                         tier, score = 1, -max(L[A] - r, nb)
                     x = (1 if B != now[p] else 0) - (1 if A != now[p] else 0)
-                    if _better(tier, score, x, r, bt, bs, bx, bd):
-                        bt, bs, bx, bd = tier, score, x, r
+                    if _better_k(tier, score, x, r, pk, bt, bs, bx, bd, bk):
+                        bt, bs, bx, bd, bk = tier, score, x, r, pk
                         bp, bq, bB = p, -1, B
             # swaps with q led by B, held by A
             dstar = min(e, room) if room > 0 else (L[A] - L[B]) // 2
             if dstar <= 0:
                 continue
-            lo_, hi_ = 0, nq
-            while lo_ < hi_:
-                mid = (lo_ + hi_) >> 1
-                if qBs[mid] < B:
-                    lo_ = mid + 1
-                else:
-                    hi_ = mid
-            sB = lo_
-            hi_ = nq
-            while lo_ < hi_:
-                mid = (lo_ + hi_) >> 1
-                if qBs[mid] <= B:
-                    lo_ = mid + 1
-                else:
-                    hi_ = mid
-            eB = lo_
+            sB = qS[B]  # B's bucket of the second list
+            eB = qS[B + 1]
             if sB == eB:
                 continue
             goal = r - dstar
             lo_, hi_ = sB, eB
             while lo_ < hi_:
                 mid = (lo_ + hi_) >> 1
-                if qRs[mid] < goal:
+                if qR[mid] < goal:
                     lo_ = mid + 1
                 else:
                     hi_ = mid
             for m in range(max(sB, lo_ - 2), min(eB, lo_ + 3)):
-                q = qIs[m]
+                q = qI[m]
                 if leaders[q] != B:
                     continue
-                d = r - qRs[m]
+                d = r - qR[m]
                 if d <= 0 or q == p:
                     continue
                 nb = L[B] + d
@@ -665,8 +662,8 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
                     tier, score = 2, -max(L[A] - d, nb)
                 x = ((1 if B != now[p] else 0) - (1 if A != now[p] else 0)
                      + (1 if A != now[q] else 0) - (1 if B != now[q] else 0))
-                if _better(tier, score, x, d, bt, bs, bx, bd):
-                    bt, bs, bx, bd = tier, score, x, d
+                if _better_k(tier, score, x, d, pk, bt, bs, bx, bd, bk):
+                    bt, bs, bx, bd, bk = tier, score, x, d, pk
                     bp, bq, bB = p, q, B
         if bp < 0:
             if not fresh:  # gathered before the last steps: gather afresh before setting A aside
@@ -688,12 +685,41 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
 
 
 @njit(cache=True)
-def _gather(A, start, items, leaders, assign, rates, pB, pR, pI, qB, qR, qI):
-    """A's leadership candidates: (holder, rate, partition) of each partition A leads, per other holder; and
-    (leader, rate, partition) of each partition A holds but another broker leads, sorted by (leader, rate)."""
+def _by_rate(assign, rates, n):
+    """The partitions each broker holds, ``items[start[b]:start[b + 1]]``, by rate, largest first (then by
+    partition)."""
+    P, W = assign.shape
+    order = np.argsort(-rates, kind="mergesort")
+    cnt = np.zeros(n + 1, np.int64)
+    for p in range(P):
+        for j in range(W):
+            if assign[p, j] >= 0:
+                cnt[assign[p, j] + 1] += 1
+    start = np.cumsum(cnt)
+    fill = start[:n].copy()
+    items = np.empty(start[n], np.int64)
+    for i in range(P):
+        p = order[i]
+        for j in range(W):
+            b = assign[p, j]
+            if b >= 0:
+                items[fill[b]] = p
+                fill[b] += 1
+    return start, items
+
+
+@njit(cache=True)
+def _gather(A, n, start, items, leaders, assign, rates, pB, pR, pI, pK, qB, qR, qI, qS, cnt):
+    """A's leadership candidates: (holder, rate, partition) of each partition A leads, per other holder, by rate,
+    largest first (``pK = p * W + j``: the order a scan of partitions and slots would meet them in, the
+    tie-break); and (leader, rate, partition) of each partition A holds but another broker leads, by (leader,
+    rate), leader b's in ``[qS[b], qS[b + 1])``. Linear in A's replicas: ``items`` lists them by rate already (``_by_rate``); the second list is a
+    counting sort by leader of that order reversed."""
     W = assign.shape[1]
     np_ = 0
     nq = 0
+    for b in range(n + 1):
+        cnt[b] = 0
     for k in range(start[A], start[A + 1]):
         p = items[k]
         if leaders[p] == A:
@@ -703,18 +729,24 @@ def _gather(A, start, items, leaders, assign, rates, pB, pR, pI, qB, qR, qI):
                     pB[np_] = b
                     pR[np_] = rates[p]
                     pI[np_] = p
+                    pK[np_] = p * W + j
                     np_ += 1
         else:
-            qB[nq] = leaders[p]
-            qR[nq] = rates[p]
-            qI[nq] = p
+            cnt[leaders[p] + 1] += 1
             nq += 1
-    # sort q candidates by (broker, rate)
-    qo = np.argsort(qB[:nq] * (np.int64(1) << 40) + np.minimum(qR[:nq], (np.int64(1) << 40) - 1))
-    qBs = qB[:nq][qo]
-    qRs = qR[:nq][qo]
-    qIs = qI[:nq][qo]
-    return np_, nq, qBs, qRs, qIs
+    for b in range(n):
+        cnt[b + 1] += cnt[b]
+    for b in range(n + 1):
+        qS[b] = cnt[b]  # leader b's bucket: [qS[b], qS[b + 1])
+    for k in range(start[A + 1] - 1, start[A] - 1, -1):
+        p = items[k]
+        if leaders[p] != A:
+            i = cnt[leaders[p]]
+            qB[i] = leaders[p]
+            qR[i] = rates[p]
+            qI[i] = p
+            cnt[leaders[p]] += 1
+    return np_, nq
 
 
 @njit(cache=True)
