@@ -345,6 +345,8 @@ def _swap_phase(assign, held, gob, cap, low, entries, seg_start, n, T, wp, ws, L
                         w = wp[p]
                         if w <= 0 or (bt == 2 and w < bs):
                             break  # d < w: no better swap in this group
+                        if wp[entries[sB] // W] >= w:
+                            break  # B's smallest is at least w: no d > 0 for this p or any smaller one
                         # first q in B's group with wp[q] >= w - dstar
                         lo_, hi_ = sB, eB
                         goal = w - dstar
@@ -488,14 +490,14 @@ def _move_phase(assign, held, gob, cap, low, n, wp, ws, Lp, Ls, count, max_count
             if not _has(assign[p], A):
                 continue
             w = wp[p]
-            if w <= 0:
-                continue
+            if w <= 0 or (bt == 2 and min(w, e) < bs):
+                continue  # a gain is at most min(w, e): this p cannot reach the best's
             tried = 0
             for kk in range(n + W):
                 if kk < n:
-                    B = order[kk]
                     if tried >= receivers:
-                        continue
+                        continue  # (skipped to the brokers that held p below)
+                    B = order[kk]
                 else:
                     B = held[p, kk - n] if kk - n < held.shape[1] else -1
                     if B < 0:
