@@ -347,6 +347,8 @@ def _swap_phase(assign, held, gob, cap, low, entries, seg_start, n, T, wp, ws, L
                             break  # d < w: no better swap in this group
                         if wp[entries[sB] // W] >= w:
                             break  # B's smallest is at least w: no d > 0 for this p or any smaller one
+                        if not _can_move(assign, p, A, B, gob, cap, low):
+                            continue  # (the same test as below, for every q: once per p)
                         # first q in B's group with wp[q] >= w - dstar
                         lo_, hi_ = sB, eB
                         goal = w - dstar
@@ -379,8 +381,6 @@ def _swap_phase(assign, held, gob, cap, low, entries, seg_start, n, T, wp, ws, L
                             if ds > 0 and Ls[B] + ds > ceil_s[B]:
                                 continue
                             if ds < 0 and Ls[A] - ds > ceil_s[A]:
-                                continue
-                            if not _can_move(assign, p, A, B, gob, cap, low):
                                 continue
                             if not _can_move(assign, q, B, A, gob, cap, low):
                                 continue
@@ -620,6 +620,8 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
                 continue
             pk = pK[k]
             room = target - L[B]
+            if (bt == 4 and room < bs) or (bt >= 3 and room <= 0):
+                continue  # a tier-4 swap needs d <= room (and a tier-3 hand-over r <= room): none beats the best
             # hand-over
             if handover:
                 nb = L[B] + r
