@@ -44,7 +44,11 @@ rule:
    still above both its tolerance and its bound where the goal comes before ``replicas`` and
    ``topic-spread`` in the goals' order (the default puts ``disk`` first), is lowered by moving single
    replicas to valid receivers within every room and ``max_replicas`` (fewest replicas on the receiver first):
-   counts are traded for the earlier goal, as the order asks.
+   counts are traded for the earlier goal, as the order asks. For ``disk`` and ``network-in`` the moves aim at
+   ``max(tolerance limit, bound)``, not the limit: the goal's measure is the largest broker, which cannot go
+   below the bound, so lowering brokers between the two would trade counts for nothing the goal measures (the
+   10,000-partition bench: 855 moves instead of 1,148, ``replicas`` 288 and ``topic-spread`` 317 instead of 295
+   and 327, ``disk`` at its bound either way).
 4. **Leaders.** The leader flow (``_solve.solve_leaders``: exact smallest leader spread for these replica
    sets, then the fewest changes). With rates, ``leader-bytes-in`` by leadership swaps that keep every
    leader count (p led by A goes to B, q led by B goes to A, both holding both; chosen as the swaps above),
@@ -891,7 +895,8 @@ def plan_scale(ctx: Context, stage: ReplicaStage) -> ScalePlan:
         swaps(sizes, rates, Ld, Ln, target, room_d, room_n, True)
         floor = _cheap_top(ctx, "disk")
         if Ld.max() > max(limit, floor) and _before(ctx, "disk", ("replicas", "topic-spread")):
-            if moves(sizes, rates, Ld, Ln, target, room_d, room_n):
+            # only the brokers above the level the goal can reach move: the measure is the largest broker
+            if moves(sizes, rates, Ld, Ln, np.full(n, max(limit, floor), np.int64), room_d, room_n):
                 out.traded.append("disk")
                 swaps(sizes, rates, Ld, Ln, target, room_d, room_n, True)
     # network in: bytes kept at what disk reached
@@ -902,7 +907,7 @@ def plan_scale(ctx: Context, stage: ReplicaStage) -> ScalePlan:
         swaps(rates, sizes, Ln, Ld, target, room_n, keep_d, True)
         floor = _cheap_top(ctx, "network-in")
         if Ln.max() > max(limit, floor) and _before(ctx, "network-in", ("replicas", "topic-spread")):
-            if moves(rates, sizes, Ln, Ld, target, room_n, keep_d):
+            if moves(rates, sizes, Ln, Ld, np.full(n, max(limit, floor), np.int64), room_n, keep_d):
                 out.traded.append("network-in")
                 swaps(rates, sizes, Ln, Ld, target, room_n, keep_d, True)
     if out.traded:
