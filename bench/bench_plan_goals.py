@@ -154,7 +154,10 @@ def main() -> None:
     # every kernel of the scale path (swaps, moves, leader phases) compiled or loaded before the timed runs
     warm, brokers = cluster(2000)
     sizes, rates = zipf(warm, 50 * 2**30, 1), zipf(warm, 20e6, 2)
-    kassign.plan_reassignment(warm, brokers, sizes=sizes, rates=rates, capacity=capacity(sizes, rates, 2000, 110))
+    try:
+        kassign.plan_reassignment(warm, brokers, sizes=sizes, rates=rates, capacity=capacity(sizes, rates, 2000, 110))
+    except PlanError:  # network-capacity missed at this size: raised by the last check, after every kernel ran
+        pass
     rows = [run(int(p)) for p in args.partitions.split(",")]
     print(f"\n{'partitions':>12} {'count-only':>12} {'goals':>12} {'ratio':>7} {'why':>10} "
           f"{'goals per 100k partitions':>26} {'network-capacity failed after':>30}")
