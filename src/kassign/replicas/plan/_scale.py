@@ -297,7 +297,9 @@ def _swap_phase(assign, held, gob, cap, low, entries, seg_start, n, T, wp, ws, L
                 max_steps, rounds, receivers, stats, only_max):
     """Swaps of same-topic replicas (see the module docstring, step 2). ``entries``: replica slots (p * W + j)
     grouped by (topic, broker) (``seg_start[t * n + b]``), each group sorted by ``wp``. Loads ``Lp`` (the
-    resource lowered) and ``Ls`` (the other) are kept up to date. Returns (swaps, change in moves)."""
+    resource lowered) and ``Ls`` (the other) are kept up to date. Returns (swaps, change in moves). A's group is
+    scanned largest first and left as soon as B's smallest replica of the topic is at least as large (no later p
+    has a ``d > 0``); the rack test of p is made once per p, before the search."""
     W = assign.shape[1]
     swaps = 0
     dmoves = 0
@@ -575,7 +577,12 @@ def _leader_phase(assign, leaders, now, rates, n, target, handover, max_steps):
     hand-overs (step 4). Per step: the broker A furthest above the target; candidates are partitions it leads
     (each other holder B a receiver) and partitions it holds that B leads. Order: a swap ending within B's
     target, a hand-over ending within it, a swap lowering the larger load, a hand-over lowering it; among equals
-    the most excess shed, then the fewest leader changes. Returns the steps taken."""
+    the most excess shed, then the fewest leader changes. Returns the steps taken.
+
+    Cost: A's candidates are gathered in linear time when A changes (``_gather``, from lists by rate made once)
+    and scanned largest rate first; a candidate whose receiver has no room for a better tier is skipped, and the
+    scan stops once the best tier-4 score is above the next candidate's rate (its swaps and hand-overs score at
+    most that). Both filters only drop candidates that cannot win, so the rule is unchanged."""
     P, W = assign.shape
     L = np.zeros(n, np.int64)
     for p in range(P):
