@@ -230,3 +230,67 @@ def test_scale_properties(scale, seed, n, racked, partitions):
     if plan.summary["goals_optimal"]["replicas"]:
         lo, hi = plan.summary["replica_window"]
         assert rows["replicas"]["after"] == rows["replicas"]["bound"] == hi - lo
+
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_leader_candidates_by_rate_and_leader(seed):
+    """``_by_rate`` lists each broker's partitions by rate, largest first (then by partition); ``_gather`` gives
+    exactly A's led partitions per other holder, by rate, largest first, and A's other partitions bucketed by
+    their leader (``qS``), each bucket by rate."""
+    from kassign.replicas.plan._scale import _by_rate, _gather
+
+    rng = np.random.default_rng(seed)
+    n, P, W = 5 + seed, 40 + 9 * seed, 3
+    assign = np.array([rng.choice(n, W, replace=False) for _ in range(P)], np.int64)
+    rates = rng.integers(0, 6 if seed % 2 else 1000, size=P).astype(np.int64)
+    leaders = assign[np.arange(P), rng.integers(0, W, size=P)].copy()
+    start, items = _by_rate(assign, rates, n)
+    for b in range(n):
+        mine = items[start[b]:start[b + 1]].tolist()
+        assert sorted(mine) == sorted(p for p in range(P) if b in assign[p])
+        assert mine == sorted(mine, key=lambda p: (-rates[p], p))
+    m = int(np.diff(start).max())
+    bufs = [np.empty(m * W, np.int64) for _ in range(4)] + [np.empty(m, np.int64) for _ in range(3)]
+    qS, cnt = np.zeros(n + 1, np.int64), np.empty(n + 1, np.int64)
+    for A in range(n):
+        np_, nq = _gather(A, n, start, items, leaders, assign, rates, *bufs, qS, cnt)
+        pB, pR, pI, pK, qB, qR, qI = bufs
+        want = sorted((int(pI[k]), int(pB[k])) for k in range(np_))
+        assert want == sorted((p, int(b)) for p in range(P) if leaders[p] == A for b in assign[p] if b != A)
+        assert all(pR[k] == rates[pI[k]] and pK[k] == pI[k] * W + list(assign[pI[k]]).index(pB[k])
+                   for k in range(np_))
+        assert list(pR[:np_]) == sorted(pR[:np_], reverse=True)
+        assert sorted(qI[:nq].tolist()) == [p for p in range(P) if A in assign[p] and leaders[p] != A]
+        assert qS[n] == nq
+        for b in range(n):
+            bucket = range(qS[b], qS[b + 1])
+            assert all(qB[i] == b == leaders[qI[i]] and qR[i] == rates[qI[i]] for i in bucket)
+            assert [qR[i] for i in bucket] == sorted(qR[i] for i in bucket)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_leader_phase_keeps_its_promises(seed):
+    """Leadership swaps keep every broker's leader count; no step raises the largest leader load; leaders stay
+    among each partition's replicas; hand-overs only lower the largest load too."""
+    from kassign.replicas.plan._scale import _leader_phase
+
+    rng = np.random.default_rng(seed)
+    n, P = 4 + seed % 5, 60 + 37 * seed
+    assign = np.array([rng.choice(n, 3, replace=False) for _ in range(P)], np.int64)
+    rates = (1000 / (rng.permutation(P) + 1) ** 0.8).astype(np.int64) + 1
+    if seed % 3 == 0:
+        rates[: P // 2] = 7  # many equal rates
+    leaders = assign[:, 0].copy()
+    now = assign[:, rng.integers(0, 3)].copy()
+    target = int(rates.sum() / n * 1.05)
+    top = int(np.bincount(leaders, weights=rates, minlength=n).max())
+    for handover in (False, True):
+        before = np.bincount(leaders, minlength=n)
+        _leader_phase(assign, leaders, now, rates, n, target, handover, 20 * P)
+        assert all(leaders[p] in assign[p] for p in range(P))
+        if not handover:
+            assert (np.bincount(leaders, minlength=n) == before).all()
+        reached = int(np.bincount(leaders, weights=rates, minlength=n).max())
+        assert reached <= top
+        top = reached
