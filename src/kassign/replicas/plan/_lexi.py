@@ -760,29 +760,11 @@ def hand_over(prog: Program, plan: Plan, deadline: float) -> Plan:
 
 def _hard_bound(prog: Program, goal: str, seconds: float, nodes: int, start: Plan) -> float | None:
     """The least largest use / limit over the plans meeting the hard goals (a lower bound where cut short)."""
-    ctx = prog.ctx
     if goal == "rack":
         return 1.0
-    w, on_leaders = _weights(ctx, goal)
-    limits = {"disk-capacity": ctx.disk_room, "replica-capacity": ctx.max_replicas,
-              "network-capacity": ctx.net_in}[goal]
-    other = ctx.disk_other if goal == "disk-capacity" else np.zeros(ctx.n, np.int64)
-    on = (limits != NONE) & (limits > 0)
+    limits, _, on, build = _over_limit(prog, goal, ratio=True)
     if not on.any():
         return None
-    unit, scale = 1, _scale1(w, None if on_leaders else ctx.problem.rf)
-
-    def build(p: Program) -> np.ndarray:
-        rows, cols, vals = p.per_broker(w, on_leaders, unit, scale)
-        r = p.column(1, 0.0)
-        b = np.flatnonzero(on)
-        keep = on[rows]
-        p.add(np.concatenate([rows[keep], b]), np.concatenate([cols[keep], np.full(len(b), r)]),
-              np.concatenate([vals[keep], -limits[b] / scale]), np.full(ctx.n, -np.inf), -other / scale)
-        cost = np.zeros(p.columns)
-        cost[r] = 1.0
-        return cost
-
     stage = prog.solve(build, nodes, seconds, start)
     if stage.dual is None:
         return None
@@ -791,6 +773,36 @@ def _hard_bound(prog: Program, goal: str, seconds: float, nodes: int, start: Pla
     d = max(0.0, stage.dual - 1e-7)
     lim = limits[on].astype(np.float64)
     return float((np.ceil(d * lim - 1e-6 * np.maximum(1.0, d * lim)) / lim).min())
+
+
+def _over_limit(prog: Program, goal: str, ratio: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                   Callable[[Program], np.ndarray]]:
+    """A hard goal's per-broker program, minimising one column c: every broker with a limit keeps its use plus its
+    other bytes at most c x its limit (``ratio``: c is the largest use / limit, the goal's measure) or at most its
+    limit + c (c: the largest excess, in the resource's units). Gives (limits, other, brokers with a limit,
+    build)."""
+    ctx = prog.ctx
+    w, on_leaders = _weights(ctx, goal)
+    limits = {"disk-capacity": ctx.disk_room, "replica-capacity": ctx.max_replicas,
+              "network-capacity": ctx.net_in}[goal]
+    other = ctx.disk_other if goal == "disk-capacity" else np.zeros(ctx.n, np.int64)
+    on = (limits != NONE) & (limits > 0) if ratio else limits != NONE
+    scale = _scale1(w, None if on_leaders else ctx.problem.rf)
+
+    def build(p: Program) -> np.ndarray:
+        rows, cols, vals = p.per_broker(w, on_leaders, 1, scale)
+        c = p.column(1, 0.0)
+        b = np.flatnonzero(on)
+        keep = on[rows]
+        coefficient = -limits[b] / scale if ratio else -np.ones(len(b))
+        high = -other / scale if ratio else np.where(on, (limits - other) / scale, np.inf)
+        p.add(np.concatenate([rows[keep], b]), np.concatenate([cols[keep], np.full(len(b), c)]),
+              np.concatenate([vals[keep], coefficient]), np.full(ctx.n, -np.inf), high)
+        cost = np.zeros(p.columns)
+        cost[c] = 1.0
+        return cost
+
+    return limits, other, on, build
 
 
 def _why_not(ctx: Context, budget: int | None) -> str:
@@ -816,24 +828,7 @@ def _excess_line(prog: Program, goal: str) -> str:
     ctx = prog.ctx
     resource, key = _RESOURCE[goal]
     w, on_leaders = _weights(ctx, goal)
-    limits = {"disk-capacity": ctx.disk_room, "replica-capacity": ctx.max_replicas,
-              "network-capacity": ctx.net_in}[goal]
-    other = ctx.disk_other if goal == "disk-capacity" else np.zeros(ctx.n, np.int64)
-    on = limits != NONE
-    unit, scale = 1, _scale1(w, None if on_leaders else ctx.problem.rf)
-
-    def build(p: Program) -> np.ndarray:
-        rows, cols, vals = p.per_broker(w, on_leaders, unit, scale)
-        z = p.column(1, 0.0)
-        b = np.flatnonzero(on)
-        keep = on[rows]
-        p.add(np.concatenate([rows[keep], b]), np.concatenate([cols[keep], np.full(len(b), z)]),
-              np.concatenate([vals[keep], -np.ones(len(b))]), np.full(ctx.n, -np.inf),
-              np.where(on, (limits - other) / scale, np.inf))
-        cost = np.zeros(p.columns)
-        cost[z] = 1.0
-        return cost
-
+    limits, other, on, build = _over_limit(prog, goal, ratio=False)
     stage = prog.solve(build, SETTINGS.nodes, SETTINGS.seconds)
 
     def amount(v: float) -> str:
