@@ -50,6 +50,8 @@ def test_execute_then_verify(tmp_path):
     (["--throttle", "0"], "--throttle must be a whole number of bytes per second above 0, got 0"),
     (["--throttle", "-1"], "--throttle must be a whole number of bytes per second above 0, got -1"),
     (["--concurrency", "0"], "--concurrency must be a whole number of moves, at least 1, got 0"),
+    (["--patience", "soon"], "--patience must be a duration such as 30s, 1500ms or 2m, got 'soon'"),
+    (["--patience", "-5"], "--patience must be a duration such as 30s, 1500ms or 2m, got '-5'"),
 ])
 def test_bad_options_are_one_line_and_change_nothing(tmp_path, extra, message):
     with ReassigningCluster() as cluster:
@@ -63,6 +65,8 @@ def test_bad_options_are_one_line_and_change_nothing(tmp_path, extra, message):
 def test_option_misuse(tmp_path):
     result = run("--current", "x.json", "--brokers", BROKERS, "--throttle", "5")
     assert result.returncode == 2 and "--throttle applies to --execute" in result.stderr
+    result = run("--current", "x.json", "--brokers", BROKERS, "--patience", "5m")
+    assert result.returncode == 2 and "--patience applies to --execute" in result.stderr
     result = run("--bootstrap-server", "127.0.0.1:1", "--brokers", BROKERS, "--execute")
     assert result.returncode == 2 and "--execute needs --out PLAN.json" in result.stderr
     result = run("--verify", "p.json")
@@ -142,15 +146,13 @@ def test_ctrl_c_leaves_the_running_moves_and_says_what_to_run(tmp_path):
     assert state["runs"][-1]["ended"] == "stopped"
 
 
-def test_cluster_lost_for_longer_than_the_patience_is_one_line_saying_what_to_run(tmp_path, monkeypatch, capsys):
-    # in-process, with the executor's patience made one second (five minutes by default)
+def test_cluster_lost_for_longer_than_the_patience_is_one_line_saying_what_to_run(tmp_path, capsys):
+    # in-process (the cluster is taken away from a thread), with --patience 1s (five minutes by default)
     import threading
     import time
 
     from kassign.cli.main import _invoke
-    from kassign.kafka import executor as E
 
-    monkeypatch.setattr(E, "DEFAULT_PATIENCE_S", 1.0)
     out = tmp_path / "plan.json"
     out.write_text(json.dumps({"version": 1, "partitions": [{"topic": "kc-move", "partition": 0, "replicas": [3, 2]},
                                                             {"topic": "kc-move", "partition": 1, "replicas": [1, 3]}]}))
@@ -164,7 +166,7 @@ def test_cluster_lost_for_longer_than_the_patience_is_one_line_saying_what_to_ru
         watcher = threading.Thread(target=lose_it)
         watcher.start()
         code = _invoke(["plan", "--bootstrap-server", cluster.bootstrap, "--out", str(out), "--execute",
-                        "--concurrency", "1", "--throttle", "1000", "--timeout", "1"])
+                        "--concurrency", "1", "--throttle", "1000", "--timeout", "1", "--patience", "1s"])
         watcher.join(60)
         said = capsys.readouterr()
         stderr = said.err.strip().splitlines()

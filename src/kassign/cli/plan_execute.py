@@ -9,9 +9,9 @@ added to ``kassign plan`` by :func:`execution_options`, so the planning command 
 
 Ctrl-C during ``--execute`` stops starting moves and leaves the running ones (a second Ctrl-C stops at once); the
 command then says how to verify or cancel and exits 130. A cluster that does not answer for the executor's patience
-(5 minutes) ends the run the same way, with one line saying so and what to run, and exit 1. Exit status: 0 when every
-move is done and in sync, 1 when some move failed or a moved partition is not in sync or the run stopped short of the
-end (other than by Ctrl-C), 2 for bad input (nothing changed on the cluster).
+(``--patience``, 5 minutes by default) ends the run the same way, with one line saying so and what to run, and
+exit 1. Exit status: 0 when every move is done and in sync, 1 when some move failed or a moved partition is not in
+sync or the run stopped short of the end (other than by Ctrl-C), 2 for bad input (nothing changed on the cluster).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import click
 
 from kassign.cli.common import console, emit_json, print_table
 from kassign.core.errors import Interrupted, KassignError
+from kassign.core.units import parse_duration
 
 DEFAULT_CONCURRENCY = 5
 
@@ -67,6 +68,9 @@ def execution_options(command: click.Command) -> click.Command:
         click.Option(["--concurrency"], type=int, default=None, metavar="N",
                      help=f"With --execute: at most N moves touching each broker at a time (default "
                           f"{DEFAULT_CONCURRENCY})."),
+        click.Option(["--patience"], default=None, metavar="DURATION",
+                     help="With --execute: how long a cluster that does not answer is asked again before the run "
+                          "stops, the moves left running (default 5m; e.g. 30s, 20m)."),
         click.Option(["--force"], is_flag=True,
                      help="With --execute: go on although a reassignment this plan did not start is running "
                           "(it and its throttle are left alone)."),
@@ -79,12 +83,14 @@ def execution_options(command: click.Command) -> click.Command:
         execute = kwargs.pop("execute")
         verify_path, cancel_path = kwargs.pop("verify_path"), kwargs.pop("cancel_path")
         throttle, concurrency, force = kwargs.pop("throttle"), kwargs.pop("concurrency"), kwargs.pop("force")
+        patience = kwargs.pop("patience")
         chosen = [name for name, on in (("--execute", execute), ("--verify", verify_path), ("--cancel", cancel_path))
                   if on]
         if len(chosen) > 1:
             raise KassignError(f"{' and '.join(chosen)} do different things: give one of them")
         if not execute:
-            for name, value in (("--throttle", throttle), ("--concurrency", concurrency), ("--force", force or None)):
+            for name, value in (("--throttle", throttle), ("--concurrency", concurrency), ("--force", force or None),
+                                ("--patience", patience)):
                 if value is not None:
                     raise KassignError(f"{name} applies to --execute; without it kassign only plans")
         if verify_path or cancel_path:
@@ -95,13 +101,16 @@ def execution_options(command: click.Command) -> click.Command:
             return _cancel(cancel_path, kwargs)
         if not execute:
             return inner(**kwargs)  # it asks for --brokers where no cluster names them
-        return _execute(inner, kwargs, throttle, DEFAULT_CONCURRENCY if concurrency is None else concurrency, force)
+        patience_s = None if patience is None else parse_duration(patience, "--patience")
+        return _execute(inner, kwargs, throttle, DEFAULT_CONCURRENCY if concurrency is None else concurrency, force,
+                        patience_s)
 
     command.callback = callback
     return command
 
 
-def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurrency: int, force: bool) -> int:
+def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurrency: int, force: bool,
+             patience_s: float | None = None) -> int:
     from kassign.kafka import executor as E
     from kassign.replicas.execute.throttle import check_rate
 
@@ -136,7 +145,8 @@ def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurren
     stop = threading.Event()
     lost = None
     try:
-        record = _run_with_progress(E, out, kwargs, throttle, concurrency, force, stop, quiet=as_json)
+        record = _run_with_progress(E, out, kwargs, throttle, concurrency, force, stop, quiet=as_json,
+                                    patience_s=patience_s)
     except E.ClusterLost as err:  # the plan file holds where things stood; said below like any other stop
         lost, record = err, err.record
     ended = record["runs"][-1]["ended"]
@@ -162,7 +172,8 @@ def _execute(inner: Any, kwargs: dict[str, Any], throttle: int | None, concurren
 
 
 def _run_with_progress(E: Any, out: Path, kwargs: dict[str, Any], throttle: int | None, concurrency: int,
-                       force: bool, stop: threading.Event, quiet: bool) -> dict[str, Any]:
+                       force: bool, stop: threading.Event, quiet: bool,
+                       patience_s: float | None = None) -> dict[str, Any]:
     """The executor with a rich progress bar (none with --json), Ctrl-C setting ``stop`` (twice: interrupted)."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
@@ -181,7 +192,7 @@ def _run_with_progress(E: Any, out: Path, kwargs: dict[str, Any], throttle: int 
             return E.execute(out, kwargs["bootstrap_server"], config=_config(kwargs.get("command_config")),
                              timeout=kwargs.get("timeout", 10.0), concurrency=concurrency, throttle=throttle,
                              force=force, stop=stop, disk_limit=_disk_limit(kwargs),
-                             disk_bytes=_disk_bytes(E, kwargs, out))
+                             disk_bytes=_disk_bytes(E, kwargs, out), patience_s=patience_s)
         with Progress(TextColumn("moving"), BarColumn(), DownloadColumn(),
                       TextColumn("{task.fields[moves]}"), TextColumn("{task.fields[left]}"),
                       console=console(), transient=False) as bar:
@@ -201,7 +212,7 @@ def _run_with_progress(E: Any, out: Path, kwargs: dict[str, Any], throttle: int 
             return E.execute(out, kwargs["bootstrap_server"], config=_config(kwargs.get("command_config")),
                              timeout=kwargs.get("timeout", 10.0), concurrency=concurrency, throttle=throttle,
                              force=force, stop=stop, progress=progress, disk_limit=_disk_limit(kwargs),
-                             disk_bytes=_disk_bytes(E, kwargs, out))
+                             disk_bytes=_disk_bytes(E, kwargs, out), patience_s=patience_s)
     finally:
         if in_main and previous is not None:
             signal.signal(signal.SIGINT, previous)

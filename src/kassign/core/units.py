@@ -4,10 +4,13 @@ Terminal tables, the HTML reports and the plan summary all use these, so one fig
 everywhere; raw integers stay in JSON. ``Figure`` marks a formatted number (tables right-align it).
 
 Example: ``count(12345)`` -> ``12,345``; ``human_bytes(1536)`` -> ``1.5 KiB``; ``percent(0.1234)`` -> ``12.3%``;
-``human_seconds(250)`` -> ``4 min 10 s``.
+``human_seconds(250)`` -> ``4 min 10 s``; and back, ``parse_duration("2m", "--patience")`` -> ``120.0``.
 """
 
 from __future__ import annotations
+
+import math
+import re
 
 
 class Figure(str):
@@ -57,3 +60,24 @@ def human_seconds(value: float) -> Figure:
         if len(parts) == 2:
             break
     return Figure(" ".join(f"{amount} {unit}" for amount, unit in parts if amount or unit == parts[0][1]))
+
+
+def parse_duration(value: object, name: str, error: type[Exception] | None = None) -> float:
+    """A duration in seconds as people write one: a number of seconds, or text such as ``30s``, ``1500ms``, ``2m``,
+    ``1h``; 0 or more, finite. Anything else raises ``error`` (default :class:`~kassign.core.errors.KassignError`)
+    with one line naming ``name`` (the option or argument)."""
+    from kassign.core.errors import KassignError
+
+    fail = error or KassignError
+    if isinstance(value, bool):
+        raise fail(f"{name} must be a duration such as 30s, got {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
+        if match is None:
+            raise fail(f"{name} must be a duration such as 30s, 1500ms or 2m, got {str(value)!r}")
+        seconds = float(match.group(1)) * {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600}[match.group(2)]
+    if not math.isfinite(seconds) or seconds < 0:
+        raise fail(f"{name} must be a duration of 0 or more, such as 30s, got {value!r}")
+    return seconds

@@ -41,7 +41,6 @@ Every request has a deadline (``timeout`` seconds); what cannot be read is one :
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -51,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from kassign.core.errors import KassignError, LiveClusterError
+from kassign.core.units import parse_duration
 from kassign.kafka import cluster_protocol as C
 from kassign.kafka import groups_protocol as G
 from kassign.kafka import protocol as P
@@ -215,16 +215,8 @@ class ClusterInputs:
 def parse_window(value: float | int | str) -> float:
     """A sample window in seconds: a number of seconds, or text such as ``30s``, ``1500ms``, ``2m``; at least 1 s
     (a shorter window measures the broker's flushes, not the traffic) and at most an hour."""
-    if isinstance(value, bool):
-        raise SampleError(f"--sample must be a duration such as 30s, got {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    else:
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
-        if match is None:
-            raise SampleError(f"--sample must be a duration such as 30s, 1500ms or 2m, got {str(value)!r}")
-        seconds = float(match.group(1)) * {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600}[match.group(2)]
-    if not seconds == seconds or seconds < MIN_WINDOW:  # NaN too
+    seconds = parse_duration(value, "--sample", SampleError)
+    if seconds < MIN_WINDOW:
         raise SampleError(f"--sample must be at least 1 second (a rate over a shorter window is noise), got "
                           f"{value!r}")
     if seconds > MAX_WINDOW:
