@@ -521,8 +521,10 @@ def test_throttle_half_set_is_removed_when_the_brokers_refuse(tmp_path):
 
 def test_destination_broker_killed_and_restarted_mid_move(tmp_path):
     path = write_plan(tmp_path, {("kc-move", 0): [3, 2]})
+    copied = []
     with ReassigningCluster(polls=6) as cluster:
         def kill(progress):
+            copied.append(progress.bytes_copied)
             if progress.running and not kill.done:
                 kill.done = True
                 cluster.down_brokers.add(3)
@@ -532,6 +534,7 @@ def test_destination_broker_killed_and_restarted_mid_move(tmp_path):
         record = E.execute(path, cluster.bootstrap, poll_s=0.05, timeout=1, progress=kill)
     assert record["runs"][-1]["ended"] == "finished" and record["moves"]["kc-move-0"]["state"] == "done"
     assert record["in_sync"] == {"checked": 1, "not_in_sync": []}
+    assert max(copied) > 0 and copied == sorted(copied)  # the progress shown never goes back while 3 is away
 
 
 def test_cluster_lost_while_finishing_is_ridden_out(tmp_path):

@@ -831,7 +831,10 @@ class Executor:
         for name, rec in state["moves"].items():
             if rec["state"] == RUNNING:
                 m = self.moves[name]
-                self.copied[name] = sum(min(m.size, seen.get((m.topic, m.partition, b), 0)) for b in m.adding)
+                # never lower within a run: a destination broker restarting (or not answering this poll) reports
+                # less or nothing for a moment, and the progress shown would go backwards
+                self.copied[name] = max(self.copied.get(name, 0),
+                                        sum(min(m.size, seen.get((m.topic, m.partition, b), 0)) for b in m.adding))
 
     def _report(self) -> None:
         if self.progress is None:
