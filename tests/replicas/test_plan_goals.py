@@ -517,3 +517,25 @@ def test_greedy_byte_stage_never_exceeds_a_disk_limit(seed, monkeypatch):
     check_valid(dict(plan), current, brokers)
     fig = model.figures_of({(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]})
     assert all(fig["disk"][b] <= v for b, v in model.limits["disk"].items()), seed
+
+
+def test_an_unmet_goal_held_back_by_the_goals_before_it_says_so():
+    # eight partitions of rf 2 on four brokers, one written 1000x faster than the rest: keeping leader-bytes-in at its
+    # bound leaves that partition's leader leading nothing else, so leaders (after it) cannot be even; named first,
+    # leaders is met and leader-bytes-in is the one said
+    current = {"version": 1, "partitions": [{"topic": "t", "partition": p, "replicas": [p % 4, (p + 1) % 4]}
+                                            for p in range(8)]}
+    rates = {"t": {p: (1000 if p == 0 else 1) for p in range(8)}}
+    plan = kassign.plan_reassignment(current, [0, 1, 2, 3], rates=rates)
+    rows = {r["name"]: r for r in plan.summary["goals"]}
+    assert not rows["leaders"]["met"] and rows["leaders"]["bound"] == 0
+    said = [n for n in plan.summary["notes"] if n.startswith("leaders is not met")]
+    assert said == [f"leaders is not met ({rows['leaders']['after']}, where no valid plan does better than 0): the goals "
+                    "before it (replicas, topic-spread, network-in, leader-bytes-in) are kept at what they reached, "
+                    "which may leave it no room to get there; name it earlier in --goals (goals=) to balance it before "
+                    "them"]
+    first = kassign.plan_reassignment(current, [0, 1, 2, 3], rates=rates,
+                                      goals=["replicas", "topic-spread", "network-in", "leaders", "leader-bytes-in"])
+    rows = {r["name"]: r for r in first.summary["goals"]}
+    assert rows["leaders"]["met"] and not any(n.startswith("leaders is not met") for n in first.summary["notes"])
+    assert any(n.startswith("leader-bytes-in is not met") for n in first.summary["notes"])

@@ -90,7 +90,7 @@ import numpy as np
 from kassign.core.limits import is_whole_number
 from kassign.replicas.plan._bytes import balance_bytes
 from kassign.replicas.plan._describe import parse_describe
-from kassign.replicas.plan._goals import GOALS, build_context, cheap_bound, check_fraction, means, measure
+from kassign.replicas.plan._goals import GOALS, RATIO, build_context, cheap_bound, check_fraction, means, measure
 from kassign.replicas.plan._goals import inputs as goal_inputs
 from kassign.replicas.plan._goals import row as goal_row
 from kassign.replicas.plan._lexi import Outcome, fits, solve_goals
@@ -283,6 +283,18 @@ def _goal_rows(summary: dict, ctx: Any, assign: np.ndarray, leaders: np.ndarray,
                             f"input ({ctx.problem.num_partitions} partitions x {ctx.n} brokers) is too large for the "
                             "exact goal stage; not proven impossible")
     summary["goals"] = rows
+    earlier: list[str] = []
+    for r in rows:  # an unmet soft goal: its bound is over every valid plan, not over those keeping the goals before
+        if r["kind"] == "soft" and not r["met"] and earlier and r["bound"] is not None:
+            def shown(x: float) -> str:
+                return f"{x:.4f}x the mean" if r["name"] in RATIO else f"{x:,}"
+
+            ctx.notes.append(f"{r['name']} is not met ({shown(r['after'])}, where no valid plan does better than "
+                             f"{shown(r['bound'])}): the goals before it ({', '.join(earlier)}) are kept at what they "
+                             "reached, which may leave it no room to get there; name it earlier in --goals (goals=) to "
+                             "balance it before them")
+        if r["kind"] == "soft":
+            earlier.append(r["name"])
     if outcome is not None:
         summary["goals_solver"] = outcome.solver
         summary["goals_optimal"] = dict(outcome.optimal)
