@@ -237,6 +237,16 @@ def test_plan_json_fields_are_in_the_reference(tmp_path):
     assert goals["summary"]["goals_solver"] == "milp" and goals["summary"]["inputs"]["rates"]
     assert goals["moves"] and goals["files"]["report"] and (tmp_path / "plan.html").exists()
     assert_named(goals, "kassign plan")
+    # too large for the goal programs (2 x 1,200 partitions x 30 brokers variables): the scale path's summary
+    big = {"version": 1, "partitions": [{"topic": f"t{p % 3}", "partition": p // 3, "replicas": [p % 20, (p + 7) % 20]}
+                                        for p in range(1200)]}
+    (tmp_path / "big.json").write_text(json.dumps(big))
+    (tmp_path / "big-rates.json").write_text(json.dumps({f"t{t}": {str(p): 1 + (p * 37 + t) % 97 for p in range(400)}
+                                                        for t in range(3)}))
+    scale = kassign("plan", "--current", str(tmp_path / "big.json"), "--brokers", ",".join(map(str, range(30))),
+                    "--rates", str(tmp_path / "big-rates.json"), "--json")
+    assert scale["summary"]["goals_solver"] == "scale" and "moves_bound" in scale["summary"]
+    assert_named(scale, "kassign plan")
 
 
 SIMULATIONS = {
