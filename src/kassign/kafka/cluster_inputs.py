@@ -543,10 +543,6 @@ def replica_sizes(answers: Mapping[int, C.LogDirsAnswer]) -> dict[TopicPartition
     return found
 
 
-def _replicas_by_partition(snap: _Snapshot) -> dict[TopicPartition, dict[int, int]]:
-    return replica_sizes(snap.answers)
-
-
 def _sizes_and_disks(inputs: ClusterInputs, snap: _Snapshot, allow_offline: bool) -> None:
     read = inputs.leaders
 
@@ -555,7 +551,7 @@ def _sizes_and_disks(inputs: ClusterInputs, snap: _Snapshot, allow_offline: bool
 
     for broker, answer in sorted(snap.answers.items()):
         inputs.disks[broker] = _disk(broker, snap.versions[broker], answer, movable, allow_offline, inputs.notes)
-    logs = _replicas_by_partition(snap)
+    logs = replica_sizes(snap.answers)
     missing: list[str] = []
     for entry in inputs.current["partitions"]:
         topic, p = entry["topic"], entry["partition"]
@@ -595,7 +591,7 @@ def _wait(window: float, progress: Callable[[float, float], None] | None) -> Non
 
 def _rates(inputs: ClusterInputs, first: _Snapshot, second: _Snapshot, asked: float) -> None:
     overall = second.at - first.at
-    before, after = _replicas_by_partition(first), _replicas_by_partition(second)
+    before, after = replica_sizes(first.answers), replica_sizes(second.answers)
     rates: dict[str, dict[int, float]] = {t: {} for t in inputs.sizes}
     estimated: list[TopicPartition] = []
     for entry in inputs.current["partitions"]:

@@ -19,7 +19,8 @@ The rule, step by step (``execute``):
 3. **Run.** Polling at most once a second (``poll_s``): ListPartitionReassignments says which moves finished
    (a move no longer listed whose replicas are its target is done; one whose replicas the metadata still does not
    show as its target after ``METADATA_GRACE_POLLS`` polls was cancelled elsewhere, and no further move starts:
-   the metadata comes from a broker, a moment behind the controller's list); DescribeLogDirs of the destination brokers says the bytes copied. A move of batch k+1
+   the metadata comes from a broker, a moment behind the controller's list); DescribeLogDirs of the destination
+   brokers says the bytes copied. A move of batch k+1
    starts as soon as every move of batches up to k-1 is done, every move of batch k has started, its brokers have
    room under the concurrency and its copies fit their disks counting every running move on both sides: room is
    used within one poll of freeing up. Before a start, the throttle (when asked) is SET as Kafka's tool sets it
@@ -79,8 +80,8 @@ from kassign.kafka.connection import (API_ALTER_PARTITION_REASSIGNMENTS, API_DES
                                       API_ELECT_LEADERS, API_INCREMENTAL_ALTER_CONFIGS,
                                       API_LIST_PARTITION_REASSIGNMENTS, API_METADATA, BrokerConnection)
 from kassign.replicas.execute import Disk, Move, plan_batches
-from kassign.replicas.execute.throttle import (BROKER_CONFIGS, TOPIC_CONFIGS, Running, check_rate, removal,
-                                               throttle_for)
+from kassign.replicas.execute.throttle import (BROKER_CONFIGS, TOPIC_CONFIGS, Running, Throttle, check_rate,
+                                               removal, throttle_for)
 
 __all__ = ["STATE_KEY", "Admin", "ClusterLost", "cancel", "execute", "read_plan", "verify"]
 
@@ -572,8 +573,6 @@ class Executor:
                     moves.append(Move(key[0], key[1], tuple(now), tuple(target),
                                       _size(key, sizes, view.leaders.get(key))))
             state = _fresh_state(plan, view, moves, self.concurrency, self.throttle, self.disk_limit, skipped)
-            if self.disk_bytes:
-                state["disk_bytes"] = {str(b): v for b, v in sorted(self.disk_bytes.items())}
             plan.document[STATE_KEY] = state
             self._resume(state, view, skipped)  # moves of this plan already running (started by another tool)
         else:
@@ -584,8 +583,8 @@ class Executor:
             else:
                 self._rethrottle(state)
             state["concurrency"], state["throttle"] = self.concurrency, self.throttle
-            if self.disk_bytes:
-                state["disk_bytes"] = {str(b): v for b, v in sorted(self.disk_bytes.items())}
+        if self.disk_bytes:  # kept for a resumed run (which reads them back above when given none)
+            state["disk_bytes"] = {str(b): v for b, v in sorted(self.disk_bytes.items())}
         for name, rec in state["moves"].items():
             topic, _, p = name.rpartition("-")
             self.moves[name] = Move(topic, int(p), tuple(rec["from"]), tuple(rec["to"]), rec["size"])
@@ -642,8 +641,8 @@ class Executor:
             return
         before = record.get("rate")
         record["rate"] = self.throttle  # recorded before it is sent: a change half made is removed like a whole one
-        self.admin.alter_configs(config_changes([("broker", str(b), [(c, str(self.throttle)) for c in BROKER_CONFIGS])
-                                                 for b in record["brokers"]]))
+        rates = Throttle(brokers=list(record["brokers"]), rate=self.throttle)  # the brokers' rates alone, no lists
+        self.admin.alter_configs(config_changes(rates.changes()))
         self._say(f"throttle changed from {before} to {self.throttle} bytes/s on broker(s) "
                   f"{', '.join(map(str, record['brokers']))} (moves running)")
 
