@@ -189,23 +189,21 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
     window = stage.window()  # raises when the racks cannot hold some replication factor
     info: dict[str, Any] = {}
     outcome = None
-    scale = None
-    if with_goals and not fits(ctx):  # too large for the programs: the scale path (flows and swaps)
-        scale = plan_scale(ctx, stage)
-        if max_moves is not None and stage.moves(scale.assign) > max_moves:
-            scale = None  # the scale path knows no move budget: the count and byte stages below do
+    # too large for the programs: the scale path (flows and swaps); it knows no move budget, so a plan over one
+    # falls to the count and byte stages below, which do
+    scale = _scale_plan(ctx, stage, max_moves) if with_goals and not fits(ctx) else None
     if scale is not None:
         assign, leaders = scale.assign, scale.leaders
-        counts = np.bincount(assign[assign >= 0], minlength=len(problem.targets))
-        leader_counts = np.bincount(leaders, minlength=len(problem.targets))
-        info = {"window": [int(counts.min()), int(counts.max())]}
-        leader_info = {"window": [int(leader_counts.min()), int(leader_counts.max())]}
+        info, leader_info = _windows(assign, leaders, len(problem.targets))
         outcome = Outcome(None, {"replicas": float(scale.window[1] - scale.window[0])}, dict(scale.optimal), "scale")
         problem.notes.extend(scale.notes)
     elif with_goals and fits(ctx):
-        seed = _scale_seed(ctx, stage, max_moves)
-        if seed is None:
-            seed = _seed(problem, stage, max_moves, float(tolerance), disk_room(ctx))
+        try:
+            first = _scale_plan(ctx, stage, max_moves)
+        except PlanError:  # it breaks a hard goal: the count and byte stages' plan is the programs' start instead
+            first = None
+        seed = (first.assign, first.leaders) if first is not None else \
+            _seed(problem, stage, max_moves, float(tolerance), disk_room(ctx))
         outcome = solve_goals(ctx, max_moves, seed)
         h = outcome.plan.h
         assign = np.full((problem.num_partitions, problem.current.shape[1]), -1, np.int64)
@@ -213,10 +211,7 @@ def plan_reassignment(current: Any, brokers: Any, *, sizes: Any = None, rates: A
         slot = np.arange(len(rows)) - (np.cumsum(np.bincount(rows, minlength=len(h))) - h.sum(axis=1))[rows]
         assign[rows, slot] = cols
         leaders = outcome.plan.leaders
-        counts = h.sum(axis=0)
-        leader_counts = np.bincount(leaders, minlength=len(problem.targets))
-        info = {"window": [int(counts.min()), int(counts.max())]}
-        leader_info = {"window": [int(leader_counts.min()), int(leader_counts.max())]}
+        info, leader_info = _windows(assign, leaders, len(problem.targets))
     else:
         if with_goals and problem.sizes is None and max_moves is None and "replica-capacity" in ctx.goals:
             assign, info = solve_replicas_capped(stage, ctx.max_replicas)  # exact: the flow with per-broker caps
@@ -283,16 +278,16 @@ def _goal_rows(summary: dict, ctx: Any, assign: np.ndarray, leaders: np.ndarray,
                             f"input ({ctx.problem.num_partitions} partitions x {ctx.n} brokers) is too large for the "
                             "exact goal stage; not proven impossible")
     summary["goals"] = rows
+    def shown(goal: str, x: float) -> str:
+        return f"{x:.4f}x the mean" if goal in RATIO else f"{x:,}"
+
     earlier: list[str] = []
     for r in rows:  # an unmet soft goal: its bound is over every valid plan, not over those keeping the goals before
         if r["kind"] == "soft" and not r["met"] and earlier and r["bound"] is not None:
-            def shown(x: float) -> str:
-                return f"{x:.4f}x the mean" if r["name"] in RATIO else f"{x:,}"
-
-            ctx.notes.append(f"{r['name']} is not met ({shown(r['after'])}, where no valid plan does better than "
-                             f"{shown(r['bound'])}): the goals before it ({', '.join(earlier)}) are kept at what they "
-                             "reached, which may leave it no room to get there; name it earlier in --goals (goals=) to "
-                             "balance it before them")
+            ctx.notes.append(f"{r['name']} is not met ({shown(r['name'], r['after'])}, where no valid plan does better "
+                             f"than {shown(r['name'], r['bound'])}): the goals before it ({', '.join(earlier)}) are "
+                             "kept at what they reached, which may leave it no room to get there; name it earlier in "
+                             "--goals (goals=) to balance it before them")
         if r["kind"] == "soft":
             earlier.append(r["name"])
     if outcome is not None:
@@ -312,16 +307,22 @@ def disk_room(ctx: Any) -> np.ndarray:
     return room
 
 
-def _scale_seed(ctx: Any, stage: ReplicaStage, max_moves: int | None) -> tuple[np.ndarray, np.ndarray] | None:
-    """The scale path's plan (``_scale``: counts and topic spread by flows, bytes and rates by swaps, leaders) as
-    the programs' first plan; None where it breaks a hard goal or the move budget (then ``_seed``'s is tried)."""
-    try:
-        scale = plan_scale(ctx, stage)
-    except PlanError:
-        return None
+def _scale_plan(ctx: Any, stage: ReplicaStage, max_moves: int | None) -> Any:
+    """The scale path's plan (``_scale``: counts and topic spread by flows, bytes and rates by swaps, leaders), or
+    None where it takes more than ``max_moves``; raises ``PlanError`` where it breaks a hard goal. The plan where
+    the programs do not fit, and their first plan where they do."""
+    scale = plan_scale(ctx, stage)
     if max_moves is not None and stage.moves(scale.assign) > max_moves:
         return None
-    return scale.assign, scale.leaders
+    return scale
+
+
+def _windows(assign: np.ndarray, leaders: np.ndarray, n: int) -> tuple[dict, dict]:
+    """The replica and leader windows (fewest and most per target broker) of a plan made by the goal stages."""
+    counts = np.bincount(assign[assign >= 0], minlength=n)
+    leader_counts = np.bincount(leaders, minlength=n)
+    return ({"window": [int(counts.min()), int(counts.max())]},
+            {"window": [int(leader_counts.min()), int(leader_counts.max())]})
 
 
 def _seed(problem: Problem, stage: ReplicaStage, max_moves: int | None, tolerance: float,
