@@ -188,11 +188,12 @@ def _run_with_progress(E: Any, out: Path, kwargs: dict[str, Any], throttle: int 
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
     try:
+        options = {"config": _config(kwargs.get("command_config")), "timeout": kwargs.get("timeout", 10.0),
+                   "concurrency": concurrency, "throttle": throttle, "force": force, "stop": stop,
+                   "disk_limit": _disk_limit(kwargs), "disk_bytes": _disk_bytes(E, kwargs, out),
+                   "patience_s": patience_s}
         if quiet:
-            return E.execute(out, kwargs["bootstrap_server"], config=_config(kwargs.get("command_config")),
-                             timeout=kwargs.get("timeout", 10.0), concurrency=concurrency, throttle=throttle,
-                             force=force, stop=stop, disk_limit=_disk_limit(kwargs),
-                             disk_bytes=_disk_bytes(E, kwargs, out), patience_s=patience_s)
+            return E.execute(out, kwargs["bootstrap_server"], **options)
         with Progress(TextColumn("moving"), BarColumn(), DownloadColumn(),
                       TextColumn("{task.fields[moves]}"), TextColumn("{task.fields[left]}"),
                       console=console(), transient=False) as bar:
@@ -209,10 +210,7 @@ def _run_with_progress(E: Any, out: Path, kwargs: dict[str, Any], throttle: int 
                     bar.console.print("Ctrl-C: no further move starts; the running ones go on (Ctrl-C again to "
                                       "quit at once)", markup=False)
 
-            return E.execute(out, kwargs["bootstrap_server"], config=_config(kwargs.get("command_config")),
-                             timeout=kwargs.get("timeout", 10.0), concurrency=concurrency, throttle=throttle,
-                             force=force, stop=stop, progress=progress, disk_limit=_disk_limit(kwargs),
-                             disk_bytes=_disk_bytes(E, kwargs, out), patience_s=patience_s)
+            return E.execute(out, kwargs["bootstrap_server"], progress=progress, **options)
     finally:
         if in_main and previous is not None:
             signal.signal(signal.SIGINT, previous)
